@@ -1,0 +1,387 @@
+"""The Forge client: one bidirectional stream per run, tools run here."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import pydantic
+from google.rpc import error_details_pb2, status_pb2
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import forge_service_pb2_grpc as pb_grpc
+from forge.v1 import messages_pb2 as mpb
+from forge.v1 import workflow_pb2 as wpb
+from forge_client.errors import (
+    ConnectionLostError,
+    RequestRejectedError,
+    ToolResolutionError,
+    run_failed,
+)
+from forge_client.tools import encode_output
+from forge_client.workflow import Workflow
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Per-run limits and switches; None leaves the server's default."""
+
+    max_iterations: int | None = None
+    max_retries: int | None = None
+    max_tool_errors: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    tool_timeout_s: float | None = None
+    stream_chunks: bool = False
+    constrained_decoding: bool = True
+
+    def to_proto(self) -> wpb.RunOptions:
+        msg = wpb.RunOptions(
+            max_iterations=self.max_iterations or 0,
+            max_tokens=self.max_tokens or 0,
+            tool_timeout_ms=int((self.tool_timeout_s or 0) * 1000),
+            stream_chunks=self.stream_chunks,
+            disable_constrained_decoding=not self.constrained_decoding,
+        )
+        if self.max_retries is not None:
+            msg.max_retries = self.max_retries
+        if self.max_tool_errors is not None:
+            msg.max_tool_errors = self.max_tool_errors
+        if self.temperature is not None:
+            msg.temperature = self.temperature
+        return msg
+
+
+# ── Events ────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: str
+    backend: str
+    model: str
+    context_budget_tokens: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Model output as it is generated (with RunOptions(stream_chunks=True))."""
+
+    type: str  # "text_delta" | "tool_call_delta" | "final" | "retry"
+    content: str
+    iteration: int
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    iteration: int
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    tool_name: str
+    output: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class MessageAppended:
+    """A message the run added to the conversation; persist the non-transient
+    ones to continue the conversation later (pass them as prior_messages)."""
+
+    message: mpb.Message
+    index: int
+
+
+Event = RunStarted | Chunk | ToolCallStarted | ToolCallFinished | MessageAppended
+
+
+@dataclass
+class RunResult:
+    terminal_tool: str
+    # What the terminal tool function returned, as a Python value.
+    value: Any
+    # The same result as sent to the server (text).
+    output: str
+    iterations: int
+    usage: pb.Usage
+    transcript: list[mpb.Message] = field(default_factory=list)
+
+
+_CHUNK_NAMES = {
+    pb.CHUNK_TYPE_TEXT_DELTA: "text_delta",
+    pb.CHUNK_TYPE_TOOL_CALL_DELTA: "tool_call_delta",
+    pb.CHUNK_TYPE_FINAL: "final",
+    pb.CHUNK_TYPE_RETRY: "retry",
+}
+
+
+class ForgeClient:
+    """A connection to a Forge server.
+
+    >>> async with ForgeClient("127.0.0.1:50051") as client:
+    ...     result = await client.run(workflow, "What's the weather in Paris?")
+    """
+
+    def __init__(
+        self,
+        address: str = DEFAULT_ADDRESS,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        token: str | None = None,
+        keepalive_s: float | None = 30.0,
+        max_message_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        options: list[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ]
+        if keepalive_s:
+            options += [
+                ("grpc.keepalive_time_ms", int(keepalive_s * 1000)),
+                ("grpc.keepalive_permit_without_calls", 0),
+            ]
+        if credentials is not None:
+            self._channel = grpc.aio.secure_channel(address, credentials, options=options)
+        else:
+            self._channel = grpc.aio.insecure_channel(address, options=options)
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {token}"),) if token else ()
+        )
+        self._stub = pb_grpc.ForgeServiceStub(self._channel)
+
+    async def __aenter__(self) -> ForgeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def server_info(self, timeout_s: float = 10.0) -> pb.GetServerInfoResponse:
+        try:
+            info: pb.GetServerInfoResponse = await self._stub.GetServerInfo(
+                pb.GetServerInfoRequest(), metadata=self._metadata, timeout=timeout_s
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_error(exc) from exc
+        return info
+
+    def start(
+        self,
+        workflow: Workflow,
+        user_message: str,
+        *,
+        prior_messages: Sequence[mpb.Message] = (),
+        options: RunOptions | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> RunStream:
+        """Open the run's stream. Iterate the returned RunStream for events;
+        its `result` is set once iteration ends (or a typed error is raised)."""
+        start = pb.StartRun(
+            workflow=workflow.to_proto(),
+            user_message=user_message,
+            prior_messages=list(prior_messages),
+            options=(options or RunOptions()).to_proto(),
+            labels=labels or {},
+        )
+        call = self._stub.Run(metadata=self._metadata)
+        return RunStream(call, workflow, start)
+
+    async def run(
+        self,
+        workflow: Workflow,
+        user_message: str,
+        *,
+        prior_messages: Sequence[mpb.Message] = (),
+        options: RunOptions | None = None,
+        labels: dict[str, str] | None = None,
+        on_event: Callable[[Event], Awaitable[None] | None] | None = None,
+    ) -> RunResult:
+        """Run the workflow to its terminal tool and return the result.
+
+        Raises a RunFailedError subclass (ToolCallError, StepEnforcementError,
+        ...) when the run fails, RequestRejectedError when the server refuses it.
+        """
+        stream = self.start(
+            workflow, user_message, prior_messages=prior_messages, options=options, labels=labels
+        )
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if on_event is not None:
+                    maybe = on_event(event)
+                    if maybe is not None:
+                        await maybe
+        assert stream.result is not None
+        return stream.result
+
+
+class RunStream:
+    """One run in progress. Iterate it for events; cancel() asks the server to stop."""
+
+    def __init__(
+        self,
+        call: grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse],
+        workflow: Workflow,
+        start: pb.StartRun,
+    ) -> None:
+        self._call = call
+        self._workflow = workflow
+        self._start = start
+        self._write_lock = asyncio.Lock()
+        self._tool_tasks: set[asyncio.Task[None]] = set()
+        self._finished: asyncio.Queue[ToolCallFinished] = asyncio.Queue()
+        self._values: dict[str, Any] = {}
+        self.run_id = ""
+        self.result: RunResult | None = None
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._events()
+
+    async def cancel(self, reason: str = "") -> None:
+        """Ask the server to stop; the stream then ends with WorkflowCancelledError."""
+        await self._write(pb.RunRequest(cancel=pb.CancelRun(reason=reason)))
+
+    async def aclose(self) -> None:
+        """Stop local tools and drop the stream (the server releases the run)."""
+        for task in self._tool_tasks:
+            task.cancel()
+        await asyncio.gather(*self._tool_tasks, return_exceptions=True)
+        self._call.cancel()
+
+    async def _write(self, request: pb.RunRequest) -> None:
+        # grpc.aio allows one pending write per call; tools finish concurrently.
+        async with self._write_lock:
+            if not self._call.done():
+                await self._call.write(request)
+
+    async def _events(self) -> AsyncIterator[Event]:
+        try:
+            await self._write(pb.RunRequest(start=self._start))
+            while True:
+                while not self._finished.empty():
+                    yield self._finished.get_nowait()
+                response = await self._call.read()
+                if response is grpc.aio.EOF:
+                    await self._raise_for_status()
+                    raise ConnectionLostError("the server closed the stream before the run ended")
+                assert isinstance(response, pb.RunResponse)
+                kind = response.WhichOneof("kind")
+                if kind == "run_started":
+                    s = response.run_started
+                    self.run_id = s.run_id
+                    yield RunStarted(s.run_id, s.backend, s.model, s.context_budget_tokens)
+                elif kind == "chunk":
+                    c = response.chunk
+                    yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)
+                elif kind == "tool_call":
+                    yield self._dispatch(response.tool_call)
+                elif kind == "message_appended":
+                    m = response.message_appended
+                    yield MessageAppended(m.message, m.index)
+                elif kind == "run_completed":
+                    done = response.run_completed
+                    while not self._finished.empty():
+                        yield self._finished.get_nowait()
+                    self.result = RunResult(
+                        terminal_tool=done.terminal_tool,
+                        value=self._values.get(done.terminal_call_id, done.result),
+                        output=done.result,
+                        iterations=done.iterations,
+                        usage=done.usage,
+                        transcript=list(done.transcript),
+                    )
+                    return
+                elif kind == "run_failed":
+                    raise run_failed(response.run_failed)
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_error(exc) from exc
+        finally:
+            await self.aclose()
+
+    def _dispatch(self, request: pb.ToolCallRequest) -> ToolCallStarted:
+        try:
+            arguments = json.loads(request.arguments_json or "{}")
+        except ValueError:
+            arguments = {}
+        task = asyncio.create_task(self._run_tool(request))
+        self._tool_tasks.add(task)
+        task.add_done_callback(self._tool_tasks.discard)
+        return ToolCallStarted(request.call_id, request.tool_name, arguments, request.iteration)
+
+    async def _run_tool(self, request: pb.ToolCallRequest) -> None:
+        result = pb.ToolResult(call_id=request.call_id)
+        tool = self._workflow.tools.get(request.tool_name)
+        error: str | None = None
+        output = ""
+        try:
+            if tool is None:
+                raise LookupError(f"no tool {request.tool_name!r} is registered in this client")
+            value = await tool.invoke(request.arguments_json)
+            self._values[request.call_id] = value
+            output = encode_output(value)
+            result.output = output
+        except ToolResolutionError as exc:
+            error = str(exc)
+            result.error.CopyFrom(
+                pb.ToolError(
+                    message=error, kind=pb.TOOL_ERROR_KIND_RESOLUTION, type=type(exc).__name__
+                )
+            )
+        except pydantic.ValidationError as exc:
+            error = f"invalid arguments: {exc}"
+            result.error.CopyFrom(
+                pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type="ValidationError")
+            )
+        except Exception as exc:  # a tool's failure is reported to the model, not raised here
+            log.debug("tool %s raised", request.tool_name, exc_info=True)
+            error = str(exc) or type(exc).__name__
+            result.error.CopyFrom(
+                pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type=type(exc).__name__)
+            )
+        await self._write(pb.RunRequest(tool_result=result))
+        await self._finished.put(
+            ToolCallFinished(request.call_id, request.tool_name, output, error)
+        )
+
+    async def _raise_for_status(self) -> None:
+        code = await self._call.code()
+        if code != grpc.StatusCode.OK:
+            details = await self._call.details()
+            trailers = await self._call.trailing_metadata()
+            raise _rejected(code, details or "", trailers)
+
+
+def _rpc_error(exc: grpc.aio.AioRpcError) -> Exception:
+    if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return ConnectionLostError(f"{exc.code().name}: {exc.details()}")
+    return _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
+
+
+def _rejected(code: grpc.StatusCode, details: str, trailers: Any) -> RequestRejectedError:
+    reason, field_path = "", ""
+    for key, value in trailers or ():
+        if key != "grpc-status-details-bin":
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                reason = info.reason
+                field_path = info.metadata.get("field", "")
+    return RequestRejectedError(code.name, reason, field_path, details)

@@ -1,0 +1,123 @@
+"""Errors the SDK raises, one class per way a run can end badly."""
+
+from __future__ import annotations
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import messages_pb2 as mpb
+
+
+class ForgeError(Exception):
+    """Base class of every error this SDK raises."""
+
+
+class ToolResolutionError(Exception):
+    """Raise from a tool when the arguments were fine but found nothing.
+
+    The model sees the message and can try other arguments; unlike other
+    exceptions it does not count toward the run's tool-error limit.
+    """
+
+
+class RunFailedError(ForgeError):
+    """The server ended the run unsuccessfully; `transcript` has what happened."""
+
+    reason_code: str = "UNSPECIFIED"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        details: dict[str, str],
+        iterations: int,
+        transcript: list[mpb.Message],
+        usage: pb.Usage,
+    ) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.message = message
+        self.reason = reason
+        self.details = details
+        self.iterations = iterations
+        self.transcript = transcript
+        self.usage = usage
+
+
+class ToolCallError(RunFailedError):
+    """The model kept answering without a valid tool call."""
+
+
+class ToolExecutionError(RunFailedError):
+    """Tools kept failing and the model did not recover."""
+
+
+class StepEnforcementError(RunFailedError):
+    """The model kept calling a terminal tool before the required steps."""
+
+
+class PrerequisiteError(RunFailedError):
+    """The model kept calling tools whose prerequisites were not met."""
+
+
+class MaxIterationsError(RunFailedError):
+    """No terminal tool within the run's iteration limit."""
+
+
+class WorkflowCancelledError(RunFailedError):
+    """The run was cancelled."""
+
+
+class BackendError(RunFailedError):
+    """The model server failed or could not be reached."""
+
+
+class ContextBudgetExceededError(RunFailedError):
+    """The conversation no longer fits the model's context."""
+
+
+class InternalServerError(RunFailedError):
+    """A bug in the server."""
+
+
+_BY_REASON: dict[int, type[RunFailedError]] = {
+    pb.FAILURE_REASON_TOOL_CALL: ToolCallError,
+    pb.FAILURE_REASON_TOOL_EXECUTION: ToolExecutionError,
+    pb.FAILURE_REASON_STEP_ENFORCEMENT: StepEnforcementError,
+    pb.FAILURE_REASON_PREREQUISITE: PrerequisiteError,
+    pb.FAILURE_REASON_MAX_ITERATIONS: MaxIterationsError,
+    pb.FAILURE_REASON_CANCELLED: WorkflowCancelledError,
+    pb.FAILURE_REASON_BACKEND: BackendError,
+    pb.FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED: ContextBudgetExceededError,
+    pb.FAILURE_REASON_INTERNAL: InternalServerError,
+}
+
+
+def run_failed(msg: pb.RunFailed) -> RunFailedError:
+    cls = _BY_REASON.get(msg.reason, RunFailedError)
+    reason = pb.FailureReason.Name(msg.reason).removeprefix("FAILURE_REASON_")
+    return cls(
+        msg.message,
+        reason=reason,
+        details=dict(msg.details),
+        iterations=msg.iterations,
+        transcript=list(msg.transcript),
+        usage=msg.usage,
+    )
+
+
+class RequestRejectedError(ForgeError):
+    """The server refused a request (bad workflow, protocol misuse, busy).
+
+    `reason` is the stable ErrorInfo reason (e.g. INVALID_WORKFLOW) and
+    `field` the offending field (e.g. workflow.terminal_tools[0]).
+    """
+
+    def __init__(self, code: str, reason: str, field: str, message: str) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.field = field
+        self.message = message
+
+
+class ConnectionLostError(ForgeError):
+    """The stream to the server broke before the run ended."""

@@ -1,0 +1,132 @@
+"""Turning plain Python functions into tools with a JSON Schema."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import pydantic
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class Prerequisite:
+    """`tool` must have run before; with `match_arg`, with the same value for it."""
+
+    tool: str
+    match_arg: str = ""
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    args_model: type[BaseModel]
+    # True when fn takes the model instance itself rather than keyword args.
+    takes_model: bool = False
+    prerequisites: list[Prerequisite] = field(default_factory=list)
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.args_model.model_json_schema()
+
+    async def invoke(self, arguments_json: str) -> Any:
+        """Validate the arguments with the model, then call the function.
+
+        Synchronous functions run in a worker thread so a slow tool does not
+        stall the stream (and other tools of the same turn).
+        """
+        parsed = self.args_model.model_validate_json(arguments_json or "{}")
+        if self.takes_model:
+            call_args: tuple[Any, ...] = (parsed,)
+            call_kwargs: dict[str, Any] = {}
+        else:
+            call_args = ()
+            call_kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(*call_args, **call_kwargs)
+        return await asyncio.to_thread(self.fn, *call_args, **call_kwargs)
+
+
+def tool_from_function(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    prerequisites: list[str | Prerequisite] | None = None,
+) -> Tool:
+    """Build a Tool: schema from type hints (pydantic), description from the
+    docstring's first paragraph, parameter descriptions from its Args section."""
+    tool_name = name or fn.__name__
+    doc = inspect.getdoc(fn) or ""
+    summary, arg_docs = _parse_docstring(doc)
+    hints = get_type_hints(fn, include_extras=True)
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    takes_model = False
+    if len(params) == 1 and _is_model(hints.get(params[0].name)):
+        model: type[BaseModel] = hints[params[0].name]
+        takes_model = True
+    else:
+        fields: dict[str, Any] = {}
+        for p in params:
+            if p.name not in hints:
+                raise TypeError(f"tool {tool_name!r}: parameter {p.name!r} needs a type hint")
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            info = pydantic.Field(default=default, description=arg_docs.get(p.name))
+            fields[p.name] = (hints[p.name], info)
+        model = pydantic.create_model(f"{tool_name}_args", **fields)
+    return Tool(
+        name=tool_name,
+        description=description if description is not None else summary,
+        fn=fn,
+        args_model=model,
+        takes_model=takes_model,
+        prerequisites=[
+            p if isinstance(p, Prerequisite) else Prerequisite(p) for p in prerequisites or []
+        ],
+    )
+
+
+def _is_model(tp: Any) -> bool:
+    return inspect.isclass(tp) and issubclass(tp, BaseModel)
+
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\w+)\s*(\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    summary = doc.split("\n\n", 1)[0].strip().replace("\n", " ")
+    arg_docs: dict[str, str] = {}
+    in_args = False
+    for line in doc.splitlines():
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if in_args:
+            m = _ARG_LINE.match(line)
+            if m:
+                arg_docs[m.group(1)] = m.group(3).strip()
+            elif line.strip() and not line.startswith(" "):
+                in_args = False
+    return summary, arg_docs
+
+
+def encode_output(value: Any) -> str:
+    """What goes over the wire for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if value is None:
+        return ""
+    return json.dumps(value, default=str, ensure_ascii=False)

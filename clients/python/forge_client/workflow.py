@@ -1,0 +1,122 @@
+"""Declaring a workflow: its tools (plain functions), steps and terminal tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from forge.v1 import workflow_pb2 as wpb
+from forge_client.tools import Prerequisite, Tool, tool_from_function
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Workflow:
+    """Tools plus the rules the server enforces while the model uses them.
+
+    >>> wf = Workflow("weather", "Look up the weather and report it.")
+    >>> @wf.tool(required=True)
+    ... def get_weather(city: str) -> str:
+    ...     '''Get current weather for a city.'''
+    ...     return "sunny"
+    """
+
+    def __init__(self, name: str, description: str = "", *, system_prompt: str = "") -> None:
+        self.name = name
+        self.description = description
+        self.system_prompt = system_prompt
+        self.tools: dict[str, Tool] = {}
+        self.required_steps: list[str] = []
+        self.terminal_tools: list[str] = []
+
+    @overload
+    def tool(self, fn: F) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        required: bool = False,
+        terminal: bool = False,
+        prerequisites: list[str | Prerequisite] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        required: bool = False,
+        terminal: bool = False,
+        prerequisites: list[str | Prerequisite] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function as a tool (usable bare or with options)."""
+
+        def register(func: F) -> F:
+            self.add_tool(
+                func,
+                name=name,
+                description=description,
+                required=required,
+                terminal=terminal,
+                prerequisites=prerequisites,
+            )
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        required: bool = False,
+        terminal: bool = False,
+        prerequisites: list[str | Prerequisite] | None = None,
+    ) -> Tool:
+        t = tool_from_function(fn, name=name, description=description, prerequisites=prerequisites)
+        if t.name in self.tools:
+            raise ValueError(f"workflow {self.name!r} already has a tool named {t.name!r}")
+        self.tools[t.name] = t
+        if required:
+            self.require(t.name)
+        if terminal:
+            self.terminal(t.name)
+        return t
+
+    def require(self, *names: str) -> Workflow:
+        """These tools must succeed before a terminal tool may run."""
+        self.required_steps.extend(n for n in names if n not in self.required_steps)
+        return self
+
+    def terminal(self, *names: str) -> Workflow:
+        """A successful call of any of these ends the run with its result."""
+        self.terminal_tools.extend(n for n in names if n not in self.terminal_tools)
+        return self
+
+    def to_proto(self) -> wpb.Workflow:
+        return wpb.Workflow(
+            name=self.name,
+            description=self.description,
+            system_prompt=self.system_prompt,
+            required_steps=self.required_steps,
+            terminal_tools=self.terminal_tools,
+            tools=[
+                wpb.ToolSpec(
+                    name=t.name,
+                    description=t.description,
+                    parameters_json_schema=json.dumps(t.json_schema()),
+                    prerequisites=[
+                        wpb.Prerequisite(tool=p.tool, match_arg=p.match_arg)
+                        for p in t.prerequisites
+                    ],
+                )
+                for t in self.tools.values()
+            ],
+        )

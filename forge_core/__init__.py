@@ -1,0 +1,25 @@
+"""Forge's engine: workflows, the guarded agentic loop and model backends.
+
+Nothing in this package knows about gRPC; the server adapts it to the wire.
+"""
+
+from forge_core.errors import FailureReason, ForgeError
+from forge_core.loop import RunResult, run_workflow
+from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, WorkflowError
+
+__all__ = [
+    "FailureReason",
+    "ForgeError",
+    "Message",
+    "MessageRole",
+    "MessageType",
+    "Prerequisite",
+    "RunOptions",
+    "RunResult",
+    "ToolCallInfo",
+    "ToolSpec",
+    "Workflow",
+    "WorkflowError",
+    "run_workflow",
+]

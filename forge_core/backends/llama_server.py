@@ -1,0 +1,219 @@
+"""llama-server (llama.cpp) over its OpenAI-compatible HTTP API.
+
+The model gets the tools in its system prompt and a `response_format` JSON
+Schema that llama-server compiles into a grammar, so every answer is a
+well-formed `{"tool", "args"}` object for one of the tools allowed this turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from forge_core.backends.base import (
+    BackendInfo,
+    BackendReply,
+    ChatRequest,
+    ChunkSink,
+    ChunkType,
+    LLMResponse,
+    StreamChunk,
+    TextResponse,
+    Usage,
+)
+from forge_core.constraint import tool_call_schema
+from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.parsing import parse_tool_calls
+from forge_core.prompting import to_chat_messages
+
+log = logging.getLogger(__name__)
+
+# A stream that breaks mid-way is retried this many times before the run fails.
+STREAM_ATTEMPTS = 2
+
+
+class LlamaServerBackend:
+    name = "llama-server"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        context_budget_tokens: int,
+        slots: int,
+        budget_mode: str,
+        backend_mode: str,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._info = BackendInfo(
+            name=self.name,
+            model=model,
+            context_budget_tokens=context_budget_tokens,
+            slots=slots,
+            budget_mode=budget_mode,
+            backend_mode=backend_mode,
+            url=self.base_url,
+            tool_call_mode="constrained-json",
+        )
+        # One pooled client per backend: a connection per run would cost a
+        # TCP handshake on every model call.
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout_s, connect=10.0),
+            limits=httpx.Limits(max_connections=max(4, slots * 2)),
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        base_url: str,
+        *,
+        budget_mode: str = "backend",
+        manual_budget_tokens: int = 0,
+        backend_mode: str = "external",
+    ) -> LlamaServerBackend:
+        """Read the context size and slot count from the server's /props."""
+        props = await read_props(base_url)
+        n_ctx, slots, model = parse_props(props)
+        budget = n_ctx
+        if budget_mode == "manual":
+            if manual_budget_tokens <= 0:
+                raise ValueError("budget mode 'manual' needs a positive token count")
+            budget = min(manual_budget_tokens, n_ctx)
+        return cls(
+            base_url,
+            model=model,
+            context_budget_tokens=budget,
+            slots=slots,
+            budget_mode=budget_mode,
+            backend_mode=backend_mode,
+        )
+
+    def info(self) -> BackendInfo:
+        return self._info
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": to_chat_messages(request.messages, request.tools),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "stream": True,
+            "cache_prompt": True,
+        }
+        if request.constrained:
+            allowed = [t for t in request.tools if t.name in set(request.allowed)] or request.tools
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": tool_call_schema(allowed)},
+            }
+        return body
+
+    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        body = self.request_body(request)
+        delta_type = ChunkType.TOOL_CALL_DELTA if request.constrained else ChunkType.TEXT_DELTA
+        for attempt in range(1, STREAM_ATTEMPTS + 1):
+            try:
+                return await self._stream(body, delta_type, on_chunk)
+            except (httpx.TransportError, _BrokenStream) as exc:
+                if attempt == STREAM_ATTEMPTS:
+                    raise BackendError(
+                        f"llama-server at {self.base_url} failed: {exc}", url=self.base_url
+                    ) from exc
+                log.warning("llama-server stream failed (%s); retrying", exc)
+                if on_chunk is not None:
+                    await on_chunk(StreamChunk(ChunkType.RETRY))
+        raise AssertionError("unreachable")
+
+    async def _stream(
+        self, body: dict[str, Any], delta_type: ChunkType, on_chunk: ChunkSink | None
+    ) -> BackendReply:
+        text: list[str] = []
+        reasoning: list[str] = []
+        usage = Usage(model_calls=1)
+        finished = False
+        async with self._http.stream("POST", "/v1/chat/completions", json=body) as resp:
+            if resp.status_code != 200:
+                await resp.aread()
+                raise _http_error(resp.status_code, resp.text)
+            async for line in resp.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    finished = True
+                    break
+                event = json.loads(data)
+                if "error" in event:
+                    raise _http_error(500, json.dumps(event["error"]))
+                for choice in event.get("choices", []):
+                    delta = choice.get("delta", {})
+                    if delta.get("reasoning_content"):
+                        reasoning.append(delta["reasoning_content"])
+                    piece = delta.get("content")
+                    if piece:
+                        text.append(piece)
+                        if on_chunk is not None:
+                            await on_chunk(StreamChunk(delta_type, piece))
+                if "timings" in event:
+                    _add_timings(usage, event["timings"])
+        if not finished:
+            raise _BrokenStream("stream ended without [DONE]")
+        if on_chunk is not None:
+            await on_chunk(StreamChunk(ChunkType.FINAL))
+        raw = "".join(text)
+        calls = parse_tool_calls(raw)
+        response: LLMResponse = calls if calls is not None else TextResponse(raw)
+        return BackendReply(response=response, usage=usage, raw_text=raw)
+
+
+class _BrokenStream(Exception):
+    pass
+
+
+def _add_timings(usage: Usage, timings: dict[str, Any]) -> None:
+    cache_n = int(timings.get("cache_n", 0))
+    usage.prompt_tokens += int(timings.get("prompt_n", 0)) + cache_n
+    usage.cached_prompt_tokens += cache_n
+    usage.completion_tokens += int(timings.get("predicted_n", 0))
+    usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
+    usage.generation_ms += float(timings.get("predicted_ms", 0.0))
+
+
+def _http_error(status: int, body: str) -> ForgeError:
+    if "exceed_context_size" in body or "exceeds the available context size" in body:
+        return ContextBudgetExceededError(
+            f"the conversation no longer fits the model's context: {body[:300]}",
+            status=status,
+        )
+    return BackendError(f"llama-server answered HTTP {status}: {body[:500]}", status=status)
+
+
+async def read_props(base_url: str) -> dict[str, Any]:
+    try:
+        async with httpx.AsyncClient(base_url=base_url, timeout=10.0) as http:
+            resp = await http.get("/props")
+            resp.raise_for_status()
+            props: dict[str, Any] = resp.json()
+            return props
+    except (httpx.HTTPError, ValueError) as exc:
+        raise BackendError(f"cannot read {base_url}/props: {exc}", url=base_url) from exc
+
+
+def parse_props(props: dict[str, Any]) -> tuple[int, int, str]:
+    """(context tokens per slot, slot count, model name) from /props."""
+    try:
+        n_ctx = int(props["default_generation_settings"]["n_ctx"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendError("llama-server /props has no default_generation_settings.n_ctx") from exc
+    slots = int(props.get("total_slots", 1) or 1)
+    model_path = str(props.get("model_path") or props.get("model_alias") or "unknown")
+    return n_ctx, slots, Path(model_path).name

@@ -1,0 +1,130 @@
+"""A backend that replays scripted model turns.
+
+For deterministic tests of the loop and of every SDK: the server can load a
+script file (`forge-server --backend scripted --script FILE`), so tests in Go
+or TypeScript drive the real server through exact guardrail paths. Each run
+replays the script of its workflow's name from the start.
+
+Script file: {"<workflow name or *>": [turn, ...]} where a turn is
+{"text": "..."} or {"tool_calls": [{"name": "...", "args": {...}}]}, with an
+optional "delay_ms".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forge_core.backends.base import (
+    BackendInfo,
+    BackendReply,
+    ChatRequest,
+    ChunkSink,
+    ChunkType,
+    LLMResponse,
+    StreamChunk,
+    TextResponse,
+    ToolCall,
+    Usage,
+)
+from forge_core.errors import BackendError
+
+
+@dataclass(frozen=True)
+class Turn:
+    response: LLMResponse
+    delay_s: float = 0.0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Turn:
+        delay = float(data.get("delay_ms", 0)) / 1000.0
+        if "tool_calls" in data:
+            calls = [
+                ToolCall(name=c["name"], args=dict(c.get("args", {}))) for c in data["tool_calls"]
+            ]
+            return cls(calls, delay)
+        if "text" in data:
+            return cls(TextResponse(str(data["text"])), delay)
+        raise ValueError(f"a scripted turn needs 'text' or 'tool_calls': {data!r}")
+
+
+def call(name: str, **args: Any) -> Turn:
+    return Turn([ToolCall(name, args)])
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> Turn:
+    return Turn([ToolCall(name, args) for name, args in pairs])
+
+
+def text(content: str) -> Turn:
+    return Turn(TextResponse(content))
+
+
+Responder = Callable[[ChatRequest, int], Turn]
+
+
+@dataclass
+class ScriptedBackend:
+    """Replays `scripts[workflow name]` (or `scripts["*"]`) turn by turn per run,
+    or asks `responder(request, turn_index)` when given."""
+
+    scripts: dict[str, list[Turn]] = field(default_factory=dict)
+    responder: Responder | None = None
+    context_budget_tokens: int = 8192
+    name: str = "scripted"
+    # The most recent requests, for tests that inspect what the loop sent.
+    requests: deque[ChatRequest] = field(default_factory=lambda: deque(maxlen=256))
+    _cursor: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedBackend:
+        raw = json.loads(path.read_text())
+        scripts = {name: [Turn.from_json(t) for t in turns] for name, turns in raw.items()}
+        return cls(scripts=scripts)
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(
+            name=self.name,
+            model="scripted",
+            context_budget_tokens=self.context_budget_tokens,
+            slots=0,
+            budget_mode="manual",
+            backend_mode="in-process",
+            tool_call_mode="scripted",
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+    def next_turn(self, request: ChatRequest) -> Turn:
+        index = self._cursor.get(request.run_id, 0)
+        self._cursor[request.run_id] = index + 1
+        if self.responder is not None:
+            return self.responder(request, index)
+        script = self.scripts.get(request.workflow_name, self.scripts.get("*"))
+        if script is None:
+            raise BackendError(f"no script for workflow {request.workflow_name!r}")
+        if index >= len(script):
+            raise BackendError(f"script for {request.workflow_name!r} has no turn {index + 1}")
+        return script[index]
+
+    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        self.requests.append(request)
+        turn = self.next_turn(request)
+        if turn.delay_s:
+            await asyncio.sleep(turn.delay_s)
+        if isinstance(turn.response, TextResponse):
+            raw = turn.response.content
+            kind = ChunkType.TEXT_DELTA
+        else:
+            raw = "\n".join(json.dumps({"tool": c.name, "args": c.args}) for c in turn.response)
+            kind = ChunkType.TOOL_CALL_DELTA
+        if on_chunk is not None:
+            await on_chunk(StreamChunk(kind, raw))
+            await on_chunk(StreamChunk(ChunkType.FINAL))
+        return BackendReply(response=turn.response, usage=Usage(model_calls=1), raw_text=raw)

@@ -1,0 +1,425 @@
+"""The guarded agentic loop.
+
+One iteration is one model call. Whatever the model answers is checked before
+anything runs: it must be a tool call, of a known tool, with arguments that
+satisfy the tool's schema, that does not skip required steps or
+prerequisites. Every failed check appends the failed attempt plus a
+correction to the conversation (marked transient) and costs a retry. Calls
+that pass go to the executor as one batch; their results go back to the
+model. A successful terminal call ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, TypeVar
+
+from jsonschema.exceptions import best_match
+
+from forge_core import nudges
+from forge_core.backends.base import (
+    Backend,
+    ChatRequest,
+    ChunkSink,
+    StreamChunk,
+    TextResponse,
+    ToolCall,
+    Usage,
+)
+from forge_core.errors import (
+    ForgeError,
+    MaxIterationsError,
+    PrerequisiteError,
+    StepEnforcementError,
+    ToolCallError,
+    ToolExecutionError,
+    WorkflowCancelledError,
+)
+from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.parsing import parse_tool_calls
+from forge_core.steps import StepTracker
+from forge_core.workflow import RunOptions, Workflow
+
+T = TypeVar("T")
+
+
+class ToolErrorKind(StrEnum):
+    HARD = "hard"
+    # Valid arguments that did not resolve to data: fed back, not counted.
+    RESOLUTION = "resolution"
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    output: str = ""
+    error: str | None = None
+    error_kind: ToolErrorKind = ToolErrorKind.HARD
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class ToolExecutor(Protocol):
+    """Runs a batch of validated calls; returns one outcome per call, in order."""
+
+    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]: ...
+
+
+MessageSink = Callable[[Message, int], Awaitable[None]]
+IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
+
+
+@dataclass
+class RunResult:
+    terminal_tool: str
+    result: str
+    iterations: int
+    terminal_call_id: str
+    usage: Usage
+    transcript: list[Message] = field(default_factory=list)
+
+
+async def run_workflow(
+    workflow: Workflow,
+    user_message: str,
+    *,
+    backend: Backend,
+    executor: ToolExecutor,
+    options: RunOptions | None = None,
+    prior_messages: list[Message] | None = None,
+    on_message: MessageSink | None = None,
+    on_chunk: IterationChunkSink | None = None,
+    cancel: asyncio.Event | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Run `workflow` to its terminal tool; raise a ForgeError subclass otherwise.
+
+    Every error raised carries the transcript, the iteration count and usage.
+    Setting `cancel` ends the run with WorkflowCancelledError at the next
+    await point (model call or tool batch included).
+    """
+    run = _Run(
+        workflow=workflow,
+        backend=backend,
+        executor=executor,
+        options=options or RunOptions(),
+        on_message=on_message,
+        on_chunk=on_chunk,
+        cancel=cancel or asyncio.Event(),
+        run_id=run_id or uuid.uuid4().hex,
+    )
+    try:
+        return await run.execute(user_message, prior_messages or [])
+    except ForgeError as exc:
+        exc.transcript = list(run.transcript)
+        exc.iterations = run.iteration
+        exc.usage = run.usage
+        raise
+
+
+class _Run:
+    def __init__(
+        self,
+        *,
+        workflow: Workflow,
+        backend: Backend,
+        executor: ToolExecutor,
+        options: RunOptions,
+        on_message: MessageSink | None,
+        on_chunk: IterationChunkSink | None,
+        cancel: asyncio.Event,
+        run_id: str,
+    ) -> None:
+        self.wf = workflow
+        self.backend = backend
+        self.executor = executor
+        self.opts = options
+        self.on_message = on_message
+        self.on_chunk = on_chunk
+        self.cancel = cancel
+        self.run_id = run_id
+        self.transcript: list[Message] = []
+        self.usage = Usage()
+        self.iteration = 0
+        self.steps = StepTracker(workflow)
+        self.tool_names = [t.name for t in workflow.tools]
+        self.retries = 0
+        self.tool_errors = 0
+        self.premature = 0
+        self.prereq_violations = 0
+
+    async def append(self, message: Message) -> None:
+        self.transcript.append(message)
+        if self.on_message is not None:
+            await self.on_message(message, len(self.transcript) - 1)
+
+    async def execute(self, user_message: str, prior: list[Message]) -> RunResult:
+        if prior and prior[0].role is MessageRole.SYSTEM:
+            self.transcript.extend(prior)
+        else:
+            prompt = self.wf.system_prompt or self.wf.default_system_prompt()
+            await self.append(Message(MessageRole.SYSTEM, prompt, MessageType.SYSTEM_PROMPT))
+            self.transcript.extend(prior)
+        await self.append(Message(MessageRole.USER, user_message, MessageType.USER_INPUT))
+
+        while self.iteration < self.opts.max_iterations:
+            self.iteration += 1
+            result = await self.iterate()
+            if result is not None:
+                return result
+        raise MaxIterationsError(
+            f"no terminal tool after {self.iteration} iterations",
+            iterations=self.iteration,
+            completed_steps=self.steps.completed_names(),
+            pending_steps=self.steps.pending(),
+        )
+
+    async def iterate(self) -> RunResult | None:
+        calls = await self.next_calls()
+        if calls is None:
+            return None
+        infos = [
+            ToolCallInfo(call_id=f"call_{self.iteration}_{i}", name=c.name, args=c.args)
+            for i, c in enumerate(calls)
+        ]
+        if not await self.check_calls(infos):
+            return None
+        if not await self.check_steps(infos):
+            return None
+        if not await self.check_prerequisites(infos):
+            return None
+        self.premature = 0
+        self.prereq_violations = 0
+        return await self.run_tools(infos)
+
+    async def next_calls(self) -> list[ToolCall] | None:
+        """Ask the model; a text answer without a tool call costs a retry."""
+        request = ChatRequest(
+            run_id=self.run_id,
+            workflow_name=self.wf.name,
+            messages=self.transcript,
+            tools=self.wf.tools,
+            allowed=self.steps.allowed_tools() if self.opts.constrained_decoding else [],
+            constrained=self.opts.constrained_decoding,
+            temperature=self.opts.temperature,
+            max_tokens=self.opts.max_tokens,
+        )
+        reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
+        self.usage.add(reply.usage)
+        response = reply.response
+        if isinstance(response, TextResponse):
+            parsed = parse_tool_calls(response.content)
+            if parsed is not None:
+                return parsed
+            await self.append(
+                Message(MessageRole.ASSISTANT, response.content, MessageType.TEXT_RESPONSE)
+            )
+            await self.append(
+                Message(
+                    MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE
+                )
+            )
+            self.record_retry("the model answered with text instead of a tool call")
+            return None
+        if not response:
+            await self.append(
+                Message(
+                    MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE
+                )
+            )
+            self.record_retry("the model returned an empty response")
+            return None
+        return response
+
+    def chunk_sink(self) -> ChunkSink | None:
+        if not self.opts.stream_chunks or self.on_chunk is None:
+            return None
+        sink = self.on_chunk
+        iteration = self.iteration
+
+        async def forward(chunk: StreamChunk) -> None:
+            await sink(chunk, iteration)
+
+        return forward
+
+    def record_retry(self, why: str) -> None:
+        self.retries += 1
+        if self.retries > self.opts.max_retries:
+            raise ToolCallError(
+                f"{why}; gave up after {self.retries} consecutive invalid responses",
+                retries=self.retries,
+            )
+
+    async def check_calls(self, infos: list[ToolCallInfo]) -> bool:
+        """Unknown tools and schema-invalid arguments never reach the client."""
+        problems: dict[int, str] = {}
+        for i, call in enumerate(infos):
+            spec = self.wf.tool(call.name)
+            if spec is None:
+                problems[i] = nudges.unknown_tool(call.name, self.tool_names)
+                continue
+            error = best_match(spec.validator.iter_errors(call.args))
+            if error is not None:
+                where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+                problems[i] = nudges.invalid_arguments(call.name, f"at '{where}': {error.message}")
+        if not problems:
+            self.retries = 0
+            return True
+        await self.reject_batch(
+            infos,
+            {i: problems.get(i, nudges.not_executed(c.name)) for i, c in enumerate(infos)},
+            MessageType.RETRY_NUDGE,
+        )
+        self.record_retry(next(iter(problems.values())))
+        return False
+
+    async def check_steps(self, infos: list[ToolCallInfo]) -> bool:
+        terminal = [c.name for c in infos if c.name in self.wf.terminal_set]
+        pending = self.steps.pending()
+        if not terminal or not pending:
+            return True
+        self.premature += 1
+        text = nudges.step_nudge(terminal[0], pending, tier=min(self.premature, 3))
+        await self.reject_batch(
+            infos, dict.fromkeys(range(len(infos)), text), MessageType.STEP_NUDGE
+        )
+        if self.premature >= self.opts.max_premature_attempts:
+            raise StepEnforcementError(
+                f"the model called {terminal[0]!r} {self.premature} times before the "
+                f"required steps {pending}",
+                terminal_tool=terminal[0],
+                attempts=self.premature,
+                pending_steps=pending,
+            )
+        return False
+
+    async def check_prerequisites(self, infos: list[ToolCallInfo]) -> bool:
+        missing = {i: self.steps.missing_prerequisites(c) for i, c in enumerate(infos)}
+        blocked = {i: m for i, m in missing.items() if m}
+        if not blocked:
+            return True
+        self.prereq_violations += 1
+        texts = {
+            i: nudges.prerequisite_nudge(infos[i].name, blocked[i])
+            if i in blocked
+            else nudges.not_executed(infos[i].name)
+            for i in range(len(infos))
+        }
+        await self.reject_batch(infos, texts, MessageType.PREREQUISITE_NUDGE)
+        if self.prereq_violations >= self.opts.max_prereq_violations:
+            first = next(iter(blocked))
+            raise PrerequisiteError(
+                f"the model kept calling {infos[first].name!r} without {blocked[first]}",
+                tool_name=infos[first].name,
+                violations=self.prereq_violations,
+                missing_prerequisites=blocked[first],
+            )
+        return False
+
+    async def reject_batch(
+        self, infos: list[ToolCallInfo], texts: dict[int, str], nudge_type: MessageType
+    ) -> None:
+        """Record a blocked batch with one tool message per call.
+
+        Every call keeps its answering tool message, so the history stays valid
+        for APIs that reject unpaired tool calls.
+        """
+        await self.append(self.tool_call_message(infos, transient=True))
+        for i, call in enumerate(infos):
+            await self.append(
+                Message(
+                    MessageRole.TOOL,
+                    texts[i],
+                    nudge_type,
+                    step_index=self.iteration,
+                    tool_call_id=call.call_id,
+                    tool_name=call.name,
+                )
+            )
+
+    def tool_call_message(self, infos: list[ToolCallInfo], transient: bool = False) -> Message:
+        return Message(
+            MessageRole.ASSISTANT,
+            "",
+            MessageType.TOOL_CALL,
+            step_index=self.iteration,
+            tool_calls=list(infos),
+            transient=transient,
+        )
+
+    async def run_tools(self, infos: list[ToolCallInfo]) -> RunResult | None:
+        await self.append(self.tool_call_message(infos))
+        outcomes = await self.until_cancelled(self.executor.execute(infos, self.iteration))
+        if len(outcomes) != len(infos):
+            raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(infos)} calls")
+        terminal_result: tuple[ToolCallInfo, str] | None = None
+        hard_errors: list[str] = []
+        for call, outcome in zip(infos, outcomes, strict=True):
+            content = outcome.output if outcome.ok else nudges.tool_error(outcome.error or "")
+            await self.append(
+                Message(
+                    MessageRole.TOOL,
+                    content,
+                    MessageType.TOOL_RESULT,
+                    step_index=self.iteration,
+                    tool_call_id=call.call_id,
+                    tool_name=call.name,
+                )
+            )
+            if outcome.ok:
+                self.steps.record(call)
+                if call.name in self.wf.terminal_set and terminal_result is None:
+                    terminal_result = (call, outcome.output)
+            elif outcome.error_kind is ToolErrorKind.HARD:
+                hard_errors.append(f"{call.name}: {outcome.error}")
+        if terminal_result is not None:
+            return RunResult(
+                terminal_tool=terminal_result[0].name,
+                result=terminal_result[1],
+                iterations=self.iteration,
+                terminal_call_id=terminal_result[0].call_id,
+                usage=self.usage,
+                transcript=list(self.transcript),
+            )
+        if hard_errors:
+            self.tool_errors += 1
+            if self.tool_errors > self.opts.max_tool_errors:
+                raise ToolExecutionError(
+                    f"tool errors did not stop after {self.tool_errors} consecutive "
+                    f"attempts; last: {hard_errors[-1]}",
+                    tool_name=hard_errors[-1].split(":", 1)[0],
+                    consecutive_errors=self.tool_errors,
+                )
+        elif any(o.ok for o in outcomes):
+            self.tool_errors = 0
+        return None
+
+    async def until_cancelled(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await `work` unless the run is cancelled first."""
+        if self.cancel.is_set():
+            work.close()
+            raise self.cancelled()
+        task = asyncio.ensure_future(work)
+        stopper = asyncio.ensure_future(self.cancel.wait())
+        try:
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if task.cancelled() or not task.done():
+            raise self.cancelled()
+        return task.result()
+
+    def cancelled(self) -> WorkflowCancelledError:
+        return WorkflowCancelledError(
+            f"run cancelled at iteration {self.iteration}",
+            iteration=self.iteration,
+            completed_steps=self.steps.completed_names(),
+        )

@@ -1,0 +1,70 @@
+"""Conversation messages as the engine keeps them (metadata included)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class MessageRole(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class MessageType(StrEnum):
+    """What created a message; drives compaction and what clients persist."""
+
+    SYSTEM_PROMPT = "system_prompt"
+    USER_INPUT = "user_input"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    REASONING = "reasoning"
+    TEXT_RESPONSE = "text_response"
+    STEP_NUDGE = "step_nudge"
+    PREREQUISITE_NUDGE = "prerequisite_nudge"
+    RETRY_NUDGE = "retry_nudge"
+    SUMMARY = "summary"
+
+
+TRANSIENT_TYPES = frozenset(
+    {
+        MessageType.TEXT_RESPONSE,
+        MessageType.STEP_NUDGE,
+        MessageType.PREREQUISITE_NUDGE,
+        MessageType.RETRY_NUDGE,
+    }
+)
+
+
+@dataclass(frozen=True)
+class ToolCallInfo:
+    """One tool call inside an assistant message."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+
+    def arguments_json(self) -> str:
+        return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class Message:
+    role: MessageRole
+    content: str
+    type: MessageType
+    step_index: int | None = None
+    tool_calls: list[ToolCallInfo] = field(default_factory=list)
+    tool_call_id: str = ""
+    tool_name: str = ""
+    # Retry artefacts are transient even when their type is not, e.g. the
+    # TOOL_CALL message of a blocked call batch.
+    transient: bool = False
+
+    def __post_init__(self) -> None:
+        if self.type in TRANSIENT_TYPES:
+            self.transient = True

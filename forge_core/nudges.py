@@ -1,0 +1,52 @@
+"""The corrections the engine sends the model when it goes wrong."""
+
+from __future__ import annotations
+
+
+def retry_nudge(tool_names: list[str]) -> str:
+    names = ", ".join(tool_names)
+    return (
+        "Your last answer was not a tool call. Answer with exactly one JSON object "
+        f'{{"tool": "<name>", "args": {{...}}}} calling one of: {names}.'
+    )
+
+
+def unknown_tool(name: str, tool_names: list[str]) -> str:
+    return f"[ToolError] Unknown tool {name!r}. Available tools: {', '.join(tool_names)}."
+
+
+def invalid_arguments(name: str, problem: str) -> str:
+    return f"[ToolError] Invalid arguments for {name!r}: {problem}. Call it again with fixed args."
+
+
+def not_executed(name: str) -> str:
+    return f"[Skipped] {name!r} was not run because another call in the same turn was invalid."
+
+
+def step_nudge(terminal: str, pending: list[str], tier: int) -> str:
+    steps = ", ".join(pending)
+    if tier <= 1:
+        return (
+            f"[StepEnforcementError] {terminal!r} cannot run yet. "
+            f"First call the required steps: {steps}."
+        )
+    if tier == 2:
+        return (
+            f"[StepEnforcementError] Again: {terminal!r} is blocked until these tools have "
+            f"been called: {steps}. Call {pending[0]!r} now."
+        )
+    return (
+        f"[StepEnforcementError] Final warning: the run fails if you call {terminal!r} again "
+        f"before {steps}. Your next answer must call {pending[0]!r}."
+    )
+
+
+def prerequisite_nudge(tool: str, missing: list[str]) -> str:
+    return (
+        f"[PrereqError] {tool!r} requires calling {', '.join(missing)} first. "
+        "Call the prerequisite, then try again."
+    )
+
+
+def tool_error(message: str) -> str:
+    return f"[ToolError] {message}"

@@ -1,0 +1,159 @@
+"""Workflow definitions and their validation.
+
+Validation names the offending field in the contract's terms
+(`workflow.tools[1].name`) so the server can hand it straight to the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+MAX_TOOLS = 128
+
+
+class WorkflowError(ValueError):
+    """The workflow or its options cannot run as given."""
+
+    def __init__(self, field_path: str, message: str) -> None:
+        super().__init__(f"{field_path}: {message}")
+        self.field = field_path
+        self.description = message
+
+
+@dataclass(frozen=True)
+class Prerequisite:
+    tool: str
+    match_arg: str = ""
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    prerequisites: list[Prerequisite] = field(default_factory=list)
+    validator: Draft202012Validator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.validator = Draft202012Validator(self.parameters)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    max_iterations: int = 10
+    max_retries: int = 3
+    max_tool_errors: int = 2
+    max_premature_attempts: int = 3
+    max_prereq_violations: int = 2
+    temperature: float = 0.0
+    max_tokens: int = 512
+    tool_timeout_s: float = 300.0
+    stream_chunks: bool = False
+    constrained_decoding: bool = True
+
+    def validate(self) -> None:
+        limits = {
+            "max_iterations": (self.max_iterations, 1, 1000),
+            "max_retries": (self.max_retries, 0, 100),
+            "max_tool_errors": (self.max_tool_errors, 0, 100),
+            "max_tokens": (self.max_tokens, 1, 65536),
+        }
+        for name, (value, lo, hi) in limits.items():
+            if not lo <= value <= hi:
+                raise WorkflowError(
+                    f"options.{name}", f"must be between {lo} and {hi}, got {value}"
+                )
+        if not 0.0 <= self.temperature <= 2.0:
+            raise WorkflowError("options.temperature", f"must be in [0, 2], got {self.temperature}")
+        if self.tool_timeout_s <= 0:
+            raise WorkflowError("options.tool_timeout_ms", "must be positive")
+
+
+@dataclass
+class Workflow:
+    name: str
+    tools: list[ToolSpec]
+    required_steps: list[str] = field(default_factory=list)
+    terminal_tools: list[str] = field(default_factory=list)
+    description: str = ""
+    system_prompt: str = ""
+
+    def __post_init__(self) -> None:
+        self.tools_by_name: dict[str, ToolSpec] = {t.name: t for t in self.tools}
+
+    @property
+    def terminal_set(self) -> frozenset[str]:
+        return frozenset(self.terminal_tools)
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return self.tools_by_name.get(name)
+
+    def default_system_prompt(self) -> str:
+        lines = [f"You are an agent that completes the task '{self.name}' by calling tools."]
+        if self.description:
+            lines.append(self.description)
+        return "\n".join(lines)
+
+
+def check_parameters_schema(schema: Any, field_path: str) -> None:
+    """A tool's parameters must be a valid JSON Schema describing an object."""
+    if not isinstance(schema, dict):
+        raise WorkflowError(field_path, "must be a JSON object (a JSON Schema)")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        suffix = f" at '{where}'" if where else ""
+        raise WorkflowError(
+            field_path, f"is not a valid JSON Schema{suffix}: {exc.message}"
+        ) from exc
+    if schema.get("type", "object") != "object":
+        raise WorkflowError(field_path, f"must describe an object, not {schema.get('type')!r}")
+
+
+def validate_workflow(wf: Workflow) -> None:
+    """Raise WorkflowError naming the first field that makes `wf` unrunnable."""
+    if not wf.tools:
+        raise WorkflowError("workflow.tools", "at least one tool is required")
+    if len(wf.tools) > MAX_TOOLS:
+        raise WorkflowError("workflow.tools", f"at most {MAX_TOOLS} tools are allowed")
+    seen: set[str] = set()
+    for i, tool in enumerate(wf.tools):
+        if not TOOL_NAME_RE.match(tool.name):
+            raise WorkflowError(
+                f"workflow.tools[{i}].name",
+                f"{tool.name!r} must match {TOOL_NAME_RE.pattern}",
+            )
+        if tool.name in seen:
+            raise WorkflowError(f"workflow.tools[{i}].name", f"duplicate tool name {tool.name!r}")
+        seen.add(tool.name)
+        check_parameters_schema(tool.parameters, f"workflow.tools[{i}].parameters_json_schema")
+    for i, tool in enumerate(wf.tools):
+        for j, prereq in enumerate(tool.prerequisites):
+            path = f"workflow.tools[{i}].prerequisites[{j}].tool"
+            if prereq.tool not in seen:
+                raise WorkflowError(path, f"unknown tool {prereq.tool!r}")
+            if prereq.tool == tool.name:
+                raise WorkflowError(path, "a tool cannot be its own prerequisite")
+    for i, step in enumerate(wf.required_steps):
+        if step not in seen:
+            raise WorkflowError(f"workflow.required_steps[{i}]", f"unknown tool {step!r}")
+        if step in wf.required_steps[:i]:
+            raise WorkflowError(f"workflow.required_steps[{i}]", f"duplicate step {step!r}")
+    if not wf.terminal_tools:
+        raise WorkflowError("workflow.terminal_tools", "at least one terminal tool is required")
+    for i, term in enumerate(wf.terminal_tools):
+        if term not in seen:
+            raise WorkflowError(
+                f"workflow.terminal_tools[{i}]", f"{term!r} is not among workflow.tools"
+            )
+        if term in wf.required_steps:
+            raise WorkflowError(
+                f"workflow.terminal_tools[{i}]", f"{term!r} cannot also be a required step"
+            )

@@ -1,0 +1,3 @@
+from forge_server.cli import main
+
+main()

@@ -1,0 +1,82 @@
+"""Building and running the gRPC server: service, health, reflection, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import forge_service_pb2_grpc as pb_grpc
+from forge_core.backends.base import Backend
+from forge_server.service import ForgeService
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ForgeService"].full_name
+
+
+@dataclass
+class ServerOptions:
+    host: str = "127.0.0.1"
+    port: int = 50051
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_active_runs: int = 1024
+    grace_s: float = 10.0
+
+
+class ForgeServer:
+    """A started grpc.aio server with the Forge, health and reflection services."""
+
+    def __init__(self, server: grpc.aio.Server, service: ForgeService, port: int) -> None:
+        self.server = server
+        self.service = service
+        self.port = port
+        self.health = health.aio.HealthServicer()
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace_s)
+
+
+async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", options.max_message_bytes),
+            ("grpc.max_send_message_length", options.max_message_bytes),
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    service = ForgeService(backend, max_active_runs=options.max_active_runs)
+    pb_grpc.add_ForgeServiceServicer_to_server(service, server)
+    port = server.add_insecure_port(f"{options.host}:{options.port}")
+    if port == 0:
+        raise OSError(f"cannot listen on {options.host}:{options.port}")
+    forge = ForgeServer(server, service, port)
+    health_pb2_grpc.add_HealthServicer_to_server(forge.health, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await forge.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return forge
+
+
+async def serve_until_signalled(forge: ForgeServer, grace_s: float) -> None:
+    """Serve until SIGTERM/SIGINT, then drain: new streams are refused, running
+    ones get `grace_s` seconds to finish before they are cancelled."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down (grace %.0fs)", grace_s)
+    await forge.stop(grace_s)

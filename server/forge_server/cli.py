@@ -1,0 +1,150 @@
+"""`forge-server`: the sidecar's command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from forge_core.backends.base import Backend
+from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.scripted import ScriptedBackend
+from forge_core.llama_process import (
+    LlamaServerConfig,
+    ManagedLlamaServer,
+    bundled_binary,
+    bundled_model,
+)
+from forge_server import __version__
+from forge_server.app import ServerOptions, serve_until_signalled, start_server
+
+log = logging.getLogger("forge_server")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    env = os.environ.get
+    p = argparse.ArgumentParser(
+        prog="forge-server",
+        description=(
+            "Forge gRPC sidecar: runs guarded tool-calling workflows against a local model. "
+            "With no backend flags it starts a managed llama-server with the bundled "
+            "Gemma 3 270M model."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"forge-server {__version__}")
+    net = p.add_argument_group("listening")
+    net.add_argument("--host", default=env("FORGE_HOST", "127.0.0.1"), help="address to bind")
+    net.add_argument(
+        "--port", type=int, default=int(env("FORGE_PORT", "50051")), help="port (0 picks one)"
+    )
+    net.add_argument("--max-message-bytes", type=int, default=16 * 1024 * 1024)
+    net.add_argument("--max-active-runs", type=int, default=1024)
+    net.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds to drain runs")
+
+    be = p.add_argument_group("backend")
+    be.add_argument("--backend", choices=["llama-server", "scripted"], default="llama-server")
+    be.add_argument(
+        "--llama-url",
+        default=env("FORGE_LLAMA_URL", ""),
+        help="use an external llama-server at this URL instead of starting one",
+    )
+    be.add_argument("--llama-binary", type=Path, help="llama-server binary (default: bundled)")
+    be.add_argument("--model", type=Path, help="GGUF model file (default: bundled Gemma 3 270M)")
+    be.add_argument("--ctx-size", type=int, default=8192, help="managed: total KV context")
+    be.add_argument("--slots", type=int, default=2, help="managed: parallel slots (--parallel)")
+    be.add_argument("--threads", type=int, default=0, help="managed: CPU threads (0 = auto)")
+    be.add_argument("--cache-type-k", default="", help="managed: KV cache type for K (e.g. q8_0)")
+    be.add_argument("--cache-type-v", default="", help="managed: KV cache type for V")
+    be.add_argument(
+        "--budget-mode",
+        choices=["backend", "manual", "forge-full"],
+        default="backend",
+        help="where the context budget comes from: the server's /props n_ctx, or --budget-tokens",
+    )
+    be.add_argument("--budget-tokens", type=int, default=0, help="budget for --budget-mode manual")
+    be.add_argument("--script", type=Path, help="scripted backend: JSON script file")
+    p.add_argument("--log-level", default=env("FORGE_LOG_LEVEL", "INFO"))
+    return p
+
+
+@contextlib.asynccontextmanager
+async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
+    if args.backend == "scripted":
+        if args.script is None:
+            raise SystemExit("--backend scripted needs --script FILE")
+        yield ScriptedBackend.from_file(args.script)
+        return
+    managed: ManagedLlamaServer | None = None
+    url = args.llama_url
+    try:
+        if not url:
+            config = LlamaServerConfig(
+                model_path=args.model or bundled_model(),
+                binary=args.llama_binary or bundled_binary(),
+                ctx_size=args.ctx_size,
+                slots=args.slots,
+                threads=args.threads,
+                cache_type_k=args.cache_type_k,
+                cache_type_v=args.cache_type_v,
+            )
+            managed = ManagedLlamaServer(config)
+            await managed.start()
+            url = managed.url
+        backend = await LlamaServerBackend.connect(
+            url,
+            budget_mode=args.budget_mode,
+            manual_budget_tokens=args.budget_tokens,
+            backend_mode="managed" if managed else "external",
+        )
+        try:
+            yield backend
+        finally:
+            await backend.aclose()
+    finally:
+        if managed is not None:
+            await managed.stop()
+
+
+async def serve(args: argparse.Namespace) -> None:
+    async with open_backend(args) as backend:
+        options = ServerOptions(
+            host=args.host,
+            port=args.port,
+            max_message_bytes=args.max_message_bytes,
+            max_active_runs=args.max_active_runs,
+            grace_s=args.shutdown_grace,
+        )
+        forge = await start_server(backend, options)
+        info = backend.info()
+        log.info(
+            "Forge %s listening on %s:%d | backend=%s (%s%s) model=%s "
+            "context_budget=%d tokens (%s) slots=%d",
+            __version__, args.host, forge.port, info.name, info.backend_mode,
+            f" {info.url}" if info.url else "", info.model,
+            info.context_budget_tokens, info.budget_mode, info.slots,
+        )  # fmt: skip
+        await serve_until_signalled(forge, options.grace_s)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # One line per model call is noise at INFO; the run log says what happened.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    if args.budget_mode == "manual" and args.budget_tokens <= 0:
+        raise SystemExit("--budget-mode manual needs --budget-tokens N")
+    asyncio.run(serve(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Translation between forge.v1 messages and forge_core types.
+
+Parsing errors are raised as WorkflowError with the field path in the
+contract's terms, so the service can return INVALID_ARGUMENT naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import messages_pb2 as mpb
+from forge.v1 import workflow_pb2 as wpb
+from forge_core.backends.base import Usage
+from forge_core.errors import FailureReason
+from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.workflow import (
+    Prerequisite,
+    RunOptions,
+    ToolSpec,
+    Workflow,
+    WorkflowError,
+    check_parameters_schema,
+    validate_workflow,
+)
+
+_ROLE_TO_PB = {
+    MessageRole.SYSTEM: mpb.ROLE_SYSTEM,
+    MessageRole.USER: mpb.ROLE_USER,
+    MessageRole.ASSISTANT: mpb.ROLE_ASSISTANT,
+    MessageRole.TOOL: mpb.ROLE_TOOL,
+}
+_ROLE_FROM_PB = {v: k for k, v in _ROLE_TO_PB.items()}
+
+_TYPE_TO_PB = {t: mpb.MessageType.Value(f"MESSAGE_TYPE_{t.name}") for t in MessageType}
+_TYPE_FROM_PB = {v: k for k, v in _TYPE_TO_PB.items()}
+
+_REASON_TO_PB = {r: pb.FailureReason.Value(f"FAILURE_REASON_{r.name}") for r in FailureReason}
+
+
+def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
+    tools = []
+    for i, spec in enumerate(msg.tools):
+        field_path = f"workflow.tools[{i}].parameters_json_schema"
+        parameters: Any = {"type": "object", "properties": {}}
+        if spec.parameters_json_schema.strip():
+            try:
+                parameters = json.loads(spec.parameters_json_schema)
+            except ValueError as exc:
+                raise WorkflowError(field_path, f"is not valid JSON: {exc}") from exc
+        check_parameters_schema(parameters, field_path)
+        tools.append(
+            ToolSpec(
+                name=spec.name,
+                description=spec.description,
+                parameters=parameters,
+                prerequisites=[Prerequisite(p.tool, p.match_arg) for p in spec.prerequisites],
+            )
+        )
+    wf = Workflow(
+        name=msg.name,
+        description=msg.description,
+        tools=tools,
+        required_steps=list(msg.required_steps),
+        terminal_tools=list(msg.terminal_tools),
+        system_prompt=msg.system_prompt,
+    )
+    validate_workflow(wf)
+    return wf
+
+
+def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
+    defaults = RunOptions()
+    opts = RunOptions(
+        max_iterations=msg.max_iterations or defaults.max_iterations,
+        max_retries=msg.max_retries if msg.HasField("max_retries") else defaults.max_retries,
+        max_tool_errors=(
+            msg.max_tool_errors if msg.HasField("max_tool_errors") else defaults.max_tool_errors
+        ),
+        temperature=msg.temperature if msg.HasField("temperature") else defaults.temperature,
+        max_tokens=msg.max_tokens or defaults.max_tokens,
+        tool_timeout_s=(msg.tool_timeout_ms / 1000.0)
+        if msg.tool_timeout_ms
+        else defaults.tool_timeout_s,
+        stream_chunks=msg.stream_chunks,
+        constrained_decoding=not msg.disable_constrained_decoding,
+    )
+    opts.validate()
+    return opts
+
+
+def message_from_pb(msg: mpb.Message, field_path: str) -> Message:
+    if msg.role not in _ROLE_FROM_PB:
+        raise WorkflowError(f"{field_path}.role", "must be set")
+    calls = []
+    for j, c in enumerate(msg.tool_calls):
+        try:
+            args = json.loads(c.arguments_json) if c.arguments_json else {}
+        except ValueError as exc:
+            raise WorkflowError(
+                f"{field_path}.tool_calls[{j}].arguments_json", f"is not valid JSON: {exc}"
+            ) from exc
+        if not isinstance(args, dict):
+            raise WorkflowError(f"{field_path}.tool_calls[{j}].arguments_json", "must be an object")
+        calls.append(ToolCallInfo(call_id=c.id, name=c.name, args=args))
+    mtype = _TYPE_FROM_PB.get(msg.type)
+    if mtype is None:
+        mtype = _default_type(_ROLE_FROM_PB[msg.role], bool(calls))
+    return Message(
+        role=_ROLE_FROM_PB[msg.role],
+        content=msg.content,
+        type=mtype,
+        step_index=msg.step_index if msg.HasField("step_index") else None,
+        tool_calls=calls,
+        tool_call_id=msg.tool_call_id,
+        tool_name=msg.tool_name,
+        transient=msg.transient,
+    )
+
+
+def _default_type(role: MessageRole, has_calls: bool) -> MessageType:
+    if role is MessageRole.SYSTEM:
+        return MessageType.SYSTEM_PROMPT
+    if role is MessageRole.USER:
+        return MessageType.USER_INPUT
+    if role is MessageRole.TOOL:
+        return MessageType.TOOL_RESULT
+    return MessageType.TOOL_CALL if has_calls else MessageType.TEXT_RESPONSE
+
+
+def message_to_pb(msg: Message) -> mpb.Message:
+    out = mpb.Message(
+        role=_ROLE_TO_PB[msg.role],
+        content=msg.content,
+        type=_TYPE_TO_PB[msg.type],
+        tool_calls=[
+            mpb.ToolCall(id=c.call_id, name=c.name, arguments_json=c.arguments_json())
+            for c in msg.tool_calls
+        ],
+        tool_call_id=msg.tool_call_id,
+        tool_name=msg.tool_name,
+        transient=msg.transient,
+    )
+    if msg.step_index is not None:
+        out.step_index = msg.step_index
+    return out
+
+
+def usage_to_pb(usage: Usage | None) -> pb.Usage:
+    if usage is None:
+        return pb.Usage()
+    return pb.Usage(
+        model_calls=usage.model_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        prompt_ms=usage.prompt_ms,
+        generation_ms=usage.generation_ms,
+    )
+
+
+def reason_to_pb(reason: FailureReason) -> pb.FailureReason.ValueType:
+    return _REASON_TO_PB[reason]

@@ -1,0 +1,73 @@
+"""Tool execution by the client: calls go down the stream, results come back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from forge.v1 import forge_service_pb2 as pb
+from forge_core.loop import ToolErrorKind, ToolOutcome
+from forge_core.messages import ToolCallInfo
+
+
+class StreamToolExecutor:
+    """Sends one ToolCallRequest per call and waits for the matching ToolResult.
+
+    The calls of a batch are all sent before any result is awaited, so the
+    client can run them concurrently and answer in any order.
+    """
+
+    def __init__(self, send: Callable[[pb.RunResponse], Awaitable[None]], timeout_s: float) -> None:
+        self._send = send
+        self._timeout_s = timeout_s
+        self._pending: dict[str, asyncio.Future[ToolOutcome]] = {}
+
+    def resolve(self, result: pb.ToolResult) -> bool:
+        """Deliver a client's result; False when no call with that id is waiting."""
+        future = self._pending.get(result.call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(_outcome(result))
+        return True
+
+    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        loop = asyncio.get_running_loop()
+        futures = {c.call_id: loop.create_future() for c in calls}
+        self._pending.update(futures)
+        try:
+            for call in calls:
+                await self._send(
+                    pb.RunResponse(
+                        tool_call=pb.ToolCallRequest(
+                            call_id=call.call_id,
+                            tool_name=call.name,
+                            arguments_json=call.arguments_json(),
+                            iteration=iteration,
+                        )
+                    )
+                )
+            return list(await asyncio.gather(*(self._wait(c, futures[c.call_id]) for c in calls)))
+        finally:
+            for call_id in futures:
+                self._pending.pop(call_id, None)
+
+    async def _wait(self, call: ToolCallInfo, future: asyncio.Future[ToolOutcome]) -> ToolOutcome:
+        try:
+            return await asyncio.wait_for(future, self._timeout_s)
+        except TimeoutError:
+            return ToolOutcome(
+                error=f"the client sent no result for {call.name!r} within {self._timeout_s:g}s",
+                error_kind=ToolErrorKind.HARD,
+            )
+
+
+def _outcome(result: pb.ToolResult) -> ToolOutcome:
+    if result.WhichOneof("outcome") == "error":
+        kind = (
+            ToolErrorKind.RESOLUTION
+            if result.error.kind == pb.TOOL_ERROR_KIND_RESOLUTION
+            else ToolErrorKind.HARD
+        )
+        prefix = f"{result.error.type}: " if result.error.type else ""
+        return ToolOutcome(error=prefix + result.error.message, error_kind=kind)
+    return ToolOutcome(output=result.output)

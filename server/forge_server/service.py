@@ -1,0 +1,292 @@
+"""The forge.v1.ForgeService implementation.
+
+Each Run stream gets three cooperating pieces: the engine task (the loop,
+pushing events into an outbox), a reader task (routing the client's tool
+results and cancels), and the handler itself, which drains the outbox onto the
+wire. Whatever ends the stream — completion, protocol error, client
+disconnect — the handler's `finally` cancels the other two, so nothing of a
+run outlives its stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import forge_service_pb2_grpc as pb_grpc
+from forge_core.backends.base import Backend, StreamChunk
+from forge_core.errors import FailureReason, ForgeError
+from forge_core.loop import run_workflow
+from forge_core.messages import Message
+from forge_core.workflow import RunOptions, Workflow, WorkflowError
+from forge_server import __version__
+from forge_server.convert import (
+    message_from_pb,
+    message_to_pb,
+    options_from_pb,
+    reason_to_pb,
+    usage_to_pb,
+    workflow_from_pb,
+)
+from forge_server.errors import RequestRejected
+from forge_server.executor import StreamToolExecutor
+
+log = logging.getLogger(__name__)
+
+_CHUNK_TO_PB = {
+    "text_delta": pb.CHUNK_TYPE_TEXT_DELTA,
+    "tool_call_delta": pb.CHUNK_TYPE_TOOL_CALL_DELTA,
+    "final": pb.CHUNK_TYPE_FINAL,
+    "retry": pb.CHUNK_TYPE_RETRY,
+}
+
+# Bounded so a client that stops reading slows its own run instead of growing
+# the server's memory.
+OUTBOX_SIZE = 256
+
+
+@dataclass
+class _Start:
+    workflow: Workflow
+    options: RunOptions
+    user_message: str
+    prior: list[Message]
+    labels: dict[str, str]
+
+
+class ForgeService(pb_grpc.ForgeServiceServicer):
+    def __init__(self, backend: Backend, *, max_active_runs: int = 1024) -> None:
+        self.backend = backend
+        self.max_active_runs = max_active_runs
+        self.active_runs = 0
+
+    async def GetServerInfo(
+        self, request: pb.GetServerInfoRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.GetServerInfoResponse:
+        info = self.backend.info()
+        return pb.GetServerInfoResponse(
+            version=__version__,
+            backend=info.name,
+            model=info.model,
+            context_budget_tokens=info.context_budget_tokens,
+            budget_mode=info.budget_mode,
+            slots=info.slots,
+            backend_mode=info.backend_mode,
+            backend_url=info.url,
+            tool_call_mode=info.tool_call_mode,
+            active_runs=self.active_runs,
+        )
+
+    async def Run(
+        self,
+        request_iterator: AsyncIterator[pb.RunRequest],
+        context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
+    ) -> AsyncIterator[pb.RunResponse]:
+        try:
+            start = await self._read_start(request_iterator)
+            if self.active_runs >= self.max_active_runs:
+                raise RequestRejected(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    "SERVER_BUSY",
+                    "",
+                    f"the server already runs {self.active_runs} workflows; retry later",
+                )
+        except RequestRejected as exc:
+            await _abort(context, exc)
+            return
+
+        run_id = uuid.uuid4().hex
+        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(OUTBOX_SIZE)
+        executor = StreamToolExecutor(outbox.put, start.options.tool_timeout_s)
+        cancel = asyncio.Event()
+        info = self.backend.info()
+        self.active_runs += 1
+        log.info(
+            "run %s started: workflow=%r tools=%d labels=%s",
+            run_id, start.workflow.name, len(start.workflow.tools), start.labels,
+        )  # fmt: skip
+        engine = asyncio.create_task(self._engine(run_id, start, executor, cancel, outbox))
+        reader = asyncio.create_task(self._read_rest(request_iterator, executor, cancel, outbox))
+        try:
+            yield pb.RunResponse(
+                run_started=pb.RunStarted(
+                    run_id=run_id,
+                    backend=info.name,
+                    model=info.model,
+                    context_budget_tokens=info.context_budget_tokens,
+                )
+            )
+            while True:
+                item = await outbox.get()
+                if item is None:
+                    return
+                if isinstance(item, RequestRejected):
+                    log.info("run %s rejected: %s", run_id, item.message)
+                    await _abort(context, item)
+                    return
+                yield item
+        finally:
+            self.active_runs -= 1
+            for task in (engine, reader):
+                task.cancel()
+            await asyncio.gather(engine, reader, return_exceptions=True)
+            log.info("run %s closed", run_id)
+
+    async def _read_start(self, requests: AsyncIterator[pb.RunRequest]) -> _Start:
+        try:
+            first = await anext(requests)
+        except StopAsyncIteration:
+            raise RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_REQUEST",
+                "start",
+                "the stream closed before a start message",
+            ) from None
+        if first.WhichOneof("kind") != "start":
+            raise RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_REQUEST",
+                "start",
+                f"the first message must be 'start', got {first.WhichOneof('kind')!r}",
+            )
+        msg = first.start
+        try:
+            if not msg.HasField("workflow"):
+                raise WorkflowError("start.workflow", "is required")
+            workflow = workflow_from_pb(msg.workflow)
+            options = options_from_pb(msg.options)
+            prior = [
+                message_from_pb(m, f"start.prior_messages[{i}]")
+                for i, m in enumerate(msg.prior_messages)
+            ]
+            if not msg.user_message.strip():
+                raise WorkflowError("start.user_message", "must not be empty")
+        except WorkflowError as exc:
+            raise RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT, "INVALID_WORKFLOW", exc.field, str(exc)
+            ) from exc
+        return _Start(workflow, options, msg.user_message, prior, dict(msg.labels))
+
+    async def _engine(
+        self,
+        run_id: str,
+        start: _Start,
+        executor: StreamToolExecutor,
+        cancel: asyncio.Event,
+        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
+    ) -> None:
+        async def on_message(message: Message, index: int) -> None:
+            await outbox.put(
+                pb.RunResponse(
+                    message_appended=pb.MessageAppended(message=message_to_pb(message), index=index)
+                )
+            )
+
+        async def on_chunk(chunk: StreamChunk, iteration: int) -> None:
+            await outbox.put(
+                pb.RunResponse(
+                    chunk=pb.StreamChunk(
+                        type=_CHUNK_TO_PB[chunk.type.value],
+                        content=chunk.content,
+                        iteration=iteration,
+                    )
+                )
+            )
+
+        try:
+            result = await run_workflow(
+                start.workflow,
+                start.user_message,
+                backend=self.backend,
+                executor=executor,
+                options=start.options,
+                prior_messages=start.prior,
+                on_message=on_message,
+                on_chunk=on_chunk,
+                cancel=cancel,
+                run_id=run_id,
+            )
+        except ForgeError as exc:
+            log.info("run %s failed: %s %s", run_id, exc.reason.value, exc.message)
+            await outbox.put(_failed(exc.reason, exc.message, exc))
+        except Exception as exc:
+            log.exception("run %s crashed", run_id)
+            await outbox.put(_failed(FailureReason.INTERNAL, f"internal error: {exc!r}", None))
+        else:
+            log.info(
+                "run %s completed by %s after %d iterations",
+                run_id, result.terminal_tool, result.iterations,
+            )  # fmt: skip
+            await outbox.put(
+                pb.RunResponse(
+                    run_completed=pb.RunCompleted(
+                        terminal_tool=result.terminal_tool,
+                        terminal_call_id=result.terminal_call_id,
+                        result=result.result,
+                        iterations=result.iterations,
+                        usage=usage_to_pb(result.usage),
+                        transcript=[message_to_pb(m) for m in result.transcript],
+                    )
+                )
+            )
+        await outbox.put(None)
+
+    async def _read_rest(
+        self,
+        requests: AsyncIterator[pb.RunRequest],
+        executor: StreamToolExecutor,
+        cancel: asyncio.Event,
+        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
+    ) -> None:
+        async for request in requests:
+            kind = request.WhichOneof("kind")
+            if kind == "tool_result":
+                if not executor.resolve(request.tool_result):
+                    await outbox.put(
+                        RequestRejected(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            "UNKNOWN_CALL_ID",
+                            "tool_result.call_id",
+                            f"tool_result.call_id {request.tool_result.call_id!r} does not match "
+                            "any tool call the server is waiting for",
+                        )
+                    )
+                    return
+            elif kind == "cancel":
+                cancel.set()
+            else:
+                await outbox.put(
+                    RequestRejected(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        "INVALID_REQUEST",
+                        kind or "kind",
+                        f"unexpected {kind or 'empty'} message after start",
+                    )
+                )
+                return
+        # The client half-closed: nobody will answer further tool calls.
+        cancel.set()
+
+
+def _failed(reason: FailureReason, message: str, exc: ForgeError | None) -> pb.RunResponse:
+    return pb.RunResponse(
+        run_failed=pb.RunFailed(
+            reason=reason_to_pb(reason),
+            message=message,
+            details=exc.details if exc else {},
+            iterations=exc.iterations if exc else 0,
+            usage=usage_to_pb(exc.usage if exc else None),
+            transcript=[message_to_pb(m) for m in exc.transcript] if exc else [],
+        )
+    )
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: RequestRejected) -> None:
+    await context.abort(exc.code, exc.message, trailing_metadata=exc.trailing_metadata())
