@@ -202,7 +202,7 @@ class _Run:
         request = ChatRequest(
             run_id=self.run_id,
             workflow_name=self.wf.name,
-            messages=self.transcript,
+            messages=list(self.transcript),
             tools=self.wf.tools,
             allowed=self.steps.allowed_tools() if self.opts.constrained_decoding else [],
             constrained=self.opts.constrained_decoding,
