@@ -152,6 +152,13 @@ class _Run:
         self.tool_errors = 0
         self.premature = 0
         self.prereq_violations = 0
+        self.call_seq = 0
+
+    def next_call_id(self) -> str:
+        # Numbered across the whole transcript (prior turns included) so a
+        # continued conversation never reuses an id.
+        self.call_seq += 1
+        return f"call_{self.call_seq}"
 
     async def append(self, message: Message) -> None:
         self.transcript.append(message)
@@ -165,6 +172,7 @@ class _Run:
             prompt = self.wf.system_prompt or self.wf.default_system_prompt()
             await self.append(Message(MessageRole.SYSTEM, prompt, MessageType.SYSTEM_PROMPT))
             self.transcript.extend(prior)
+        self.call_seq = sum(len(m.tool_calls) for m in prior)
         await self.append(Message(MessageRole.USER, user_message, MessageType.USER_INPUT))
 
         while self.iteration < self.opts.max_iterations:
@@ -183,10 +191,7 @@ class _Run:
         calls = await self.next_calls()
         if calls is None:
             return None
-        infos = [
-            ToolCallInfo(call_id=f"call_{self.iteration}_{i}", name=c.name, args=c.args)
-            for i, c in enumerate(calls)
-        ]
+        infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
         if not await self.check_steps(infos):
@@ -354,7 +359,22 @@ class _Run:
 
     async def run_tools(self, infos: list[ToolCallInfo]) -> RunResult | None:
         await self.append(self.tool_call_message(infos))
-        outcomes = await self.until_cancelled(self.executor.execute(infos, self.iteration))
+        try:
+            outcomes = await self.until_cancelled(self.executor.execute(infos, self.iteration))
+        except WorkflowCancelledError:
+            # Answer every call so the transcript stays valid if it is reused.
+            for call in infos:
+                await self.append(
+                    Message(
+                        MessageRole.TOOL,
+                        "[Cancelled] the run was cancelled before this tool returned.",
+                        MessageType.TOOL_RESULT,
+                        step_index=self.iteration,
+                        tool_call_id=call.call_id,
+                        tool_name=call.name,
+                    )
+                )
+            raise
         if len(outcomes) != len(infos):
             raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(infos)} calls")
         terminal_result: tuple[ToolCallInfo, str] | None = None

@@ -54,31 +54,21 @@ def _as_calls(value: Any) -> list[ToolCall]:
 
 
 def _json_objects(text: str) -> list[Any]:
-    """Every top-level balanced {...} in `text` that parses as JSON."""
+    """Every JSON object embedded in `text`, left to right.
+
+    Tries a JSON decode at each '{' not inside an object already found, so a
+    stray brace in prose cannot hide a call that follows it, and braces inside
+    JSON strings are handled by the decoder itself.
+    """
+    decoder = json.JSONDecoder()
     found: list[Any] = []
-    depth = 0
-    start = -1
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            pos = text.find("{", pos + 1)
             continue
-        if ch == '"' and depth > 0:
-            in_string = True
-        elif ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                parsed = _loads(text[start : i + 1])
-                if parsed is not None:
-                    found.append(parsed)
+        found.append(value)
+        pos = text.find("{", end)
     return found

@@ -141,6 +141,7 @@ def validate_workflow(wf: Workflow) -> None:
                 raise WorkflowError(path, f"unknown tool {prereq.tool!r}")
             if prereq.tool == tool.name:
                 raise WorkflowError(path, "a tool cannot be its own prerequisite")
+    _check_prerequisite_cycles(wf)
     for i, step in enumerate(wf.required_steps):
         if step not in seen:
             raise WorkflowError(f"workflow.required_steps[{i}]", f"unknown tool {step!r}")
@@ -149,6 +150,8 @@ def validate_workflow(wf: Workflow) -> None:
     if not wf.terminal_tools:
         raise WorkflowError("workflow.terminal_tools", "at least one terminal tool is required")
     for i, term in enumerate(wf.terminal_tools):
+        if term in wf.terminal_tools[:i]:
+            raise WorkflowError(f"workflow.terminal_tools[{i}]", f"duplicate tool {term!r}")
         if term not in seen:
             raise WorkflowError(
                 f"workflow.terminal_tools[{i}]", f"{term!r} is not among workflow.tools"
@@ -157,3 +160,26 @@ def validate_workflow(wf: Workflow) -> None:
             raise WorkflowError(
                 f"workflow.terminal_tools[{i}]", f"{term!r} cannot also be a required step"
             )
+
+
+def _check_prerequisite_cycles(wf: Workflow) -> None:
+    """Tools that (transitively) require each other can never run."""
+    index = {t.name: i for i, t in enumerate(wf.tools)}
+    needs = {t.name: [p.tool for p in t.prerequisites] for t in wf.tools}
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in done:
+            return
+        for j, dep in enumerate(needs[name]):
+            if dep in path:
+                cycle = " -> ".join([*path[path.index(dep) :], dep])
+                raise WorkflowError(
+                    f"workflow.tools[{index[name]}].prerequisites[{j}].tool",
+                    f"prerequisite cycle {cycle}: none of these tools could ever run",
+                )
+            visit(dep, [*path, dep])
+        done.add(name)
+
+    for tool in wf.tools:
+        visit(tool.name, [tool.name])
