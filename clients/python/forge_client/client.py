@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,7 +250,7 @@ class RunStream:
         self.run_id = ""
         self.result: RunResult | None = None
 
-    def __aiter__(self) -> AsyncIterator[Event]:
+    def __aiter__(self) -> AsyncGenerator[Event, None]:
         return self._events()
 
     async def cancel(self, reason: str = "") -> None:
@@ -270,7 +270,7 @@ class RunStream:
             if not self._call.done():
                 await self._call.write(request)
 
-    async def _events(self) -> AsyncIterator[Event]:
+    async def _events(self) -> AsyncGenerator[Event, None]:
         try:
             await self._write(pb.RunRequest(start=self._start))
             while True:
