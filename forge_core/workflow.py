@@ -55,7 +55,35 @@ class RunOptions:
     max_tokens: int = 512
     tool_timeout_s: float = 300.0
     stream_chunks: bool = False
+    parallel_tool_calls: bool = False
+    # Guardrails (ablation switches): every one is on by default.
     constrained_decoding: bool = True
+    rescue: bool = True
+    retry_nudges: bool = True
+    step_enforcement: bool = True
+    error_recovery: bool = True
+    compaction: bool = True
+    coercion: bool = True
+    # "both": constraint + nudges; "constraint": allowed-set only; "nudge": only nudges.
+    enforcement: str = "both"
+    # "none" | "keep_last" | "full": which earlier reasoning goes back to the model.
+    reasoning_replay: str = "keep_last"
+
+    @property
+    def retry_budget(self) -> int:
+        return self.max_retries if self.retry_nudges else 0
+
+    @property
+    def tool_error_budget(self) -> int:
+        return self.max_tool_errors if self.error_recovery else 0
+
+    @property
+    def constrain_steps(self) -> bool:
+        return self.step_enforcement and self.enforcement in ("both", "constraint")
+
+    @property
+    def nudge_steps(self) -> bool:
+        return self.step_enforcement and self.enforcement in ("both", "nudge")
 
     def validate(self) -> None:
         limits = {

@@ -5,7 +5,8 @@ script file (`forge-server --backend scripted --script FILE`), so tests in Go
 or TypeScript drive the real server through exact guardrail paths. Each run
 replays the script of its workflow's name from the start.
 
-Script file: {"<workflow name or *>": [turn, ...]} where a turn is
+Script file: {"<workflow name or *>": [turn, ...]}, or a directory of
+conformance cases (each case's `script` keyed by its workflow name). A turn is
 {"text": "..."} or {"tool_calls": [{"name": "...", "args": {...}}]}, with an
 optional "delay_ms".
 """
@@ -82,8 +83,15 @@ class ScriptedBackend:
     _cursor: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_file(cls, path: Path) -> ScriptedBackend:
-        raw = json.loads(path.read_text())
+    def from_path(cls, path: Path) -> ScriptedBackend:
+        """A script file, or a directory of conformance cases (tests/conformance)."""
+        raw: dict[str, list[dict[str, Any]]] = {}
+        if path.is_dir():
+            for case_file in sorted(path.glob("*.json")):
+                case = json.loads(case_file.read_text())
+                raw[case["workflow"]["name"]] = case["script"]
+        else:
+            raw = json.loads(path.read_text())
         scripts = {name: [Turn.from_json(t) for t in turns] for name, turns in raw.items()}
         return cls(scripts=scripts)
 

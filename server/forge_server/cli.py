@@ -68,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the context budget comes from: the server's /props n_ctx, or --budget-tokens",
     )
     be.add_argument("--budget-tokens", type=int, default=0, help="budget for --budget-mode manual")
-    be.add_argument("--script", type=Path, help="scripted backend: JSON script file")
+    be.add_argument(
+        "--script",
+        type=Path,
+        help="scripted backend: JSON script file, or a directory of conformance cases",
+    )
     p.add_argument("--log-level", default=env("FORGE_LOG_LEVEL", "INFO"))
     return p
 
@@ -78,7 +82,7 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
     if args.backend == "scripted":
         if args.script is None:
             raise SystemExit("--backend scripted needs --script FILE")
-        yield ScriptedBackend.from_file(args.script)
+        yield ScriptedBackend.from_path(args.script)
         return
     managed: ManagedLlamaServer | None = None
     url = args.llama_url

@@ -70,8 +70,21 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
     return wf
 
 
+_ENFORCEMENT = {
+    wpb.ENFORCEMENT_MODE_BOTH: "both",
+    wpb.ENFORCEMENT_MODE_CONSTRAINT: "constraint",
+    wpb.ENFORCEMENT_MODE_NUDGE: "nudge",
+}
+_REPLAY = {
+    wpb.REASONING_REPLAY_NONE: "none",
+    wpb.REASONING_REPLAY_KEEP_LAST: "keep_last",
+    wpb.REASONING_REPLAY_FULL: "full",
+}
+
+
 def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
     defaults = RunOptions()
+    g = msg.guardrails
     opts = RunOptions(
         max_iterations=msg.max_iterations or defaults.max_iterations,
         max_retries=msg.max_retries if msg.HasField("max_retries") else defaults.max_retries,
@@ -84,7 +97,16 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         if msg.tool_timeout_ms
         else defaults.tool_timeout_s,
         stream_chunks=msg.stream_chunks,
-        constrained_decoding=not msg.disable_constrained_decoding,
+        parallel_tool_calls=msg.parallel_tool_calls,
+        constrained_decoding=not g.disable_constrained_decoding,
+        rescue=not g.disable_rescue,
+        retry_nudges=not g.disable_retry_nudges,
+        step_enforcement=not g.disable_step_enforcement,
+        error_recovery=not g.disable_error_recovery,
+        compaction=not g.disable_compaction,
+        coercion=not g.disable_coercion,
+        enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
+        reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
     )
     opts.validate()
     return opts

@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 import pydantic
@@ -43,7 +43,17 @@ class RunOptions:
     max_tokens: int | None = None
     tool_timeout_s: float | None = None
     stream_chunks: bool = False
+    parallel_tool_calls: bool = False
+    # Guardrails, all on by default; turn one off to measure what it does.
     constrained_decoding: bool = True
+    rescue: bool = True
+    retry_nudges: bool = True
+    step_enforcement: bool = True
+    error_recovery: bool = True
+    compaction: bool = True
+    coercion: bool = True
+    enforcement: Literal["both", "constraint", "nudge"] = "both"
+    reasoning_replay: Literal["none", "keep_last", "full"] = "keep_last"
 
     def to_proto(self) -> wpb.RunOptions:
         msg = wpb.RunOptions(
@@ -51,7 +61,22 @@ class RunOptions:
             max_tokens=self.max_tokens or 0,
             tool_timeout_ms=int((self.tool_timeout_s or 0) * 1000),
             stream_chunks=self.stream_chunks,
-            disable_constrained_decoding=not self.constrained_decoding,
+            parallel_tool_calls=self.parallel_tool_calls,
+            guardrails=wpb.Guardrails(
+                disable_constrained_decoding=not self.constrained_decoding,
+                disable_rescue=not self.rescue,
+                disable_retry_nudges=not self.retry_nudges,
+                disable_step_enforcement=not self.step_enforcement,
+                disable_error_recovery=not self.error_recovery,
+                disable_compaction=not self.compaction,
+                disable_coercion=not self.coercion,
+                enforcement=wpb.EnforcementMode.Value(
+                    f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
+                ),
+            ),
+            reasoning_replay=wpb.ReasoningReplay.Value(
+                f"REASONING_REPLAY_{self.reasoning_replay.upper()}"
+            ),
         )
         if self.max_retries is not None:
             msg.max_retries = self.max_retries

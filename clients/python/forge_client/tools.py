@@ -27,12 +27,17 @@ class Tool:
     name: str
     description: str
     fn: Callable[..., Any]
-    args_model: type[BaseModel]
+    # None for tools declared with a raw JSON Schema: fn then gets the
+    # arguments dict (the server has already validated it against the schema).
+    args_model: type[BaseModel] | None
     # True when fn takes the model instance itself rather than keyword args.
     takes_model: bool = False
     prerequisites: list[Prerequisite] = field(default_factory=list)
+    raw_schema: dict[str, Any] | None = None
 
     def json_schema(self) -> dict[str, Any]:
+        if self.args_model is None:
+            return self.raw_schema or {"type": "object", "properties": {}}
         return self.args_model.model_json_schema()
 
     async def invoke(self, arguments_json: str) -> Any:
@@ -41,16 +46,46 @@ class Tool:
         Synchronous functions run in a worker thread so a slow tool does not
         stall the stream (and other tools of the same turn).
         """
+        if self.args_model is None:
+            call_args: tuple[Any, ...] = (json.loads(arguments_json or "{}"),)
+            return await _call(self.fn, call_args, {})
         parsed = self.args_model.model_validate_json(arguments_json or "{}")
         if self.takes_model:
-            call_args: tuple[Any, ...] = (parsed,)
+            call_args = (parsed,)
             call_kwargs: dict[str, Any] = {}
         else:
             call_args = ()
             call_kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
-        if inspect.iscoroutinefunction(self.fn):
-            return await self.fn(*call_args, **call_kwargs)
-        return await asyncio.to_thread(self.fn, *call_args, **call_kwargs)
+        return await _call(self.fn, call_args, call_kwargs)
+
+
+async def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args, **kwargs)
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def tool_from_schema(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    fn: Callable[[dict[str, Any]], Any],
+    *,
+    prerequisites: list[str | Prerequisite] | None = None,
+) -> Tool:
+    """A tool declared with a plain JSON Schema; `fn(arguments_dict)` runs it."""
+    return Tool(
+        name=name,
+        description=description,
+        fn=fn,
+        args_model=None,
+        prerequisites=_prerequisites(prerequisites),
+        raw_schema=parameters,
+    )
+
+
+def _prerequisites(items: list[str | Prerequisite] | None) -> list[Prerequisite]:
+    return [p if isinstance(p, Prerequisite) else Prerequisite(p) for p in items or []]
 
 
 def tool_from_function(
@@ -90,9 +125,7 @@ def tool_from_function(
         fn=fn,
         args_model=model,
         takes_model=takes_model,
-        prerequisites=[
-            p if isinstance(p, Prerequisite) else Prerequisite(p) for p in prerequisites or []
-        ],
+        prerequisites=_prerequisites(prerequisites),
     )
 
 

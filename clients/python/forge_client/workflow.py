@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from forge.v1 import workflow_pb2 as wpb
-from forge_client.tools import Prerequisite, Tool, tool_from_function
+from forge_client.tools import Prerequisite, Tool, tool_from_function, tool_from_schema
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,10 +22,19 @@ class Workflow:
     ...     return "sunny"
     """
 
-    def __init__(self, name: str, description: str = "", *, system_prompt: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        system_prompt: str = "",
+        respond_tool: bool = False,
+    ) -> None:
         self.name = name
         self.description = description
         self.system_prompt = system_prompt
+        # The server's built-in terminal `respond(message)` tool.
+        self.respond_tool = respond_tool
         self.tools: dict[str, Tool] = {}
         self.required_steps: list[str] = []
         self.terminal_tools: list[str] = []
@@ -81,6 +90,24 @@ class Workflow:
         prerequisites: list[str | Prerequisite] | None = None,
     ) -> Tool:
         t = tool_from_function(fn, name=name, description=description, prerequisites=prerequisites)
+        return self._register(t, required=required, terminal=terminal)
+
+    def add_schema_tool(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[[dict[str, Any]], Any],
+        *,
+        required: bool = False,
+        terminal: bool = False,
+        prerequisites: list[str | Prerequisite] | None = None,
+    ) -> Tool:
+        """Register a tool by plain JSON Schema; `fn` receives the arguments dict."""
+        t = tool_from_schema(name, description, parameters, fn, prerequisites=prerequisites)
+        return self._register(t, required=required, terminal=terminal)
+
+    def _register(self, t: Tool, *, required: bool, terminal: bool) -> Tool:
         if t.name in self.tools:
             raise ValueError(f"workflow {self.name!r} already has a tool named {t.name!r}")
         self.tools[t.name] = t
@@ -105,6 +132,7 @@ class Workflow:
             name=self.name,
             description=self.description,
             system_prompt=self.system_prompt,
+            respond_tool=self.respond_tool,
             required_steps=self.required_steps,
             terminal_tools=self.terminal_tools,
             tools=[

@@ -26,7 +26,7 @@ from forge.v1 import messages_pb2 as forge_dot_v1_dot_messages__pb2
 from forge.v1 import workflow_pb2 as forge_dot_v1_dot_workflow__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66orge/v1/forge_service.proto\x12\x08\x66orge.v1\x1a\x17\x66orge/v1/messages.proto\x1a\x17\x66orge/v1/workflow.proto\"\x8d\x01\n\nRunRequest\x12#\n\x05start\x18\x01 \x01(\x0b\x32\x12.forge.v1.StartRunH\x00\x12+\n\x0btool_result\x18\x02 \x01(\x0b\x32\x14.forge.v1.ToolResultH\x00\x12%\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x13.forge.v1.CancelRunH\x00\x42\x06\n\x04kind\"\xad\x02\n\x0bRunResponse\x12+\n\x0brun_started\x18\x01 \x01(\x0b\x32\x14.forge.v1.RunStartedH\x00\x12&\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x15.forge.v1.StreamChunkH\x00\x12.\n\ttool_call\x18\x03 \x01(\x0b\x32\x19.forge.v1.ToolCallRequestH\x00\x12\x35\n\x10message_appended\x18\x04 \x01(\x0b\x32\x19.forge.v1.MessageAppendedH\x00\x12/\n\rrun_completed\x18\x05 \x01(\x0b\x32\x16.forge.v1.RunCompletedH\x00\x12)\n\nrun_failed\x18\x06 \x01(\x0b\x32\x13.forge.v1.RunFailedH\x00\x42\x06\n\x04kind\"\xf7\x01\n\x08StartRun\x12$\n\x08workflow\x18\x01 \x01(\x0b\x32\x12.forge.v1.Workflow\x12\x14\n\x0cuser_message\x18\x02 \x01(\t\x12)\n\x0eprior_messages\x18\x03 \x03(\x0b\x32\x11.forge.v1.Message\x12%\n\x07options\x18\x04 \x01(\x0b\x32\x14.forge.v1.RunOptions\x12.\n\x06labels\x18\x05 \x03(\x0b\x32\x1e.forge.v1.StartRun.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"Q\n\tToolError\x12\x0f\n\x07message\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.forge.v1.ToolErrorKind\x12\x0c\n\x04type\x18\x03 \x01(\t\"`\n\nToolResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x10\n\x06output\x18\x02 \x01(\tH\x00\x12$\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x13.forge.v1.ToolErrorH\x00\x42\t\n\x07outcome\"\x1b\n\tCancelRun\x12\x0e\n\x06reason\x18\x01 \x01(\t\"[\n\nRunStarted\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x1d\n\x15\x63ontext_budget_tokens\x18\x04 \x01(\r\"T\n\x0bStreamChunk\x12!\n\x04type\x18\x01 \x01(\x0e\x32\x13.forge.v1.ChunkType\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x11\n\titeration\x18\x03 \x01(\r\"`\n\x0fToolCallRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x11\n\titeration\x18\x04 \x01(\r\"D\n\x0fMessageAppended\x12\"\n\x07message\x18\x01 \x01(\x0b\x32\x11.forge.v1.Message\x12\r\n\x05index\x18\x02 \x01(\r\"\x96\x01\n\x05Usage\x12\x13\n\x0bmodel_calls\x18\x01 \x01(\r\x12\x15\n\rprompt_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63ompletion_tokens\x18\x03 \x01(\x04\x12\x1c\n\x14\x63\x61\x63hed_prompt_tokens\x18\x04 \x01(\x04\x12\x11\n\tprompt_ms\x18\x05 \x01(\x01\x12\x15\n\rgeneration_ms\x18\x06 \x01(\x01\"\xaa\x01\n\x0cRunCompleted\x12\x15\n\rterminal_tool\x18\x01 \x01(\t\x12\x0e\n\x06result\x18\x02 \x01(\t\x12\x12\n\niterations\x18\x03 \x01(\r\x12\x1e\n\x05usage\x18\x04 \x01(\x0b\x32\x0f.forge.v1.Usage\x12%\n\ntranscript\x18\x05 \x03(\x0b\x32\x11.forge.v1.Message\x12\x18\n\x10terminal_call_id\x18\x06 \x01(\t\"\x83\x02\n\tRunFailed\x12\'\n\x06reason\x18\x01 \x01(\x0e\x32\x17.forge.v1.FailureReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x31\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32 .forge.v1.RunFailed.DetailsEntry\x12\x12\n\niterations\x18\x04 \x01(\r\x12\x1e\n\x05usage\x18\x05 \x01(\x0b\x32\x0f.forge.v1.Usage\x12%\n\ntranscript\x18\x06 \x03(\x0b\x32\x11.forge.v1.Message\x1a.\n\x0c\x44\x65tailsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x16\n\x14GetServerInfoRequest\"\xe3\x01\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x1d\n\x15\x63ontext_budget_tokens\x18\x04 \x01(\r\x12\x13\n\x0b\x62udget_mode\x18\x05 \x01(\t\x12\r\n\x05slots\x18\x06 \x01(\r\x12\x14\n\x0c\x62\x61\x63kend_mode\x18\x07 \x01(\t\x12\x13\n\x0b\x62\x61\x63kend_url\x18\x08 \x01(\t\x12\x16\n\x0etool_call_mode\x18\t \x01(\t\x12\x13\n\x0b\x61\x63tive_runs\x18\n \x01(\r*j\n\rToolErrorKind\x12\x1f\n\x1bTOOL_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_ERROR_KIND_HARD\x10\x01\x12\x1e\n\x1aTOOL_ERROR_KIND_RESOLUTION\x10\x02*\x8e\x01\n\tChunkType\x12\x1a\n\x16\x43HUNK_TYPE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43HUNK_TYPE_TEXT_DELTA\x10\x01\x12\x1e\n\x1a\x43HUNK_TYPE_TOOL_CALL_DELTA\x10\x02\x12\x14\n\x10\x43HUNK_TYPE_FINAL\x10\x03\x12\x14\n\x10\x43HUNK_TYPE_RETRY\x10\x04*\xdc\x02\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41ILURE_REASON_TOOL_CALL\x10\x01\x12!\n\x1d\x46\x41ILURE_REASON_TOOL_EXECUTION\x10\x02\x12#\n\x1f\x46\x41ILURE_REASON_STEP_ENFORCEMENT\x10\x03\x12\x1f\n\x1b\x46\x41ILURE_REASON_PREREQUISITE\x10\x04\x12!\n\x1d\x46\x41ILURE_REASON_MAX_ITERATIONS\x10\x05\x12\x1c\n\x18\x46\x41ILURE_REASON_CANCELLED\x10\x06\x12\x1a\n\x16\x46\x41ILURE_REASON_BACKEND\x10\x07\x12*\n&FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED\x10\x08\x12\x1b\n\x17\x46\x41ILURE_REASON_INTERNAL\x10\t2\x98\x01\n\x0c\x46orgeService\x12\x36\n\x03Run\x12\x14.forge.v1.RunRequest\x1a\x15.forge.v1.RunResponse(\x01\x30\x01\x12P\n\rGetServerInfo\x12\x1e.forge.v1.GetServerInfoRequest\x1a\x1f.forge.v1.GetServerInfoResponseB@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66orge/v1/forge_service.proto\x12\x08\x66orge.v1\x1a\x17\x66orge/v1/messages.proto\x1a\x17\x66orge/v1/workflow.proto\"\x8d\x01\n\nRunRequest\x12#\n\x05start\x18\x01 \x01(\x0b\x32\x12.forge.v1.StartRunH\x00\x12+\n\x0btool_result\x18\x02 \x01(\x0b\x32\x14.forge.v1.ToolResultH\x00\x12%\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x13.forge.v1.CancelRunH\x00\x42\x06\n\x04kind\"\xad\x02\n\x0bRunResponse\x12+\n\x0brun_started\x18\x01 \x01(\x0b\x32\x14.forge.v1.RunStartedH\x00\x12&\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x15.forge.v1.StreamChunkH\x00\x12.\n\ttool_call\x18\x03 \x01(\x0b\x32\x19.forge.v1.ToolCallRequestH\x00\x12\x35\n\x10message_appended\x18\x04 \x01(\x0b\x32\x19.forge.v1.MessageAppendedH\x00\x12/\n\rrun_completed\x18\x05 \x01(\x0b\x32\x16.forge.v1.RunCompletedH\x00\x12)\n\nrun_failed\x18\x06 \x01(\x0b\x32\x13.forge.v1.RunFailedH\x00\x42\x06\n\x04kind\"\xf7\x01\n\x08StartRun\x12$\n\x08workflow\x18\x01 \x01(\x0b\x32\x12.forge.v1.Workflow\x12\x14\n\x0cuser_message\x18\x02 \x01(\t\x12)\n\x0eprior_messages\x18\x03 \x03(\x0b\x32\x11.forge.v1.Message\x12%\n\x07options\x18\x04 \x01(\x0b\x32\x14.forge.v1.RunOptions\x12.\n\x06labels\x18\x05 \x03(\x0b\x32\x1e.forge.v1.StartRun.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"Q\n\tToolError\x12\x0f\n\x07message\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.forge.v1.ToolErrorKind\x12\x0c\n\x04type\x18\x03 \x01(\t\"`\n\nToolResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x10\n\x06output\x18\x02 \x01(\tH\x00\x12$\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x13.forge.v1.ToolErrorH\x00\x42\t\n\x07outcome\"\x1b\n\tCancelRun\x12\x0e\n\x06reason\x18\x01 \x01(\t\"s\n\nRunStarted\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x1d\n\x15\x63ontext_budget_tokens\x18\x04 \x01(\r\x12\x16\n\x0etool_call_mode\x18\x05 \x01(\t\"T\n\x0bStreamChunk\x12!\n\x04type\x18\x01 \x01(\x0e\x32\x13.forge.v1.ChunkType\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x11\n\titeration\x18\x03 \x01(\r\"E\n\x08\x43oercion\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x15\n\roriginal_json\x18\x02 \x01(\t\x12\x14\n\x0c\x63oerced_json\x18\x03 \x01(\t\"\x87\x01\n\x0fToolCallRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x11\n\titeration\x18\x04 \x01(\r\x12%\n\tcoercions\x18\x05 \x03(\x0b\x32\x12.forge.v1.Coercion\"D\n\x0fMessageAppended\x12\"\n\x07message\x18\x01 \x01(\x0b\x32\x11.forge.v1.Message\x12\r\n\x05index\x18\x02 \x01(\r\"\x96\x01\n\x05Usage\x12\x13\n\x0bmodel_calls\x18\x01 \x01(\r\x12\x15\n\rprompt_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63ompletion_tokens\x18\x03 \x01(\x04\x12\x1c\n\x14\x63\x61\x63hed_prompt_tokens\x18\x04 \x01(\x04\x12\x11\n\tprompt_ms\x18\x05 \x01(\x01\x12\x15\n\rgeneration_ms\x18\x06 \x01(\x01\"\xaa\x01\n\x0cRunCompleted\x12\x15\n\rterminal_tool\x18\x01 \x01(\t\x12\x0e\n\x06result\x18\x02 \x01(\t\x12\x12\n\niterations\x18\x03 \x01(\r\x12\x1e\n\x05usage\x18\x04 \x01(\x0b\x32\x0f.forge.v1.Usage\x12%\n\ntranscript\x18\x05 \x03(\x0b\x32\x11.forge.v1.Message\x12\x18\n\x10terminal_call_id\x18\x06 \x01(\t\"\x83\x02\n\tRunFailed\x12\'\n\x06reason\x18\x01 \x01(\x0e\x32\x17.forge.v1.FailureReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x31\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32 .forge.v1.RunFailed.DetailsEntry\x12\x12\n\niterations\x18\x04 \x01(\r\x12\x1e\n\x05usage\x18\x05 \x01(\x0b\x32\x0f.forge.v1.Usage\x12%\n\ntranscript\x18\x06 \x03(\x0b\x32\x11.forge.v1.Message\x1a.\n\x0c\x44\x65tailsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x16\n\x14GetServerInfoRequest\"\xe3\x01\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x1d\n\x15\x63ontext_budget_tokens\x18\x04 \x01(\r\x12\x13\n\x0b\x62udget_mode\x18\x05 \x01(\t\x12\r\n\x05slots\x18\x06 \x01(\r\x12\x14\n\x0c\x62\x61\x63kend_mode\x18\x07 \x01(\t\x12\x13\n\x0b\x62\x61\x63kend_url\x18\x08 \x01(\t\x12\x16\n\x0etool_call_mode\x18\t \x01(\t\x12\x13\n\x0b\x61\x63tive_runs\x18\n \x01(\r*j\n\rToolErrorKind\x12\x1f\n\x1bTOOL_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14TOOL_ERROR_KIND_HARD\x10\x01\x12\x1e\n\x1aTOOL_ERROR_KIND_RESOLUTION\x10\x02*\x8e\x01\n\tChunkType\x12\x1a\n\x16\x43HUNK_TYPE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43HUNK_TYPE_TEXT_DELTA\x10\x01\x12\x1e\n\x1a\x43HUNK_TYPE_TOOL_CALL_DELTA\x10\x02\x12\x14\n\x10\x43HUNK_TYPE_FINAL\x10\x03\x12\x14\n\x10\x43HUNK_TYPE_RETRY\x10\x04*\xdc\x02\n\rFailureReason\x12\x1e\n\x1a\x46\x41ILURE_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41ILURE_REASON_TOOL_CALL\x10\x01\x12!\n\x1d\x46\x41ILURE_REASON_TOOL_EXECUTION\x10\x02\x12#\n\x1f\x46\x41ILURE_REASON_STEP_ENFORCEMENT\x10\x03\x12\x1f\n\x1b\x46\x41ILURE_REASON_PREREQUISITE\x10\x04\x12!\n\x1d\x46\x41ILURE_REASON_MAX_ITERATIONS\x10\x05\x12\x1c\n\x18\x46\x41ILURE_REASON_CANCELLED\x10\x06\x12\x1a\n\x16\x46\x41ILURE_REASON_BACKEND\x10\x07\x12*\n&FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED\x10\x08\x12\x1b\n\x17\x46\x41ILURE_REASON_INTERNAL\x10\t2\x98\x01\n\x0c\x46orgeService\x12\x36\n\x03Run\x12\x14.forge.v1.RunRequest\x1a\x15.forge.v1.RunResponse(\x01\x30\x01\x12P\n\rGetServerInfo\x12\x1e.forge.v1.GetServerInfoRequest\x1a\x1f.forge.v1.GetServerInfoResponseB@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,12 +38,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STARTRUN_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_RUNFAILED_DETAILSENTRY']._loaded_options = None
   _globals['_RUNFAILED_DETAILSENTRY']._serialized_options = b'8\001'
-  _globals['_TOOLERRORKIND']._serialized_start=2189
-  _globals['_TOOLERRORKIND']._serialized_end=2295
-  _globals['_CHUNKTYPE']._serialized_start=2298
-  _globals['_CHUNKTYPE']._serialized_end=2440
-  _globals['_FAILUREREASON']._serialized_start=2443
-  _globals['_FAILUREREASON']._serialized_end=2791
+  _globals['_TOOLERRORKIND']._serialized_start=2324
+  _globals['_TOOLERRORKIND']._serialized_end=2430
+  _globals['_CHUNKTYPE']._serialized_start=2433
+  _globals['_CHUNKTYPE']._serialized_end=2575
+  _globals['_FAILUREREASON']._serialized_start=2578
+  _globals['_FAILUREREASON']._serialized_end=2926
   _globals['_RUNREQUEST']._serialized_start=93
   _globals['_RUNREQUEST']._serialized_end=234
   _globals['_RUNRESPONSE']._serialized_start=237
@@ -59,25 +59,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CANCELRUN']._serialized_start=971
   _globals['_CANCELRUN']._serialized_end=998
   _globals['_RUNSTARTED']._serialized_start=1000
-  _globals['_RUNSTARTED']._serialized_end=1091
-  _globals['_STREAMCHUNK']._serialized_start=1093
-  _globals['_STREAMCHUNK']._serialized_end=1177
-  _globals['_TOOLCALLREQUEST']._serialized_start=1179
-  _globals['_TOOLCALLREQUEST']._serialized_end=1275
-  _globals['_MESSAGEAPPENDED']._serialized_start=1277
-  _globals['_MESSAGEAPPENDED']._serialized_end=1345
-  _globals['_USAGE']._serialized_start=1348
-  _globals['_USAGE']._serialized_end=1498
-  _globals['_RUNCOMPLETED']._serialized_start=1501
-  _globals['_RUNCOMPLETED']._serialized_end=1671
-  _globals['_RUNFAILED']._serialized_start=1674
-  _globals['_RUNFAILED']._serialized_end=1933
-  _globals['_RUNFAILED_DETAILSENTRY']._serialized_start=1887
-  _globals['_RUNFAILED_DETAILSENTRY']._serialized_end=1933
-  _globals['_GETSERVERINFOREQUEST']._serialized_start=1935
-  _globals['_GETSERVERINFOREQUEST']._serialized_end=1957
-  _globals['_GETSERVERINFORESPONSE']._serialized_start=1960
-  _globals['_GETSERVERINFORESPONSE']._serialized_end=2187
-  _globals['_FORGESERVICE']._serialized_start=2794
-  _globals['_FORGESERVICE']._serialized_end=2946
+  _globals['_RUNSTARTED']._serialized_end=1115
+  _globals['_STREAMCHUNK']._serialized_start=1117
+  _globals['_STREAMCHUNK']._serialized_end=1201
+  _globals['_COERCION']._serialized_start=1203
+  _globals['_COERCION']._serialized_end=1272
+  _globals['_TOOLCALLREQUEST']._serialized_start=1275
+  _globals['_TOOLCALLREQUEST']._serialized_end=1410
+  _globals['_MESSAGEAPPENDED']._serialized_start=1412
+  _globals['_MESSAGEAPPENDED']._serialized_end=1480
+  _globals['_USAGE']._serialized_start=1483
+  _globals['_USAGE']._serialized_end=1633
+  _globals['_RUNCOMPLETED']._serialized_start=1636
+  _globals['_RUNCOMPLETED']._serialized_end=1806
+  _globals['_RUNFAILED']._serialized_start=1809
+  _globals['_RUNFAILED']._serialized_end=2068
+  _globals['_RUNFAILED_DETAILSENTRY']._serialized_start=2022
+  _globals['_RUNFAILED_DETAILSENTRY']._serialized_end=2068
+  _globals['_GETSERVERINFOREQUEST']._serialized_start=2070
+  _globals['_GETSERVERINFOREQUEST']._serialized_end=2092
+  _globals['_GETSERVERINFORESPONSE']._serialized_start=2095
+  _globals['_GETSERVERINFORESPONSE']._serialized_end=2322
+  _globals['_FORGESERVICE']._serialized_start=2929
+  _globals['_FORGESERVICE']._serialized_end=3081
 # @@protoc_insertion_point(module_scope)

@@ -345,10 +345,13 @@ class RunStarted(_message.Message):
     BACKEND_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
     CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_MODE_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     backend: _builtins.str
     model: _builtins.str
     context_budget_tokens: _builtins.int
+    tool_call_mode: _builtins.str
+    """"native", "constrained" or "prompt": how this run obtains tool calls."""
     def __init__(
         self,
         *,
@@ -356,10 +359,11 @@ class RunStarted(_message.Message):
         backend: _builtins.str = ...,
         model: _builtins.str = ...,
         context_budget_tokens: _builtins.int = ...,
+        tool_call_mode: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "run_id", b"run_id", "tool_call_mode", b"tool_call_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -391,6 +395,36 @@ class StreamChunk(_message.Message):
 Global___StreamChunk: _TypeAlias = StreamChunk  # noqa: Y015
 
 @_typing.final
+class Coercion(_message.Message):
+    """A near-miss argument the server fixed before validation, e.g. the string
+    "42" for an integer field.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    ORIGINAL_JSON_FIELD_NUMBER: _builtins.int
+    COERCED_JSON_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    """JSON Pointer to the argument, e.g. "/count"."""
+    original_json: _builtins.str
+    coerced_json: _builtins.str
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        original_json: _builtins.str = ...,
+        coerced_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coerced_json", b"coerced_json", "original_json", b"original_json", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Coercion: _TypeAlias = Coercion  # noqa: Y015
+
+@_typing.final
 class ToolCallRequest(_message.Message):
     """"Run this tool in your process and send back a ToolResult." """
 
@@ -400,6 +434,7 @@ class ToolCallRequest(_message.Message):
     TOOL_NAME_FIELD_NUMBER: _builtins.int
     ARGUMENTS_JSON_FIELD_NUMBER: _builtins.int
     ITERATION_FIELD_NUMBER: _builtins.int
+    COERCIONS_FIELD_NUMBER: _builtins.int
     call_id: _builtins.str
     tool_name: _builtins.str
     arguments_json: _builtins.str
@@ -407,6 +442,8 @@ class ToolCallRequest(_message.Message):
     parameters_json_schema.
     """
     iteration: _builtins.int
+    @_builtins.property
+    def coercions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Coercion]: ...
     def __init__(
         self,
         *,
@@ -414,10 +451,11 @@ class ToolCallRequest(_message.Message):
         tool_name: _builtins.str = ...,
         arguments_json: _builtins.str = ...,
         iteration: _builtins.int = ...,
+        coercions: _abc.Iterable[Global___Coercion] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_json", b"arguments_json", "call_id", b"call_id", "iteration", b"iteration", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_json", b"arguments_json", "call_id", b"call_id", "coercions", b"coercions", "iteration", b"iteration", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -630,8 +668,11 @@ class GetServerInfoResponse(_message.Message):
     """"managed" or "external" for llama-server."""
     backend_url: _builtins.str
     tool_call_mode: _builtins.str
-    """How tool calls are obtained: "constrained-json" (grammar from the
-    workflow's tools) or "scripted".
+    """How tool calls are obtained: "native" (the backend's own tool calling),
+    "constrained" (grammar/JSON Schema built from the workflow's tools),
+    "prompt" (tools described in the prompt, output parsed) or "scripted".
+    With --tool-call-mode auto this is what the server chose from the
+    backend's capabilities.
     """
     active_runs: _builtins.int
     def __init__(

@@ -7,6 +7,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -17,6 +18,58 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _EnforcementMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _EnforcementModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EnforcementMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ENFORCEMENT_MODE_UNSPECIFIED: _EnforcementMode.ValueType  # 0
+    """Both: the constraint leaves out calls that would be blocked, and a call
+    that gets through anyway (e.g. unconstrained backends) is nudged.
+    """
+    ENFORCEMENT_MODE_BOTH: _EnforcementMode.ValueType  # 1
+    ENFORCEMENT_MODE_CONSTRAINT: _EnforcementMode.ValueType  # 2
+    """Only by the allowed-tool set of the constraint; no nudges."""
+    ENFORCEMENT_MODE_NUDGE: _EnforcementMode.ValueType  # 3
+    """Only by nudges after the fact, as the reference library does."""
+
+class EnforcementMode(_EnforcementMode, metaclass=_EnforcementModeEnumTypeWrapper):
+    """How required steps and prerequisites are enforced."""
+
+ENFORCEMENT_MODE_UNSPECIFIED: EnforcementMode.ValueType  # 0
+"""Both: the constraint leaves out calls that would be blocked, and a call
+that gets through anyway (e.g. unconstrained backends) is nudged.
+"""
+ENFORCEMENT_MODE_BOTH: EnforcementMode.ValueType  # 1
+ENFORCEMENT_MODE_CONSTRAINT: EnforcementMode.ValueType  # 2
+"""Only by the allowed-tool set of the constraint; no nudges."""
+ENFORCEMENT_MODE_NUDGE: EnforcementMode.ValueType  # 3
+"""Only by nudges after the fact, as the reference library does."""
+Global___EnforcementMode: _TypeAlias = EnforcementMode  # noqa: Y015
+
+class _ReasoningReplay:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReasoningReplayEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReasoningReplay.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REASONING_REPLAY_UNSPECIFIED: _ReasoningReplay.ValueType  # 0
+    """Default: keep the last reasoning message only."""
+    REASONING_REPLAY_NONE: _ReasoningReplay.ValueType  # 1
+    REASONING_REPLAY_KEEP_LAST: _ReasoningReplay.ValueType  # 2
+    REASONING_REPLAY_FULL: _ReasoningReplay.ValueType  # 3
+
+class ReasoningReplay(_ReasoningReplay, metaclass=_ReasoningReplayEnumTypeWrapper):
+    """What earlier reasoning (chain-of-thought) is sent back to the model."""
+
+REASONING_REPLAY_UNSPECIFIED: ReasoningReplay.ValueType  # 0
+"""Default: keep the last reasoning message only."""
+REASONING_REPLAY_NONE: ReasoningReplay.ValueType  # 1
+REASONING_REPLAY_KEEP_LAST: ReasoningReplay.ValueType  # 2
+REASONING_REPLAY_FULL: ReasoningReplay.ValueType  # 3
+Global___ReasoningReplay: _TypeAlias = ReasoningReplay  # noqa: Y015
 
 @_typing.final
 class Prerequisite(_message.Message):
@@ -92,12 +145,19 @@ class Workflow(_message.Message):
     REQUIRED_STEPS_FIELD_NUMBER: _builtins.int
     TERMINAL_TOOLS_FIELD_NUMBER: _builtins.int
     SYSTEM_PROMPT_FIELD_NUMBER: _builtins.int
+    RESPOND_TOOL_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     system_prompt: _builtins.str
     """The system prompt. Empty means the server's default prompt built from
     name and description. Ignored when prior_messages start with a system
     message.
+    """
+    respond_tool: _builtins.bool
+    """Adds the built-in terminal tool `respond(message: string)`, executed by
+    the server itself: the model answers conversational turns by calling it
+    instead of producing free text, and the run ends with the message as its
+    result. A workflow may also consist of nothing but this tool.
     """
     @_builtins.property
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
@@ -118,14 +178,68 @@ class Workflow(_message.Message):
         required_steps: _abc.Iterable[_builtins.str] | None = ...,
         terminal_tools: _abc.Iterable[_builtins.str] | None = ...,
         system_prompt: _builtins.str = ...,
+        respond_tool: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "required_steps", b"required_steps", "system_prompt", b"system_prompt", "terminal_tools", b"terminal_tools", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "required_steps", b"required_steps", "respond_tool", b"respond_tool", "system_prompt", b"system_prompt", "terminal_tools", b"terminal_tools", "tools", b"tools"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Workflow: _TypeAlias = Workflow  # noqa: Y015
+
+@_typing.final
+class Guardrails(_message.Message):
+    """Ablation switches: every guardrail is on unless disabled here, so the
+    effect of each one can be measured (see the eval harness).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISABLE_RESCUE_FIELD_NUMBER: _builtins.int
+    DISABLE_RETRY_NUDGES_FIELD_NUMBER: _builtins.int
+    DISABLE_STEP_ENFORCEMENT_FIELD_NUMBER: _builtins.int
+    DISABLE_ERROR_RECOVERY_FIELD_NUMBER: _builtins.int
+    DISABLE_COMPACTION_FIELD_NUMBER: _builtins.int
+    DISABLE_CONSTRAINED_DECODING_FIELD_NUMBER: _builtins.int
+    DISABLE_COERCION_FIELD_NUMBER: _builtins.int
+    ENFORCEMENT_FIELD_NUMBER: _builtins.int
+    disable_rescue: _builtins.bool
+    """Do not salvage tool calls from free text."""
+    disable_retry_nudges: _builtins.bool
+    """Invalid responses fail the run at once instead of being corrected."""
+    disable_step_enforcement: _builtins.bool
+    """Let terminal tools run before required steps and ignore prerequisites."""
+    disable_error_recovery: _builtins.bool
+    """The first hard tool error fails the run."""
+    disable_compaction: _builtins.bool
+    """Never compact the conversation."""
+    disable_constrained_decoding: _builtins.bool
+    """Send no grammar/JSON-Schema constraint; tools are described in the
+    prompt and the output is parsed.
+    """
+    disable_coercion: _builtins.bool
+    """Do not coerce near-miss arguments ("42" for an integer) before validation."""
+    enforcement: Global___EnforcementMode.ValueType
+    def __init__(
+        self,
+        *,
+        disable_rescue: _builtins.bool = ...,
+        disable_retry_nudges: _builtins.bool = ...,
+        disable_step_enforcement: _builtins.bool = ...,
+        disable_error_recovery: _builtins.bool = ...,
+        disable_compaction: _builtins.bool = ...,
+        disable_constrained_decoding: _builtins.bool = ...,
+        disable_coercion: _builtins.bool = ...,
+        enforcement: Global___EnforcementMode.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Guardrails: _TypeAlias = Guardrails  # noqa: Y015
 
 @_typing.final
 class RunOptions(_message.Message):
@@ -140,7 +254,9 @@ class RunOptions(_message.Message):
     MAX_TOKENS_FIELD_NUMBER: _builtins.int
     TOOL_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     STREAM_CHUNKS_FIELD_NUMBER: _builtins.int
-    DISABLE_CONSTRAINED_DECODING_FIELD_NUMBER: _builtins.int
+    GUARDRAILS_FIELD_NUMBER: _builtins.int
+    REASONING_REPLAY_FIELD_NUMBER: _builtins.int
+    PARALLEL_TOOL_CALLS_FIELD_NUMBER: _builtins.int
     max_iterations: _builtins.int
     """Hard ceiling on model calls (default 10). Retries consume iterations."""
     max_retries: _builtins.int
@@ -162,10 +278,14 @@ class RunOptions(_message.Message):
     """
     stream_chunks: _builtins.bool
     """Send the model's output as StreamChunk text deltas while it generates."""
-    disable_constrained_decoding: _builtins.bool
-    """Turn off grammar-constrained decoding (for ablation); the model's free
-    text is then parsed for a tool call.
+    reasoning_replay: Global___ReasoningReplay.ValueType
+    parallel_tool_calls: _builtins.bool
+    """Let the model call several tools in one turn. In constrained mode the
+    grammar then admits a JSON array of calls; off by default because small
+    models otherwise pad turns with extra calls.
     """
+    @_builtins.property
+    def guardrails(self) -> Global___Guardrails: ...
     def __init__(
         self,
         *,
@@ -176,11 +296,13 @@ class RunOptions(_message.Message):
         max_tokens: _builtins.int = ...,
         tool_timeout_ms: _builtins.int = ...,
         stream_chunks: _builtins.bool = ...,
-        disable_constrained_decoding: _builtins.bool = ...,
+        guardrails: Global___Guardrails | None = ...,
+        reasoning_replay: Global___ReasoningReplay.ValueType = ...,
+        parallel_tool_calls: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "max_retries", b"max_retries", "max_tool_errors", b"max_tool_errors", "temperature", b"temperature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "guardrails", b"guardrails", "max_retries", b"max_retries", "max_tool_errors", b"max_tool_errors", "temperature", b"temperature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "disable_constrained_decoding", b"disable_constrained_decoding", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "guardrails", b"guardrails", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "parallel_tool_calls", b"parallel_tool_calls", "reasoning_replay", b"reasoning_replay", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_retries: _TypeAlias = _typing.Literal["max_retries"]  # noqa: Y015
     _WhichOneofArgType__max_retries: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries"]  # noqa: Y015
