@@ -131,14 +131,17 @@ def prior_message(raw: dict[str, Any]) -> mpb.Message:
     return msg
 
 
-def type_name(value: int) -> str:
+def type_name(value: mpb.MessageType.ValueType) -> str:
     return mpb.MessageType.Name(value).removeprefix("MESSAGE_TYPE_").lower()
 
 
-@pytest.mark.parametrize("case_file", CASES, ids=[c.stem for c in CASES])
-async def test_conformance_case(conformance_server: str, case_file: Path) -> None:
-    case = json.loads(case_file.read_text())
-    assert case["name"] == case_file.stem
+CASE_DATA = {c.stem: json.loads(c.read_text()) for c in CASES}
+
+
+@pytest.mark.parametrize("name", sorted(CASE_DATA))
+async def test_conformance_case(conformance_server: str, name: str) -> None:
+    case = CASE_DATA[name]
+    assert case["name"] == name
     expect = case["expect"]
     client_spec = case.get("client", {})
     tools = ScriptedTools(client_spec.get("tools", {}))
