@@ -75,6 +75,10 @@ class ChatRequest:
     constrained: bool = True
     temperature: float = 0.0
     max_tokens: int = 512
+    # Admit several calls in one turn (a JSON array in constrained mode).
+    parallel: bool = False
+    # "none" | "keep_last" | "full": which REASONING messages go back to the model.
+    reasoning_replay: str = "keep_last"
 
 
 @dataclass
@@ -83,6 +87,8 @@ class BackendReply:
     usage: Usage = field(default_factory=Usage)
     # The raw text the model produced, kept for transcripts of failed attempts.
     raw_text: str = ""
+    # Chain-of-thought the backend reported separately (e.g. reasoning_content).
+    reasoning: str = ""
 
 
 @dataclass
