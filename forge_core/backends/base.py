@@ -87,9 +87,6 @@ class BackendReply:
     usage: Usage = field(default_factory=Usage)
     # The raw text the model produced, kept for transcripts of failed attempts.
     raw_text: str = ""
-    # Reasoning the backend delivered apart from the answer (reasoning_content,
-    # Ollama's `thinking`, Anthropic thinking blocks); empty when there was none.
-    reasoning: str = ""
     # Chain-of-thought the backend reported separately (e.g. reasoning_content).
     reasoning: str = ""
 
