@@ -13,7 +13,10 @@ from typing import Any
 from forge_core.workflow import ToolSpec
 
 
-def tool_call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
+MAX_PARALLEL_CALLS = 8
+
+
+def tool_call_schema(tools: list[ToolSpec], parallel: bool = False) -> dict[str, Any]:
     """One `anyOf` branch per tool: `{"tool": const name, "args": its schema}`.
 
     Each tool's local definitions (`$defs`, `definitions`) move to the root
@@ -34,6 +37,14 @@ def tool_call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
         for tool in tools
     ]
     schema: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+    if parallel:
+        # Several calls in one turn: a non-empty array of call objects.
+        schema = {
+            "type": "array",
+            "items": schema,
+            "minItems": 1,
+            "maxItems": MAX_PARALLEL_CALLS,
+        }
     if defs:
         schema["$defs"] = defs
     return schema

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
@@ -40,9 +40,10 @@ from forge_core.errors import (
     WorkflowCancelledError,
 )
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.parsing import parse_tool_calls
+from forge_core.coercion import coerce_arguments
+from forge_core.parsing import parse_response
 from forge_core.steps import StepTracker
-from forge_core.workflow import RunOptions, Workflow
+from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")
 
@@ -194,52 +195,56 @@ class _Run:
         infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
-        if not await self.check_steps(infos):
-            return None
-        if not await self.check_prerequisites(infos):
-            return None
+        if self.opts.nudge_steps:
+            if not await self.check_steps(infos):
+                return None
+            if not await self.check_prerequisites(infos):
+                return None
         self.premature = 0
         self.prereq_violations = 0
         return await self.run_tools(infos)
 
     async def next_calls(self) -> list[ToolCall] | None:
         """Ask the model; a text answer without a tool call costs a retry."""
+        opts = self.opts
         request = ChatRequest(
             run_id=self.run_id,
             workflow_name=self.wf.name,
             messages=list(self.transcript),
             tools=self.wf.tools,
-            allowed=self.steps.allowed_tools() if self.opts.constrained_decoding else [],
-            constrained=self.opts.constrained_decoding,
-            temperature=self.opts.temperature,
-            max_tokens=self.opts.max_tokens,
+            allowed=self.steps.allowed_tools() if opts.constrain_steps else [],
+            constrained=opts.constrained_decoding,
+            temperature=opts.temperature,
+            max_tokens=opts.max_tokens,
+            parallel=opts.parallel_tool_calls,
+            reasoning_replay=opts.reasoning_replay,
         )
         reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
         self.usage.add(reply.usage)
         response = reply.response
+        reasoning = reply.reasoning
+        calls: list[ToolCall] | None
         if isinstance(response, TextResponse):
-            parsed = parse_tool_calls(response.content)
-            if parsed is not None:
-                return parsed
-            await self.append(
-                Message(MessageRole.ASSISTANT, response.content, MessageType.TEXT_RESPONSE)
-            )
-            await self.append(
-                Message(
-                    MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE
-                )
-            )
-            self.record_retry("the model answered with text instead of a tool call")
-            return None
-        if not response:
-            await self.append(
-                Message(
-                    MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE
-                )
-            )
-            self.record_retry("the model returned an empty response")
-            return None
-        return response
+            parsed = parse_response(response.content, rescue=opts.rescue)
+            reasoning = "\n".join(r for r in (reasoning, parsed.reasoning) if r)
+            calls, text = parsed.calls, parsed.text
+        else:
+            calls, text = response, ""
+        if reasoning:
+            await self.append(Message(MessageRole.ASSISTANT, reasoning, MessageType.REASONING))
+        if calls:
+            return calls
+        if text:
+            await self.append(Message(MessageRole.ASSISTANT, text, MessageType.TEXT_RESPONSE))
+        await self.append(
+            Message(MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE)
+        )
+        self.record_retry(
+            "the model answered with text instead of a tool call"
+            if text
+            else "the model returned an empty response"
+        )
+        return None
 
     def chunk_sink(self) -> ChunkSink | None:
         if not self.opts.stream_chunks or self.on_chunk is None:
@@ -254,7 +259,7 @@ class _Run:
 
     def record_retry(self, why: str) -> None:
         self.retries += 1
-        if self.retries > self.opts.max_retries:
+        if self.retries > self.opts.retry_budget:
             raise ToolCallError(
                 f"{why}; gave up after {self.retries} consecutive invalid responses",
                 retries=self.retries,
@@ -268,6 +273,10 @@ class _Run:
             if spec is None:
                 problems[i] = nudges.unknown_tool(call.name, self.tool_names)
                 continue
+            if self.opts.coercion:
+                args, coercions = coerce_arguments(spec.validator, call.args)
+                if coercions:
+                    call = infos[i] = replace(call, args=args, coercions=tuple(coercions))
             error = best_match(spec.validator.iter_errors(call.args))
             if error is not None:
                 where = "/".join(str(p) for p in error.absolute_path) or "(root)"
@@ -360,7 +369,7 @@ class _Run:
     async def run_tools(self, infos: list[ToolCallInfo]) -> RunResult | None:
         await self.append(self.tool_call_message(infos))
         try:
-            outcomes = await self.until_cancelled(self.executor.execute(infos, self.iteration))
+            outcomes = await self.until_cancelled(self.execute_batch(infos))
         except WorkflowCancelledError:
             # Answer every call so the transcript stays valid if it is reused.
             for call in infos:
@@ -375,8 +384,6 @@ class _Run:
                     )
                 )
             raise
-        if len(outcomes) != len(infos):
-            raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(infos)} calls")
         terminal_result: tuple[ToolCallInfo, str] | None = None
         hard_errors: list[str] = []
         for call, outcome in zip(infos, outcomes, strict=True):
@@ -408,7 +415,7 @@ class _Run:
             )
         if hard_errors:
             self.tool_errors += 1
-            if self.tool_errors > self.opts.max_tool_errors:
+            if self.tool_errors > self.opts.tool_error_budget:
                 raise ToolExecutionError(
                     f"tool errors did not stop after {self.tool_errors} consecutive "
                     f"attempts; last: {hard_errors[-1]}",
@@ -418,6 +425,20 @@ class _Run:
         elif any(o.ok for o in outcomes):
             self.tool_errors = 0
         return None
+
+    async def execute_batch(self, infos: list[ToolCallInfo]) -> list[ToolOutcome]:
+        """Built-in tools run here; the rest go to the executor as one batch."""
+        remote = [c for c in infos if c.name != RESPOND_TOOL or not self.wf.respond_tool]
+        outcomes = await self.executor.execute(remote, self.iteration) if remote else []
+        if len(outcomes) != len(remote):
+            raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(remote)} calls")
+        results = {c.call_id: o for c, o in zip(remote, outcomes, strict=True)}
+        return [
+            results[c.call_id]
+            if c.call_id in results
+            else ToolOutcome(output=str(c.args.get("message", "")))
+            for c in infos
+        ]
 
     async def until_cancelled(self, work: Coroutine[Any, Any, T]) -> T:
         """Await `work` unless the run is cancelled first."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forge_core.coercion import Coercion
 
 
 class MessageRole(StrEnum):
@@ -47,6 +50,8 @@ class ToolCallInfo:
     call_id: str
     name: str
     args: dict[str, Any]
+    # Near-miss arguments the engine fixed before validation (see coercion.py).
+    coercions: tuple[Coercion, ...] = ()
 
     def arguments_json(self) -> str:
         return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))

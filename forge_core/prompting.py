@@ -14,7 +14,7 @@ from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.workflow import ToolSpec
 
 
-def tool_prompt(tools: list[ToolSpec]) -> str:
+def tool_prompt(tools: list[ToolSpec], parallel: bool = False) -> str:
     lines = [
         "",
         "You can call these tools:",
@@ -24,10 +24,16 @@ def tool_prompt(tools: list[ToolSpec]) -> str:
         params = ", ".join(f"{name}: {_type_of(schema)}" for name, schema in props.items())
         desc = f": {tool.description}" if tool.description else ""
         lines.append(f"- {tool.name}({params}){desc}")
-    lines.append(
-        'Answer with exactly one JSON object of the form {"tool": "<name>", "args": {...}} '
-        "and nothing else."
-    )
+    if parallel:
+        lines.append(
+            'Answer with a JSON array of one or more objects {"tool": "<name>", "args": {...}}, '
+            "one per tool call, and nothing else."
+        )
+    else:
+        lines.append(
+            'Answer with exactly one JSON object of the form {"tool": "<name>", "args": {...}} '
+            "and nothing else."
+        )
     return "\n".join(lines)
 
 
@@ -45,19 +51,57 @@ def call_as_text(name: str, args: dict[str, Any]) -> str:
     return json.dumps({"tool": name, "args": args}, ensure_ascii=False)
 
 
-def to_chat_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    """OpenAI-style chat messages for a prompt-injected, constrained model."""
+def replayed_reasoning(messages: list[Message], policy: str) -> set[int]:
+    """Indexes of the REASONING messages the model gets to see again."""
+    indexes = [i for i, m in enumerate(messages) if m.type is MessageType.REASONING]
+    if policy == "full":
+        return set(indexes)
+    if policy == "keep_last" and indexes:
+        return {indexes[-1]}
+    return set()
+
+
+def to_chat_messages(
+    messages: list[Message],
+    tools: list[ToolSpec],
+    *,
+    parallel: bool = False,
+    reasoning_replay: str = "keep_last",
+) -> list[dict[str, Any]]:
+    """OpenAI-style chat messages for a model without a tool-call template.
+
+    Past calls are written as the JSON the model is asked to produce (chat
+    templates without tool support drop `tool_calls` from the history).
+    Replayed reasoning is folded into the assistant turn that follows it, as
+    `<think>` text, the way reasoning models emit it.
+    """
     out: list[dict[str, Any]] = []
     prompt_added = False
-    for msg in messages:
+    keep = replayed_reasoning(messages, reasoning_replay)
+    pending_thought = ""
+    for i, msg in enumerate(messages):
+        if msg.type is MessageType.REASONING:
+            if i in keep:
+                pending_thought = f"<think>\n{msg.content}\n</think>\n"
+            continue
         if msg.role is MessageRole.SYSTEM and not prompt_added:
-            out.append({"role": "system", "content": msg.content + "\n" + tool_prompt(tools)})
+            content = msg.content + "\n" + tool_prompt(tools, parallel)
+            out.append({"role": "system", "content": content})
             prompt_added = True
-        elif msg.type is MessageType.TOOL_CALL and msg.tool_calls:
-            text = "\n".join(call_as_text(c.name, c.args) for c in msg.tool_calls)
-            out.append({"role": "assistant", "content": text})
+            continue
+        if msg.type is MessageType.TOOL_CALL and msg.tool_calls:
+            if parallel or len(msg.tool_calls) > 1:
+                calls = [{"tool": c.name, "args": c.args} for c in msg.tool_calls]
+                text = json.dumps(calls, ensure_ascii=False)
+            else:
+                text = call_as_text(msg.tool_calls[0].name, msg.tool_calls[0].args)
+            out.append({"role": "assistant", "content": pending_thought + text})
+        elif msg.role is MessageRole.ASSISTANT:
+            out.append({"role": "assistant", "content": pending_thought + msg.content})
         else:
             out.append({"role": msg.role.value, "content": msg.content})
+        if msg.role is MessageRole.ASSISTANT:
+            pending_thought = ""
     if not prompt_added:
-        out.insert(0, {"role": "system", "content": tool_prompt(tools).lstrip()})
+        out.insert(0, {"role": "system", "content": tool_prompt(tools, parallel).lstrip()})
     return out

@@ -13,6 +13,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+RESPOND_TOOL = "respond"
+
 TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 MAX_TOOLS = 128
 
@@ -111,9 +113,25 @@ class Workflow:
     terminal_tools: list[str] = field(default_factory=list)
     description: str = ""
     system_prompt: str = ""
+    # The built-in terminal respond(message) tool, run by the engine itself.
+    respond_tool: bool = False
 
     def __post_init__(self) -> None:
         self.tools_by_name: dict[str, ToolSpec] = {t.name: t for t in self.tools}
+
+    def with_builtins(self) -> Workflow:
+        """The workflow with its built-in tools added (call after validation)."""
+        if not self.respond_tool or RESPOND_TOOL in self.tools_by_name:
+            return self
+        return Workflow(
+            name=self.name,
+            tools=[*self.tools, respond_spec()],
+            required_steps=list(self.required_steps),
+            terminal_tools=[*self.terminal_tools, RESPOND_TOOL],
+            description=self.description,
+            system_prompt=self.system_prompt,
+            respond_tool=True,
+        )
 
     @property
     def terminal_set(self) -> frozenset[str]:
@@ -127,6 +145,18 @@ class Workflow:
         if self.description:
             lines.append(self.description)
         return "\n".join(lines)
+
+
+def respond_spec() -> ToolSpec:
+    return ToolSpec(
+        name=RESPOND_TOOL,
+        description="Reply to the user with a message. Ends the task.",
+        parameters={
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The reply to the user"}},
+            "required": ["message"],
+        },
+    )
 
 
 def check_parameters_schema(schema: Any, field_path: str) -> None:
@@ -147,8 +177,8 @@ def check_parameters_schema(schema: Any, field_path: str) -> None:
 
 def validate_workflow(wf: Workflow) -> None:
     """Raise WorkflowError naming the first field that makes `wf` unrunnable."""
-    if not wf.tools:
-        raise WorkflowError("workflow.tools", "at least one tool is required")
+    if not wf.tools and not wf.respond_tool:
+        raise WorkflowError("workflow.tools", "at least one tool (or respond_tool) is required")
     if len(wf.tools) > MAX_TOOLS:
         raise WorkflowError("workflow.tools", f"at most {MAX_TOOLS} tools are allowed")
     seen: set[str] = set()
@@ -160,6 +190,11 @@ def validate_workflow(wf: Workflow) -> None:
             )
         if tool.name in seen:
             raise WorkflowError(f"workflow.tools[{i}].name", f"duplicate tool name {tool.name!r}")
+        if wf.respond_tool and tool.name == RESPOND_TOOL:
+            raise WorkflowError(
+                f"workflow.tools[{i}].name",
+                f"{RESPOND_TOOL!r} is the built-in tool enabled by workflow.respond_tool",
+            )
         seen.add(tool.name)
         check_parameters_schema(tool.parameters, f"workflow.tools[{i}].parameters_json_schema")
     for i, tool in enumerate(wf.tools):
@@ -175,7 +210,7 @@ def validate_workflow(wf: Workflow) -> None:
             raise WorkflowError(f"workflow.required_steps[{i}]", f"unknown tool {step!r}")
         if step in wf.required_steps[:i]:
             raise WorkflowError(f"workflow.required_steps[{i}]", f"duplicate step {step!r}")
-    if not wf.terminal_tools:
+    if not wf.terminal_tools and not wf.respond_tool:
         raise WorkflowError("workflow.terminal_tools", "at least one terminal tool is required")
     for i, term in enumerate(wf.terminal_tools):
         if term in wf.terminal_tools[:i]:

@@ -27,7 +27,7 @@ from forge_core.backends.base import (
 )
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
-from forge_core.parsing import parse_tool_calls
+from forge_core.parsing import parse_response
 from forge_core.prompting import to_chat_messages
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,11 @@ class LlamaServerBackend:
         slots: int,
         budget_mode: str,
         backend_mode: str,
+        tool_call_mode: str = "constrained",
         timeout_s: float = 600.0,
     ) -> None:
+        if tool_call_mode not in ("constrained", "prompt"):
+            raise ValueError(f"llama-server tool-call mode {tool_call_mode!r} is not supported")
         self.base_url = base_url.rstrip("/")
         self._info = BackendInfo(
             name=self.name,
@@ -59,7 +62,7 @@ class LlamaServerBackend:
             budget_mode=budget_mode,
             backend_mode=backend_mode,
             url=self.base_url,
-            tool_call_mode="constrained-json",
+            tool_call_mode=tool_call_mode,
         )
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
@@ -77,9 +80,12 @@ class LlamaServerBackend:
         budget_mode: str = "backend",
         manual_budget_tokens: int = 0,
         backend_mode: str = "external",
+        tool_call_mode: str = "auto",
     ) -> LlamaServerBackend:
-        """Read the context size and slot count from the server's /props."""
+        """Read the context size, slot count and template caps from /props."""
         props = await read_props(base_url)
+        if tool_call_mode == "auto":
+            tool_call_mode = choose_tool_call_mode(props)
         n_ctx, slots, model = parse_props(props)
         budget = n_ctx
         if budget_mode == "manual":
@@ -93,6 +99,7 @@ class LlamaServerBackend:
             slots=slots,
             budget_mode=budget_mode,
             backend_mode=backend_mode,
+            tool_call_mode=tool_call_mode,
         )
 
     def info(self) -> BackendInfo:
@@ -103,26 +110,35 @@ class LlamaServerBackend:
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "messages": to_chat_messages(request.messages, request.tools),
+            "messages": to_chat_messages(
+                request.messages,
+                request.tools,
+                parallel=request.parallel,
+                reasoning_replay=request.reasoning_replay,
+            ),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "stream": True,
             "cache_prompt": True,
         }
-        if request.constrained:
+        if self.constrains(request):
             allowed = [t for t in request.tools if t.name in set(request.allowed)] or request.tools
+            schema = tool_call_schema(allowed, parallel=request.parallel)
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "tool_call", "schema": tool_call_schema(allowed)},
+                "json_schema": {"name": "tool_call", "schema": schema},
             }
         return body
 
+    def constrains(self, request: ChatRequest) -> bool:
+        return request.constrained and self._info.tool_call_mode == "constrained"
+
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         body = self.request_body(request)
-        delta_type = ChunkType.TOOL_CALL_DELTA if request.constrained else ChunkType.TEXT_DELTA
+        delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         for attempt in range(1, STREAM_ATTEMPTS + 1):
             try:
-                return await self._stream(body, delta_type, on_chunk)
+                return await self._stream(body, delta_type, on_chunk, self.constrains(request))
             except (httpx.TransportError, _BrokenStream) as exc:
                 if attempt == STREAM_ATTEMPTS:
                     raise BackendError(
@@ -134,7 +150,11 @@ class LlamaServerBackend:
         raise AssertionError("unreachable")
 
     async def _stream(
-        self, body: dict[str, Any], delta_type: ChunkType, on_chunk: ChunkSink | None
+        self,
+        body: dict[str, Any],
+        delta_type: ChunkType,
+        on_chunk: ChunkSink | None,
+        constrained: bool,
     ) -> BackendReply:
         text: list[str] = []
         reasoning: list[str] = []
@@ -170,9 +190,13 @@ class LlamaServerBackend:
         if on_chunk is not None:
             await on_chunk(StreamChunk(ChunkType.FINAL))
         raw = "".join(text)
-        calls = parse_tool_calls(raw)
-        response: LLMResponse = calls if calls is not None else TextResponse(raw)
-        return BackendReply(response=response, usage=usage, raw_text=raw)
+        # Constrained output is the call itself; anything else (free text, a
+        # call truncated by max_tokens) goes to the engine's rescue/retry path.
+        calls = parse_response(raw, rescue=False).calls if constrained else None
+        response: LLMResponse = calls if calls else TextResponse(raw)
+        return BackendReply(
+            response=response, usage=usage, raw_text=raw, reasoning="".join(reasoning)
+        )
 
 
 class _BrokenStream(Exception):
@@ -206,6 +230,22 @@ async def read_props(base_url: str) -> dict[str, Any]:
             return props
     except (httpx.HTTPError, ValueError) as exc:
         raise BackendError(f"cannot read {base_url}/props: {exc}", url=base_url) from exc
+
+
+def choose_tool_call_mode(props: dict[str, Any]) -> str:
+    """`auto`: the grammar-constrained mode, always, for llama-server.
+
+    Even templates that support tools (chat_template_caps.supports_tool_calls)
+    leave the format of the call to the model; a grammar built from the
+    workflow makes a malformed call impossible, which is what small models
+    need. The choice is reported in GetServerInfo and every RunStarted.
+    """
+    caps = props.get("chat_template_caps") or {}
+    log.info(
+        "llama-server template %s tool calls; using constrained mode",
+        "supports" if caps.get("supports_tool_calls") else "does not support",
+    )
+    return "constrained"
 
 
 def parse_props(props: dict[str, Any]) -> tuple[int, int, str]:

@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument("--budget-tokens", type=int, default=0, help="budget for --budget-mode manual")
     be.add_argument(
+        "--tool-call-mode",
+        choices=["auto", "constrained", "prompt"],
+        default="auto",
+        help="llama-server: grammar-constrained calls, or tools in the prompt with parsed output",
+    )
+    be.add_argument(
         "--script",
         type=Path,
         help="scripted backend: JSON script file, or a directory of conformance cases",
@@ -105,6 +111,7 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
             budget_mode=args.budget_mode,
             manual_budget_tokens=args.budget_tokens,
             backend_mode="managed" if managed else "external",
+            tool_call_mode=args.tool_call_mode,
         )
         try:
             yield backend
@@ -128,10 +135,10 @@ async def serve(args: argparse.Namespace) -> None:
         info = backend.info()
         log.info(
             "Forge %s listening on %s:%d | backend=%s (%s%s) model=%s "
-            "context_budget=%d tokens (%s) slots=%d",
+            "context_budget=%d tokens (%s) slots=%d tool_call_mode=%s",
             __version__, args.host, forge.port, info.name, info.backend_mode,
             f" {info.url}" if info.url else "", info.model,
-            info.context_budget_tokens, info.budget_mode, info.slots,
+            info.context_budget_tokens, info.budget_mode, info.slots, info.tool_call_mode,
         )  # fmt: skip
         await serve_until_signalled(forge, options.grace_s)
 

@@ -65,9 +65,10 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
         required_steps=list(msg.required_steps),
         terminal_tools=list(msg.terminal_tools),
         system_prompt=msg.system_prompt,
+        respond_tool=msg.respond_tool,
     )
     validate_workflow(wf)
-    return wf
+    return wf.with_builtins()
 
 
 _ENFORCEMENT = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 
 from forge.v1 import forge_service_pb2 as pb
@@ -21,12 +22,15 @@ class StreamToolExecutor:
         self._send = send
         self._timeout_s = timeout_s
         self._pending: dict[str, asyncio.Future[ToolOutcome]] = {}
+        # Calls the server stopped waiting for (timed out, cancelled): a result
+        # arriving later is expected, not a protocol error.
+        self._abandoned: set[str] = set()
 
     def resolve(self, result: pb.ToolResult) -> bool:
-        """Deliver a client's result; False when no call with that id is waiting."""
+        """Deliver a client's result; False when the call id was never issued."""
         future = self._pending.get(result.call_id)
         if future is None or future.done():
-            return False
+            return result.call_id in self._abandoned
         future.set_result(_outcome(result))
         return True
 
@@ -43,18 +47,29 @@ class StreamToolExecutor:
                             tool_name=call.name,
                             arguments_json=call.arguments_json(),
                             iteration=iteration,
+                            coercions=[
+                                pb.Coercion(
+                                    path=c.path,
+                                    original_json=json.dumps(c.original),
+                                    coerced_json=json.dumps(c.coerced),
+                                )
+                                for c in call.coercions
+                            ],
                         )
                     )
                 )
             return list(await asyncio.gather(*(self._wait(c, futures[c.call_id]) for c in calls)))
         finally:
-            for call_id in futures:
+            for call_id, future in futures.items():
                 self._pending.pop(call_id, None)
+                if not future.done():
+                    self._abandoned.add(call_id)
 
     async def _wait(self, call: ToolCallInfo, future: asyncio.Future[ToolOutcome]) -> ToolOutcome:
         try:
             return await asyncio.wait_for(future, self._timeout_s)
         except TimeoutError:
+            self._abandoned.add(call.call_id)
             return ToolOutcome(
                 error=f"the client sent no result for {call.name!r} within {self._timeout_s:g}s",
                 error_kind=ToolErrorKind.HARD,

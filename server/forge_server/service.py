@@ -121,6 +121,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     backend=info.name,
                     model=info.model,
                     context_budget_tokens=info.context_budget_tokens,
+                    tool_call_mode=_run_mode(info.tool_call_mode, start.options),
                 )
             )
             while True:
@@ -273,6 +274,13 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 return
         # The client half-closed: nobody will answer further tool calls.
         cancel.set()
+
+
+def _run_mode(backend_mode: str, options: RunOptions) -> str:
+    # Disabling constrained decoding turns a constrained backend into prompt mode.
+    if backend_mode == "constrained" and not options.constrained_decoding:
+        return "prompt"
+    return backend_mode
 
 
 def _failed(reason: FailureReason, message: str, exc: ForgeError | None) -> pb.RunResponse:

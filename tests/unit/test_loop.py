@@ -354,6 +354,7 @@ async def test_wrong_argument_type_names_the_field() -> None:
     result = await run(
         [call("fetch", id=42), call("fetch", id="42"), call("submit", answer="x")],
         executor=executor,
+        options=RunOptions(coercion=False),
     )
     (nudge,) = tool_messages(result.transcript, MessageType.RETRY_NUDGE)
     assert "at 'id'" in nudge.content
@@ -365,7 +366,7 @@ async def test_invalid_arguments_count_as_retries() -> None:
     executor = RecordingExecutor()
     with pytest.raises(ToolCallError) as info:
         await run(
-            [call("fetch", id=1), call("fetch"), call("fetch", id="1")],
+            [call("fetch", id=[1, 2]), call("fetch"), call("fetch", id="1")],
             executor=executor,
             options=RunOptions(max_retries=1),
         )
@@ -994,11 +995,26 @@ async def test_terminal_excluded_while_steps_pending_even_after_other_calls() ->
     assert ["submit" in r.allowed for r in backend.requests] == [False, False, True]
 
 
-async def test_unconstrained_runs_send_no_allowed_list() -> None:
+async def test_unconstrained_runs_still_say_which_tools_are_allowed() -> None:
+    # Without a grammar the allowed set still filters native tool lists.
     backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
     await run([], backend=backend, options=RunOptions(constrained_decoding=False))
-    assert [r.allowed for r in backend.requests] == [[], []]
+    assert [r.allowed for r in backend.requests] == [["fetch", "check"], ["fetch", "check", "submit"]]
     assert not any(r.constrained for r in backend.requests)
+
+
+async def test_nudge_only_enforcement_offers_every_tool() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
+    await run([], backend=backend, options=RunOptions(enforcement="nudge"))
+    assert backend.requests[0].allowed == []
+
+
+async def test_integer_given_for_a_string_field_is_coerced_and_recorded() -> None:
+    executor = RecordingExecutor()
+    await run([call("fetch", id=42), call("submit", answer="x")], executor=executor)
+    first = executor.batches[0][1][0]
+    assert first.args == {"id": "42"}
+    assert [(c.path, c.original, c.coerced) for c in first.coercions] == [("/id", 42, "42")]
 
 
 async def test_request_carries_options_and_workflow_name() -> None:

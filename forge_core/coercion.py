@@ -1,0 +1,120 @@
+"""Safe fixes for near-miss arguments, applied before schema validation.
+
+Small models often quote numbers ("42"), write booleans as strings ("true") or
+send a bare value where a one-element list is expected. Where the intended
+value is unambiguous we fix it and record what changed; anything else is left
+for validation to reject with a precise nudge.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+# Enough passes for every field of a realistic tool call; each pass fixes at
+# least one value or stops.
+MAX_PASSES = 32
+
+
+@dataclass(frozen=True)
+class Coercion:
+    path: str  # JSON Pointer, e.g. "/count"
+    original: Any
+    coerced: Any
+
+    def describe(self) -> str:
+        return f"{self.path}: {json.dumps(self.original)} -> {json.dumps(self.coerced)}"
+
+
+def coerce_arguments(
+    validator: Draft202012Validator, args: dict[str, Any]
+) -> tuple[dict[str, Any], list[Coercion]]:
+    """Return (possibly fixed args, the coercions applied)."""
+    fixed = args
+    applied: list[Coercion] = []
+    for _ in range(MAX_PASSES):
+        for error in validator.iter_errors(fixed):
+            if error.validator != "type" or not error.absolute_path:
+                continue
+            wanted = error.validator_value
+            types = [wanted] if isinstance(wanted, str) else list(wanted)
+            value = _convert(error.instance, types)
+            if value is _NO:
+                continue
+            if fixed is args:
+                fixed = copy.deepcopy(args)
+            _set(fixed, list(error.absolute_path), value)
+            pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+            applied.append(Coercion(pointer, error.instance, value))
+            break
+        else:
+            return fixed, applied
+    return fixed, applied
+
+
+_NO = object()
+
+
+def _convert(value: Any, types: list[str]) -> Any:
+    for t in types:
+        converted = _convert_one(value, t)
+        if converted is not _NO:
+            return converted
+    return _NO
+
+
+def _convert_one(value: Any, target: str) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if target == "integer":
+            try:
+                return int(text)
+            except ValueError:
+                number = _float(text)
+                return int(number) if number is not None and number.is_integer() else _NO
+        if target == "number":
+            number = _float(text)
+            if number is None:
+                return _NO
+            return int(number) if number.is_integer() and "." not in text else number
+        if target == "boolean" and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        if target == "null" and text.lower() in ("null", "none", ""):
+            return None
+        if target in ("array", "object"):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = _NO
+            if isinstance(parsed, list if target == "array" else dict):
+                return parsed
+            return [value] if target == "array" else _NO
+        return _NO
+    if isinstance(value, bool):
+        return _NO  # True/False as numbers or strings is a guess, not a fix
+    if isinstance(value, int | float) and target == "string":
+        return str(value)
+    if isinstance(value, float) and target == "integer" and value.is_integer():
+        return int(value)
+    if target == "array" and not isinstance(value, list | dict):
+        return [value]
+    return _NO
+
+
+def _float(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _set(root: Any, path: list[Any], value: Any) -> None:
+    target = root
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
