@@ -1,0 +1,264 @@
+"""What the native tool-calling backends (OpenAI-compatible, Ollama, Anthropic) share.
+
+These backends hand the tools to the server as structured definitions and get
+structured calls back, so the engine's history has to be replayed in the same
+shape: every assistant tool call answered by exactly one tool result, reasoning
+folded into the assistant turn it belongs to, tool names the API accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from forge_core.backends.base import ChatRequest, LLMResponse, TextResponse, ToolCall
+from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.parsing import split_reasoning
+from forge_core.workflow import ToolSpec
+
+# The answer a tool call gets on the wire when the history holds none for it
+# (compaction dropped it, or the transcript was cut after the call).
+NOT_EXECUTED = "[Not executed] no result was recorded for this tool call."
+
+
+def offered_tools(request: ChatRequest) -> list[ToolSpec]:
+    """The tools offered this turn: the allowed ones, or all when none are named."""
+    if not request.allowed:
+        return list(request.tools)
+    allowed = set(request.allowed)
+    return [t for t in request.tools if t.name in allowed] or list(request.tools)
+
+
+def tool_parameters(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's JSON Schema as an object schema (what every tools API requires)."""
+    schema = copy.deepcopy(spec.parameters)
+    schema.setdefault("type", "object")
+    if schema.get("type") == "object":
+        schema.setdefault("properties", {})
+    return schema
+
+
+def replayed_reasoning(messages: list[Message], policy: str) -> set[int]:
+    """Indexes of the REASONING messages the model gets to see again.
+
+    "full": all of them, "keep_last": the latest one, "none" (or anything else):
+    none. The same policy as the prompt-injected path (prompting.py).
+    """
+    indexes = [i for i, m in enumerate(messages) if m.type is MessageType.REASONING]
+    if policy == "full":
+        return set(indexes)
+    if policy == "keep_last" and indexes:
+        return {indexes[-1]}
+    return set()
+
+
+def fold_reasoning(messages: list[Message], policy: str) -> list[Message]:
+    """Drop REASONING messages, folding the replayed ones into the content of the
+    assistant message that follows them (the tool-call turn they led to).
+
+    Reasoning with no assistant message after it is dropped.
+    """
+    keep = replayed_reasoning(messages, policy)
+    out: list[Message] = []
+    pending: list[str] = []
+    for i, msg in enumerate(messages):
+        if msg.type is MessageType.REASONING:
+            if i in keep and msg.content.strip():
+                pending.append(msg.content.strip())
+            continue
+        if msg.role is MessageRole.ASSISTANT and pending:
+            content = "\n\n".join([*pending, msg.content] if msg.content else pending)
+            msg = replace(msg, content=content)
+            pending = []
+        elif msg.role is MessageRole.ASSISTANT:
+            pending = []
+        out.append(msg)
+    return out
+
+
+def pair_tool_results(messages: list[Message]) -> tuple[list[Message], set[str]]:
+    """Make every assistant tool call answered by exactly one tool message.
+
+    The tool messages answering an assistant message's calls are moved right
+    after it, in call order; a call with no answer before the next assistant
+    message gets a synthetic NOT_EXECUTED result (its id is in the returned
+    set); tool messages that answer no call of the preceding assistant message
+    (orphans) are dropped. Other messages keep their order.
+    """
+    out: list[Message] = []
+    synthesized: set[str] = set()
+    i, n = 0, len(messages)
+    while i < n:
+        msg = messages[i]
+        i += 1
+        if msg.role is MessageRole.TOOL:
+            continue  # orphan: no assistant tool call before it
+        out.append(msg)
+        if msg.role is not MessageRole.ASSISTANT or not msg.tool_calls:
+            continue
+        end = i
+        while end < n and messages[end].role is not MessageRole.ASSISTANT:
+            end += 1
+        run = messages[i:end]
+        answers: dict[str, Message] = {}
+        for m in run:
+            if m.role is MessageRole.TOOL and m.tool_call_id not in answers:
+                answers[m.tool_call_id] = m
+        for call in msg.tool_calls:
+            answer = answers.get(call.call_id)
+            if answer is None:
+                answer = Message(
+                    MessageRole.TOOL,
+                    NOT_EXECUTED,
+                    MessageType.TOOL_RESULT,
+                    step_index=msg.step_index,
+                    tool_call_id=call.call_id,
+                    tool_name=call.name,
+                    transient=True,
+                )
+                synthesized.add(call.call_id)
+            out.append(answer)
+        out.extend(m for m in run if m.role is not MessageRole.TOOL)
+        i = end
+    return out, synthesized
+
+
+def wire_history(request: ChatRequest) -> tuple[list[Message], set[str]]:
+    """The request's messages ready for a native tools API (see the two steps)."""
+    return pair_tool_results(fold_reasoning(request.messages, request.reasoning_replay))
+
+
+_WIRE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _sanitize(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
+
+
+class ToolNames:
+    """Tool names as APIs that only accept `^[A-Za-z0-9_-]{1,64}$` see them.
+
+    Forge allows dots in tool names; OpenAI and Anthropic reject them. Names
+    that already fit are sent unchanged; others get a sanitized, unique wire
+    name that maps back when the model calls it.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        names = list(names)
+        self._wire: dict[str, str] = {}
+        self._local: dict[str, str] = {}
+        taken = {n for n in names if _WIRE_NAME.match(n)}
+        for name in names:
+            if _WIRE_NAME.match(name):
+                wire = name
+            else:
+                base = wire = _sanitize(name)
+                k = 2
+                while wire in taken:
+                    suffix = f"_{k}"
+                    wire = base[: 64 - len(suffix)] + suffix
+                    k += 1
+                taken.add(wire)
+            self._wire[name] = wire
+            self._local[wire] = name
+
+    def wire(self, name: str) -> str:
+        return self._wire.get(name) or (name if _WIRE_NAME.match(name) else _sanitize(name))
+
+    def local(self, wire: str) -> str:
+        return self._local.get(wire, wire)
+
+
+@dataclass
+class PartialCall:
+    """A tool call being assembled from stream fragments."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    # Set when the backend delivers arguments already decoded (Ollama).
+    decoded: dict[str, Any] | None = None
+
+    @property
+    def raw_arguments(self) -> str:
+        if self.decoded is not None:
+            return json.dumps(self.decoded, ensure_ascii=False)
+        return "".join(self.arguments)
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | None:
+    """Decoded JSON object arguments; "" means no arguments; None if malformed."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def calls_as_text(calls: list[PartialCall]) -> str:
+    """The calls in the engine's `{"tool", "args"}` text form, arguments as sent.
+
+    Malformed arguments are kept verbatim, so the rescue path sees exactly what
+    the model produced.
+    """
+    lines = []
+    for c in calls:
+        name = json.dumps(c.name, ensure_ascii=False)
+        args = c.raw_arguments.strip() or "{}"
+        lines.append(f'{{"tool": {name}, "args": {args}}}')
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Finished:
+    response: LLMResponse
+    raw_text: str
+    reasoning: str
+
+
+def finish(
+    text: str, reasoning: str, calls: list[PartialCall], names: ToolNames | None = None
+) -> Finished:
+    """Turn a finished stream into the engine's response.
+
+    - no calls: a TextResponse with the text (the engine rescues calls from it);
+    - calls whose arguments all decode: the calls; text said alongside them is
+      kept as reasoning (split off any <think> block first);
+    - any call with malformed arguments: a TextResponse holding the text and
+      the calls verbatim, so the engine's rescue or retry path handles it.
+    """
+    for c in calls:
+        if names is not None:
+            c.name = names.local(c.name)
+    rendered = calls_as_text(calls)
+    raw = "\n".join(p for p in (text, rendered) if p)
+    if not calls:
+        return Finished(TextResponse(text), raw, reasoning)
+    parsed: list[ToolCall] = []
+    for c in calls:
+        args = c.decoded if c.decoded is not None else parse_arguments(c.raw_arguments)
+        if args is None or not c.name:
+            return Finished(TextResponse(raw), raw, reasoning)
+        parsed.append(ToolCall(name=c.name, args=args))
+    thought, rest = split_reasoning(text)
+    reasoning = "\n".join(r for r in (reasoning, thought, rest) if r)
+    return Finished(parsed, raw, reasoning)
+
+
+_CONTEXT_ERROR = re.compile(
+    r"context_length_exceeded|maximum context length|context length|context window"
+    r"|exceed_context_size|exceeds the available context size|prompt is too long"
+    r"|exceed context limit",
+    re.IGNORECASE,
+)
+
+
+def is_context_error(text: str) -> bool:
+    """Whether an error body says the prompt does not fit the model's context."""
+    return bool(_CONTEXT_ERROR.search(text))
