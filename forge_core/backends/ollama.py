@@ -1,0 +1,304 @@
+"""Ollama over its native `/api/chat` API.
+
+Native tool calling: the tools go in `tools` (only the ones allowed this turn),
+the answer streams back as NDJSON with whole calls in `message.tool_calls`
+(arguments as JSON objects, not strings) and reasoning in `message.thinking`.
+Ollama silently truncates a prompt longer than its `num_ctx` (2048 or 4096
+by default), so every request sets `options.num_ctx` to the context budget,
+which is read from `/api/show` at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+import httpx
+
+from forge_core.backends.base import (
+    BackendInfo,
+    BackendReply,
+    ChatRequest,
+    ChunkSink,
+    ChunkType,
+    StreamChunk,
+    Usage,
+)
+from forge_core.backends.native import (
+    PartialCall,
+    finish,
+    is_context_error,
+    offered_tools,
+    tool_parameters,
+    wire_history,
+)
+from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.messages import Message, MessageRole
+
+log = logging.getLogger(__name__)
+
+STREAM_ATTEMPTS = 2
+DEFAULT_URL = "http://127.0.0.1:11434"
+
+
+class OllamaBackend:
+    name = "ollama"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        context_budget_tokens: int,
+        budget_mode: str = "backend",
+        think: bool | None = None,
+        timeout_s: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        # None: let Ollama decide; True/False: sent as `think`.
+        self.think = think
+        self._info = BackendInfo(
+            name=self.name,
+            model=model,
+            context_budget_tokens=context_budget_tokens,
+            budget_mode=budget_mode,
+            backend_mode="external",
+            url=self.base_url,
+            tool_call_mode="native",
+        )
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout_s, connect=10.0),
+            transport=transport,
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        base_url: str,
+        *,
+        model: str,
+        budget_mode: str = "backend",
+        manual_budget_tokens: int = 0,
+        think: bool | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> OllamaBackend:
+        """Read the model's context length from `/api/show`.
+
+        With budget mode "manual" the budget is `manual_budget_tokens`, capped
+        at what the model supports.
+        """
+        show = await read_show(base_url.rstrip("/"), model, transport)
+        budget = context_length(show)
+        if budget_mode == "manual":
+            if manual_budget_tokens <= 0:
+                raise ValueError("budget mode 'manual' needs a positive token count")
+            budget = min(manual_budget_tokens, budget)
+        return cls(
+            base_url,
+            model=model,
+            context_budget_tokens=budget,
+            budget_mode=budget_mode,
+            think=think,
+            transport=transport,
+        )
+
+    def info(self) -> BackendInfo:
+        return self._info
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_ollama_messages(request),
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": tool_parameters(t),
+                    },
+                }
+                for t in offered_tools(request)
+            ],
+            "stream": True,
+            "options": {
+                "num_ctx": self._info.context_budget_tokens,
+                "temperature": request.temperature,
+                "num_predict": request.max_tokens,
+            },
+        }
+        if self.think is not None:
+            body["think"] = self.think
+        return body
+
+    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        body = self.request_body(request)
+        for attempt in range(1, STREAM_ATTEMPTS + 1):
+            try:
+                return await self._stream(body, on_chunk)
+            except (httpx.TransportError, _BrokenStream) as exc:
+                if attempt == STREAM_ATTEMPTS:
+                    raise BackendError(
+                        f"ollama at {self.base_url} failed: {exc}", url=self.base_url
+                    ) from exc
+                log.warning("ollama stream failed (%s); retrying", exc)
+                if on_chunk is not None:
+                    await on_chunk(StreamChunk(ChunkType.RETRY))
+        raise AssertionError("unreachable")
+
+    async def _stream(self, body: dict[str, Any], on_chunk: ChunkSink | None) -> BackendReply:
+        text: list[str] = []
+        reasoning: list[str] = []
+        calls: list[PartialCall] = []
+        usage = Usage(model_calls=1)
+        finished = False
+
+        async def emit(kind: ChunkType, piece: str) -> None:
+            if on_chunk is not None and piece:
+                await on_chunk(StreamChunk(kind, piece))
+
+        async with self._http.stream("POST", "/api/chat", json=body) as resp:
+            if resp.status_code != 200:
+                await resp.aread()
+                raise http_error(resp.status_code, _error_text(resp.text))
+            async for line in resp.aiter_lines():
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError as exc:
+                    raise _BrokenStream(f"undecodable stream line {line[:200]!r}") from exc
+                if event.get("error"):
+                    raise http_error(500, str(event["error"]))
+                message = event.get("message") or {}
+                if message.get("thinking"):
+                    reasoning.append(message["thinking"])
+                if message.get("content"):
+                    text.append(message["content"])
+                    await emit(ChunkType.TEXT_DELTA, message["content"])
+                for raw in message.get("tool_calls") or []:
+                    call = _partial(raw)
+                    calls.append(call)
+                    await emit(ChunkType.TOOL_CALL_DELTA, call.name)
+                    await emit(ChunkType.TOOL_CALL_DELTA, call.raw_arguments)
+                if event.get("done"):
+                    _read_usage(usage, event)
+                    finished = True
+                    break
+        if not finished:
+            raise _BrokenStream("stream ended before done")
+        if on_chunk is not None:
+            await on_chunk(StreamChunk(ChunkType.FINAL))
+        done = finish("".join(text), "".join(reasoning), calls)
+        return BackendReply(
+            response=done.response, usage=usage, raw_text=done.raw_text, reasoning=done.reasoning
+        )
+
+
+def _partial(raw: dict[str, Any]) -> PartialCall:
+    function = raw.get("function") or {}
+    call = PartialCall(id=str(raw.get("id") or ""), name=str(function.get("name") or ""))
+    args = function.get("arguments")
+    if isinstance(args, dict):
+        call.decoded = args
+    elif isinstance(args, str):  # not Ollama's shape, but seen from some templates
+        call.arguments.append(args)
+    elif args is not None:
+        call.arguments.append(json.dumps(args))
+    return call
+
+
+def to_ollama_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    """The engine's history as Ollama chat messages."""
+    history, _ = wire_history(request)
+    return [_ollama_message(m) for m in history]
+
+
+def _ollama_message(msg: Message) -> dict[str, Any]:
+    if msg.role is MessageRole.TOOL:
+        return {"role": "tool", "content": msg.content, "tool_name": msg.tool_name}
+    if msg.role is MessageRole.ASSISTANT and msg.tool_calls:
+        return {
+            "role": "assistant",
+            "content": msg.content,
+            "tool_calls": [
+                {"function": {"name": c.name, "arguments": c.args}} for c in msg.tool_calls
+            ],
+        }
+    return {"role": msg.role.value, "content": msg.content}
+
+
+class _BrokenStream(Exception):
+    pass
+
+
+def _read_usage(usage: Usage, done: dict[str, Any]) -> None:
+    usage.prompt_tokens = int(done.get("prompt_eval_count") or 0)
+    usage.completion_tokens = int(done.get("eval_count") or 0)
+    usage.prompt_ms = float(done.get("prompt_eval_duration") or 0) / 1e6
+    usage.generation_ms = float(done.get("eval_duration") or 0) / 1e6
+
+
+def _error_text(body: str) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    return str(data.get("error", body)) if isinstance(data, dict) else body
+
+
+def http_error(status: int, body: str) -> ForgeError:
+    if is_context_error(body):
+        return ContextBudgetExceededError(
+            f"the conversation no longer fits the model's context: {body[:300]}", status=status
+        )
+    return BackendError(f"ollama answered HTTP {status}: {body[:500]}", status=status)
+
+
+async def read_show(
+    base_url: str, model: str, transport: httpx.AsyncBaseTransport | None = None
+) -> dict[str, Any]:
+    try:
+        async with httpx.AsyncClient(base_url=base_url, timeout=10.0, transport=transport) as http:
+            resp = await http.post("/api/show", json={"model": model})
+            if resp.status_code != 200:
+                raise BackendError(
+                    f"ollama at {base_url} cannot show model {model!r}: "
+                    f"HTTP {resp.status_code} {_error_text(resp.text)[:300]}",
+                    url=base_url,
+                    status=resp.status_code,
+                )
+            show: dict[str, Any] = resp.json()
+            return show
+    except (httpx.HTTPError, ValueError) as exc:
+        raise BackendError(f"cannot read {base_url}/api/show: {exc}", url=base_url) from exc
+
+
+_NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+
+def context_length(show: dict[str, Any]) -> int:
+    """The context to run the model with, from an `/api/show` answer.
+
+    A `num_ctx` set in the model's Modelfile wins (someone chose it for this
+    machine); otherwise the model's trained `<arch>.context_length`.
+    """
+    configured = _NUM_CTX.search(str(show.get("parameters") or ""))
+    if configured:
+        return int(configured.group(1))
+    info = show.get("model_info") or {}
+    arch = info.get("general.architecture")
+    value = info.get(f"{arch}.context_length") if arch else None
+    if value is None:
+        value = next((v for k, v in info.items() if k.endswith(".context_length")), None)
+    if not isinstance(value, int) or value <= 0:
+        raise BackendError("ollama /api/show reports no <arch>.context_length for the model")
+    return value
