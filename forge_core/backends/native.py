@@ -18,6 +18,7 @@ from typing import Any
 from forge_core.backends.base import ChatRequest, LLMResponse, TextResponse, ToolCall
 from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.parsing import split_reasoning
+from forge_core.prompting import replayed_reasoning
 from forge_core.workflow import ToolSpec
 
 # The answer a tool call gets on the wire when the history holds none for it
@@ -42,25 +43,13 @@ def tool_parameters(spec: ToolSpec) -> dict[str, Any]:
     return schema
 
 
-def replayed_reasoning(messages: list[Message], policy: str) -> set[int]:
-    """Indexes of the REASONING messages the model gets to see again.
-
-    "full": all of them, "keep_last": the latest one, "none" (or anything else):
-    none. The same policy as the prompt-injected path (prompting.py).
-    """
-    indexes = [i for i, m in enumerate(messages) if m.type is MessageType.REASONING]
-    if policy == "full":
-        return set(indexes)
-    if policy == "keep_last" and indexes:
-        return {indexes[-1]}
-    return set()
-
-
 def fold_reasoning(messages: list[Message], policy: str) -> list[Message]:
     """Drop REASONING messages, folding the replayed ones into the content of the
     assistant message that follows them (the tool-call turn they led to).
 
-    Reasoning with no assistant message after it is dropped.
+    Which ones are replayed follows the same policy as the prompt-injected
+    path (prompting.replayed_reasoning); reasoning with no assistant message
+    after it is dropped.
     """
     keep = replayed_reasoning(messages, policy)
     out: list[Message] = []
