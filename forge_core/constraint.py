@@ -12,7 +12,6 @@ from typing import Any
 
 from forge_core.workflow import ToolSpec
 
-
 MAX_PARALLEL_CALLS = 8
 
 

@@ -30,6 +30,7 @@ from forge_core.backends.base import (
     ToolCall,
     Usage,
 )
+from forge_core.coercion import coerce_arguments
 from forge_core.errors import (
     ForgeError,
     MaxIterationsError,
@@ -40,7 +41,6 @@ from forge_core.errors import (
     WorkflowCancelledError,
 )
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.coercion import coerce_arguments
 from forge_core.parsing import parse_response
 from forge_core.steps import StepTracker
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
@@ -154,6 +154,9 @@ class _Run:
         self.premature = 0
         self.prereq_violations = 0
         self.call_seq = 0
+        # (name, args) of the last batch that ran successfully, for check_repeats.
+        self.last_success: list[tuple[str, dict[str, Any]]] = []
+        self.banned: set[str] = set()
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -195,6 +198,8 @@ class _Run:
         infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
+        if self.opts.repeat_guard and not await self.check_repeats(infos):
+            return None
         if self.opts.nudge_steps:
             if not await self.check_steps(infos):
                 return None
@@ -212,7 +217,7 @@ class _Run:
             workflow_name=self.wf.name,
             messages=list(self.transcript),
             tools=self.wf.tools,
-            allowed=self.steps.allowed_tools() if opts.constrain_steps else [],
+            allowed=self.allowed_tools(),
             constrained=opts.constrained_decoding,
             temperature=opts.temperature,
             max_tokens=opts.max_tokens,
@@ -245,6 +250,35 @@ class _Run:
             else "the model returned an empty response"
         )
         return None
+
+    def allowed_tools(self) -> list[str]:
+        allowed = self.steps.allowed_tools() if self.opts.constrain_steps else []
+        if self.banned:
+            # Only for the turn right after a repeat was rejected: the grammar
+            # then cannot produce the same call a third time.
+            base = allowed or [t.name for t in self.wf.tools]
+            allowed = [name for name in base if name not in self.banned] or allowed
+            self.banned = set()
+        return allowed
+
+    async def check_repeats(self, infos: list[ToolCallInfo]) -> bool:
+        """Reject a batch that only repeats the previous successful batch.
+
+        Small models often call a finished step again instead of moving on; the
+        repeat would waste a tool call and usually loops until max_iterations.
+        """
+        repeated = [(c.name, c.args) for c in infos]
+        if not self.last_success or repeated != self.last_success:
+            return True
+        hint = nudges.repeated_call(
+            [c.name for c in infos], self.steps.pending(), sorted(self.wf.terminal_set)
+        )
+        await self.reject_batch(
+            infos, dict.fromkeys(range(len(infos)), hint), MessageType.RETRY_NUDGE
+        )
+        self.banned = {c.name for c in infos}
+        self.record_retry(f"the model repeated {infos[0].name!r} with the same arguments")
+        return False
 
     def chunk_sink(self) -> ChunkSink | None:
         if not self.opts.stream_chunks or self.on_chunk is None:
@@ -413,6 +447,7 @@ class _Run:
                 usage=self.usage,
                 transcript=list(self.transcript),
             )
+        self.last_success = [(c.name, c.args) for c in infos] if all(o.ok for o in outcomes) else []
         if hard_errors:
             self.tool_errors += 1
             if self.tool_errors > self.opts.tool_error_budget:

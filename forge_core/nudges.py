@@ -50,3 +50,12 @@ def prerequisite_nudge(tool: str, missing: list[str]) -> str:
 
 def tool_error(message: str) -> str:
     return f"[ToolError] {message}"
+
+
+def repeated_call(names: list[str], pending: list[str], terminal: list[str]) -> str:
+    what = ", ".join(repr(n) for n in names)
+    if pending:
+        nxt = f"Next, call the remaining required steps: {', '.join(pending)}."
+    else:
+        nxt = f"All required steps are done: call {' or '.join(terminal)} to finish."
+    return f"[Repeated] You already called {what} with these arguments; use its result. {nxt}"

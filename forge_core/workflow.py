@@ -66,6 +66,7 @@ class RunOptions:
     error_recovery: bool = True
     compaction: bool = True
     coercion: bool = True
+    repeat_guard: bool = True
     # "both": constraint + nudges; "constraint": allowed-set only; "nudge": only nudges.
     enforcement: str = "both"
     # "none" | "keep_last" | "full": which earlier reasoning goes back to the model.

@@ -27,6 +27,7 @@ from forge_core.backends.base import (
 )
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.grammar import build_grammar
 from forge_core.parsing import parse_response
 from forge_core.prompting import to_chat_messages
 
@@ -123,11 +124,17 @@ class LlamaServerBackend:
         }
         if self.constrains(request):
             allowed = [t for t in request.tools if t.name in set(request.allowed)] or request.tools
-            schema = tool_call_schema(allowed, parallel=request.parallel)
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "tool_call", "schema": schema},
-            }
+            grammar = build_grammar(allowed, parallel=request.parallel)
+            if grammar is not None:
+                body["grammar"] = grammar
+            else:
+                # A schema the compact grammar cannot express: let llama-server
+                # derive the grammar from the JSON Schema instead.
+                schema = tool_call_schema(allowed, parallel=request.parallel)
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "tool_call", "schema": schema},
+                }
         return body
 
     def constrains(self, request: ChatRequest) -> bool:

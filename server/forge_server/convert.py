@@ -106,6 +106,7 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         error_recovery=not g.disable_error_recovery,
         compaction=not g.disable_compaction,
         coercion=not g.disable_coercion,
+        repeat_guard=not g.disable_repeat_guard,
         enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
         reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
     )

@@ -999,7 +999,10 @@ async def test_unconstrained_runs_still_say_which_tools_are_allowed() -> None:
     # Without a grammar the allowed set still filters native tool lists.
     backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
     await run([], backend=backend, options=RunOptions(constrained_decoding=False))
-    assert [r.allowed for r in backend.requests] == [["fetch", "check"], ["fetch", "check", "submit"]]
+    assert [r.allowed for r in backend.requests] == [
+        ["fetch", "check"],
+        ["fetch", "check", "submit"],
+    ]
     assert not any(r.constrained for r in backend.requests)
 
 

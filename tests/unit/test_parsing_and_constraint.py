@@ -4,6 +4,7 @@ and the parts of the llama-server backend that need no server."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -330,42 +331,59 @@ def test_request_body_basics(backend: LlamaServerBackend) -> None:
     assert body["cache_prompt"] is True
 
 
-def test_response_format_only_admits_allowed_tools(backend: LlamaServerBackend) -> None:
+def grammar_calls(body: dict[str, Any]) -> list[str]:
+    """The tool names the `call` rule of a compact GBNF grammar admits."""
+    rules = dict(line.split(" ::= ", 1) for line in body["grammar"].splitlines())
+    alternatives = [alt.strip() for alt in rules["call"].split("|")]
+    names = []
+    for alt in alternatives:
+        match = re.search(r'"\\"tool\\"" sp ":" sp "\\"([^\\]+)\\""', rules[alt])
+        assert match, rules[alt]
+        names.append(match.group(1))
+    return names
+
+
+def test_grammar_only_admits_allowed_tools(backend: LlamaServerBackend) -> None:
     body = backend.request_body(chat_request(["fetch", "ping"]))
-    fmt = body["response_format"]
-    assert fmt["type"] == "json_schema"
-    assert fmt["json_schema"]["name"] == "tool_call"
-    schema = fmt["json_schema"]["schema"]
-    jsonschema.validate({"tool": "fetch", "args": {"id": "1"}}, schema)
-    jsonschema.validate({"tool": "ping", "args": {}}, schema)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"tool": "submit", "args": {"answer": "x"}}, schema)
-    assert [b["properties"]["tool"]["const"] for b in schema["anyOf"]] == ["fetch", "ping"]
+    assert "response_format" not in body
+    assert grammar_calls(body) == ["fetch", "ping"]
 
 
 def test_single_allowed_tool(backend: LlamaServerBackend) -> None:
-    schema = backend.request_body(chat_request(["submit"]))["response_format"]["json_schema"][
-        "schema"
-    ]
-    assert schema["properties"]["tool"] == {"const": "submit"}
+    assert grammar_calls(backend.request_body(chat_request(["submit"]))) == ["submit"]
+
+
+def test_empty_allowed_list_falls_back_to_every_tool(backend: LlamaServerBackend) -> None:
+    body = backend.request_body(chat_request([]))
+    assert grammar_calls(body) == ["fetch", "submit", "ping"]
+
+
+def test_schema_outside_the_grammar_subset_uses_response_format(
+    backend: LlamaServerBackend,
+) -> None:
+    pattern_tool = ToolSpec(
+        "code",
+        parameters={
+            "type": "object",
+            "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+            "required": ["code"],
+        },
+    )
+    request = chat_request(["code"])
+    request.tools = [*request.tools, pattern_tool]
+    body = backend.request_body(request)
+    assert "grammar" not in body
+    schema = body["response_format"]["json_schema"]["schema"]
+    jsonschema.validate({"tool": "code", "args": {"code": "ABC"}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"tool": "fetch", "args": {"id": "1"}}, schema)
 
 
-def test_empty_allowed_list_falls_back_to_every_tool(backend: LlamaServerBackend) -> None:
-    schema = backend.request_body(chat_request([]))["response_format"]["json_schema"]["schema"]
-    assert [b["properties"]["tool"]["const"] for b in schema["anyOf"]] == [
-        "fetch",
-        "submit",
-        "ping",
-    ]
-
-
 def test_no_response_format_when_unconstrained(backend: LlamaServerBackend) -> None:
     body = backend.request_body(chat_request([], constrained=False))
-    assert "response_format" not in body
+    assert "response_format" not in body and "grammar" not in body
     body = backend.request_body(chat_request(["fetch"], constrained=False))
-    assert "response_format" not in body
+    assert "response_format" not in body and "grammar" not in body
 
 
 def test_system_prompt_lists_every_tool(backend: LlamaServerBackend) -> None:

@@ -52,6 +52,7 @@ class RunOptions:
     error_recovery: bool = True
     compaction: bool = True
     coercion: bool = True
+    repeat_guard: bool = True
     enforcement: Literal["both", "constraint", "nudge"] = "both"
     reasoning_replay: Literal["none", "keep_last", "full"] = "keep_last"
 
@@ -70,6 +71,7 @@ class RunOptions:
                 disable_error_recovery=not self.error_recovery,
                 disable_compaction=not self.compaction,
                 disable_coercion=not self.coercion,
+                disable_repeat_guard=not self.repeat_guard,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),
@@ -96,6 +98,8 @@ class RunStarted:
     backend: str
     model: str
     context_budget_tokens: int
+    # "native", "constrained" or "prompt": how this run obtains tool calls.
+    tool_call_mode: str
 
 
 @dataclass(frozen=True)
@@ -310,7 +314,9 @@ class RunStream:
                 if kind == "run_started":
                     s = response.run_started
                     self.run_id = s.run_id
-                    yield RunStarted(s.run_id, s.backend, s.model, s.context_budget_tokens)
+                    yield RunStarted(
+                        s.run_id, s.backend, s.model, s.context_budget_tokens, s.tool_call_mode
+                    )
                 elif kind == "chunk":
                     c = response.chunk
                     yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)

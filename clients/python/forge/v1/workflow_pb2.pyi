@@ -204,6 +204,7 @@ class Guardrails(_message.Message):
     DISABLE_CONSTRAINED_DECODING_FIELD_NUMBER: _builtins.int
     DISABLE_COERCION_FIELD_NUMBER: _builtins.int
     ENFORCEMENT_FIELD_NUMBER: _builtins.int
+    DISABLE_REPEAT_GUARD_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -221,6 +222,11 @@ class Guardrails(_message.Message):
     disable_coercion: _builtins.bool
     """Do not coerce near-miss arguments ("42" for an integer) before validation."""
     enforcement: Global___EnforcementMode.ValueType
+    disable_repeat_guard: _builtins.bool
+    """Let the model repeat its previous successful call unchanged (by default
+    the repeat is rejected with a nudge and, for one turn, left out of the
+    constraint).
+    """
     def __init__(
         self,
         *,
@@ -232,10 +238,11 @@ class Guardrails(_message.Message):
         disable_constrained_decoding: _builtins.bool = ...,
         disable_coercion: _builtins.bool = ...,
         enforcement: Global___EnforcementMode.ValueType = ...,
+        disable_repeat_guard: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,94 @@
+"""The compact GBNF grammar, compiled and sampled by the real llama-server.
+
+At a high temperature the 270M model explores the grammar freely; every
+answer must still be a complete call of an allowed tool whose arguments
+satisfy the tool's JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+
+from forge_core.grammar import build_grammar
+from forge_core.llama_process import ManagedLlamaServer
+from forge_core.workflow import ToolSpec
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = [
+    ToolSpec(
+        "search_flights",
+        "Search flights",
+        {
+            "type": "object",
+            "properties": {
+                "origin": {"type": "string", "maxLength": 40},
+                "destination": {"type": "string"},
+                "passengers": {"type": "integer"},
+                "cabin": {"enum": ["economy", "business"]},
+                "flexible": {"type": "boolean"},
+            },
+            "required": ["origin", "destination", "passengers"],
+        },
+    ),
+    ToolSpec(
+        "add_items",
+        "Add items to the cart",
+        {
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "properties": {"sku": {"type": "string"}, "qty": {"type": "number"}},
+                        "required": ["sku", "qty"],
+                    },
+                },
+                "note": {"type": ["string", "null"]},
+            },
+            "required": ["items"],
+        },
+    ),
+]
+
+
+async def sample(url: str, grammar: str, seed: int) -> str:
+    body: dict[str, Any] = {
+        "messages": [
+            {"role": "system", "content": "Call search_flights or add_items as JSON."},
+            {"role": "user", "content": "Book two seats from Oslo to Rome, and add a lamp."},
+        ],
+        "grammar": grammar,
+        "temperature": 1.0,
+        "seed": seed,
+        "max_tokens": 400,
+    }
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        resp = await http.post("/v1/chat/completions", json=body)
+    assert resp.status_code == 200, resp.text
+    content: str = resp.json()["choices"][0]["message"]["content"]
+    return content
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+async def test_every_sampled_call_is_complete_and_valid(
+    llama_server: ManagedLlamaServer, parallel: bool
+) -> None:
+    grammar = build_grammar(TOOLS, parallel=parallel)
+    assert grammar is not None
+    schemas = {t.name: t.parameters for t in TOOLS}
+    for seed in range(4):
+        text = await sample(llama_server.url, grammar, seed)
+        value = json.loads(text)  # complete JSON, never truncated
+        calls = value if parallel else [value]
+        assert calls and isinstance(calls, list)
+        for call in calls:
+            assert set(call) == {"tool", "args"}
+            jsonschema.validate(call["args"], schemas[call["tool"]])
