@@ -48,7 +48,37 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds to drain runs")
 
     be = p.add_argument_group("backend")
-    be.add_argument("--backend", choices=["llama-server", "scripted"], default="llama-server")
+    be.add_argument(
+        "--backend",
+        choices=["llama-server", "scripted", "openai", "ollama", "anthropic"],
+        default="llama-server",
+        help="openai: any OpenAI-compatible server (vLLM, LM Studio); ollama: /api/chat; "
+        "anthropic: the Messages API. These three use the model's native tool calling",
+    )
+    be.add_argument(
+        "--base-url",
+        default=env("FORGE_BASE_URL", ""),
+        help="openai/ollama (anthropic: optional): server URL "
+        "(default http://127.0.0.1:8000/v1 for openai, http://127.0.0.1:11434 for ollama)",
+    )
+    be.add_argument(
+        "--model-name",
+        default=env("FORGE_MODEL_NAME", ""),
+        help="openai/ollama/anthropic: the remote model id (openai: default the first served)",
+    )
+    be.add_argument(
+        "--api-key-env",
+        default="",
+        help="openai/anthropic: environment variable holding the API key "
+        "(default OPENAI_API_KEY / ANTHROPIC_API_KEY; openai sends none when unset)",
+    )
+    be.add_argument(
+        "--tool-choice",
+        choices=["required", "auto"],
+        default="required",
+        help="openai/anthropic: force a tool call every turn (required / any), or let the "
+        "model choose (for servers that reject tool_choice=required)",
+    )
     be.add_argument(
         "--llama-url",
         default=env("FORGE_LLAMA_URL", ""),
@@ -67,7 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="backend",
         help="where the context budget comes from: the server's /props n_ctx, or --budget-tokens",
     )
-    be.add_argument("--budget-tokens", type=int, default=0, help="budget for --budget-mode manual")
+    be.add_argument(
+        "--budget-tokens",
+        type=int,
+        default=0,
+        help="budget for --budget-mode manual; openai/anthropic: the budget when given "
+        "(default: vLLM's max_model_len, else 8192 / 200000); ollama: caps /api/show's length",
+    )
     be.add_argument(
         "--tool-call-mode",
         choices=["auto", "constrained", "prompt"],
@@ -89,6 +125,13 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
         if args.script is None:
             raise SystemExit("--backend scripted needs --script FILE")
         yield ScriptedBackend.from_path(args.script)
+        return
+    if args.backend in ("openai", "ollama", "anthropic"):
+        remote = await _open_native_backend(args)
+        try:
+            yield remote
+        finally:
+            await remote.aclose()
         return
     managed: ManagedLlamaServer | None = None
     url = args.llama_url
@@ -120,6 +163,46 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
     finally:
         if managed is not None:
             await managed.stop()
+
+
+async def _open_native_backend(args: argparse.Namespace) -> Backend:
+    """The backends that use the model's native tool calling."""
+    budget = max(args.budget_tokens, 0)
+    if args.backend == "openai":
+        from forge_core.backends.openai_compat import OpenAICompatBackend
+
+        return await OpenAICompatBackend.connect(
+            args.base_url or "http://127.0.0.1:8000/v1",
+            model=args.model_name,
+            api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", ""),
+            budget_tokens=budget,
+            tool_choice_required=args.tool_choice == "required",
+        )
+    if not args.model_name:
+        raise SystemExit(f"--backend {args.backend} needs --model-name")
+    if args.backend == "ollama":
+        from forge_core.backends.ollama import OllamaBackend
+
+        return await OllamaBackend.connect(
+            args.base_url or "http://127.0.0.1:11434",
+            model=args.model_name,
+            budget_mode="manual" if budget else "backend",
+            manual_budget_tokens=budget,
+        )
+    from forge_core.backends.anthropic_backend import DEFAULT_CONTEXT_TOKENS, AnthropicBackend
+
+    key_env = args.api_key_env or "ANTHROPIC_API_KEY"
+    api_key = os.environ.get(key_env, "")
+    if not api_key:
+        raise SystemExit(f"--backend anthropic needs an API key in ${key_env} (--api-key-env)")
+    return AnthropicBackend(
+        model=args.model_name,
+        api_key=api_key,
+        base_url=args.base_url,
+        context_budget_tokens=budget or DEFAULT_CONTEXT_TOKENS,
+        budget_mode="manual" if budget else "default",
+        tool_choice_any=args.tool_choice == "required",
+    )
 
 
 async def serve(args: argparse.Namespace) -> None:
