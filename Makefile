@@ -9,11 +9,20 @@ STAMP := $(VENV)/.installed-stamp
 GEN_PY := clients/python/forge/v1
 PROTOS := $(wildcard proto/forge/v1/*.proto)
 
+# Go: the toolchain is preinstalled at /usr/local/go on CI machines but not
+# necessarily on PATH. The protoc plugins are pinned and installed into a
+# project-local GOBIN; protoc itself comes from grpcio-tools in the venv.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+TOOLS_BIN := .tools/bin
+PROTOC_GEN_GO_VERSION := v1.36.11
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.1
+GO_PLUGINS := .tools/.go-plugins-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
+
 HOST ?= 127.0.0.1
 PORT ?= 50051
 RUN_ARGS ?=
 
-.PHONY: install proto proto-check lint format test test-python run clean
+.PHONY: install go-plugins proto proto-check lint format test test-python run clean
 
 install: $(STAMP)
 
@@ -23,13 +32,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+go-plugins: $(GO_PLUGINS)
+
+$(GO_PLUGINS):
+	GOBIN="$(abspath $(TOOLS_BIN))" $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN="$(abspath $(TOOLS_BIN))" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	rm -f .tools/.go-plugins-*
+	touch $@
+
 # Regenerate every language's stubs from proto/. Outputs are committed.
-proto: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" bash scripts/gen_proto.sh
+proto: $(STAMP) $(GO_PLUGINS)
+	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh
 
 # Fails when the committed stubs differ from what proto/ generates.
-proto-check: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" bash scripts/gen_proto.sh --check
+proto-check: $(STAMP) $(GO_PLUGINS)
+	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh --check
 
 lint: $(STAMP)
 	cd proto && ../$(BIN)/buf lint
@@ -50,4 +67,4 @@ run: $(STAMP)
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .tools

@@ -25,6 +25,30 @@ python -m grpc_tools.protoc \
   --mypy_grpc_out="$py_out" \
   proto/forge/v1/*.proto
 
+# Go: protoc-gen-go and protoc-gen-go-grpc, pinned in the Makefile and
+# installed into .tools/bin (GO_PLUGIN_DIR) by `make go-plugins`. The output
+# lands in the Go module (clients/go/gen/forge/v1, package forgev1).
+go_plugins=${GO_PLUGIN_DIR:-.tools/bin}
+for plugin in protoc-gen-go protoc-gen-go-grpc; do
+  if [[ ! -x "$go_plugins/$plugin" ]]; then
+    echo "missing $go_plugins/$plugin: run 'make go-plugins'" >&2
+    exit 1
+  fi
+done
+go_module=github.com/forge-sidecar/forge/clients/go
+go_out="$out_root/clients/go"
+mkdir -p "$go_out/gen/forge/v1"
+rm -f "$go_out"/gen/forge/v1/*.pb.go
+python -m grpc_tools.protoc \
+  -I proto \
+  --plugin=protoc-gen-go="$go_plugins/protoc-gen-go" \
+  --plugin=protoc-gen-go-grpc="$go_plugins/protoc-gen-go-grpc" \
+  --go_out="$go_out" \
+  --go_opt=module="$go_module" \
+  --go-grpc_out="$go_out" \
+  --go-grpc_opt=module="$go_module" \
+  proto/forge/v1/*.proto
+
 if ((check)); then
   stale=0
   for f in "$py_out"/forge/v1/*_pb2*; do
@@ -37,6 +61,11 @@ if ((check)); then
   for f in clients/python/forge/v1/*_pb2*; do
     [[ -e "$out_root/$f" ]] || { echo "generated file no longer produced: $f" >&2; stale=1; }
   done
+  if ! diff -r "$go_out/gen" clients/go/gen >/dev/null 2>&1; then
+    diff -rq "$go_out/gen" clients/go/gen >&2 || true
+    echo "stale generated Go under clients/go/gen (run 'make proto')" >&2
+    stale=1
+  fi
   ((stale == 0)) || exit 1
   echo "generated stubs are up to date"
 fi
