@@ -1,0 +1,455 @@
+package forge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	forge "github.com/forge-sidecar/forge/clients/go"
+	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+)
+
+// The language-neutral conformance suite (tests/conformance/README.md): every
+// case file runs against the real server with the scripted backend and is
+// checked exactly as the Python runner (tests/conformance/test_conformance.py)
+// checks it.
+
+type conformanceCase struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Workflow    struct {
+		Name         string `json:"name"`
+		Description  string `json:"description"`
+		SystemPrompt string `json:"system_prompt"`
+		Tools        []struct {
+			Name          string          `json:"name"`
+			Description   string          `json:"description"`
+			Parameters    json.RawMessage `json:"parameters"`
+			Prerequisites []struct {
+				Tool     string `json:"tool"`
+				MatchArg string `json:"match_arg"`
+			} `json:"prerequisites"`
+		} `json:"tools"`
+		RequiredSteps []string `json:"required_steps"`
+		TerminalTools []string `json:"terminal_tools"`
+		RespondTool   bool     `json:"respond_tool"`
+	} `json:"workflow"`
+	UserMessage   string `json:"user_message"`
+	PriorMessages []struct {
+		Role      string `json:"role"`
+		Type      string `json:"type"`
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"tool_calls"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolName   string `json:"tool_name"`
+	} `json:"prior_messages"`
+	Options json.RawMessage `json:"options"`
+	Client  struct {
+		Tools                map[string][]behaviour `json:"tools"`
+		CancelAfterToolCalls *int                   `json:"cancel_after_tool_calls"`
+	} `json:"client"`
+	Expect map[string]json.RawMessage `json:"expect"`
+}
+
+type behaviour struct {
+	Returns          *string `json:"returns"`
+	Raises           *string `json:"raises"`
+	RaisesResolution *string `json:"raises_resolution"`
+	SleepMS          int     `json:"sleep_ms"`
+}
+
+// caseOptions are the case's RunOptions. Unknown keys fail the case, so an
+// option added to the suite cannot be silently ignored here.
+type caseOptions struct {
+	MaxIterations     *int     `json:"max_iterations"`
+	MaxRetries        *int     `json:"max_retries"`
+	MaxToolErrors     *int     `json:"max_tool_errors"`
+	Temperature       *float32 `json:"temperature"`
+	MaxTokens         *int     `json:"max_tokens"`
+	ToolTimeoutMS     *int     `json:"tool_timeout_ms"`
+	StreamChunks      bool     `json:"stream_chunks"`
+	ParallelToolCalls bool     `json:"parallel_tool_calls"`
+	ReasoningReplay   string   `json:"reasoning_replay"`
+	Guardrails        struct {
+		DisableRescue              bool   `json:"disable_rescue"`
+		DisableRetryNudges         bool   `json:"disable_retry_nudges"`
+		DisableStepEnforcement     bool   `json:"disable_step_enforcement"`
+		DisableErrorRecovery       bool   `json:"disable_error_recovery"`
+		DisableCompaction          bool   `json:"disable_compaction"`
+		DisableConstrainedDecoding bool   `json:"disable_constrained_decoding"`
+		DisableCoercion            bool   `json:"disable_coercion"`
+		Enforcement                string `json:"enforcement"`
+	} `json:"guardrails"`
+}
+
+func casesDir(t testing.TB) string {
+	return filepath.Join(repoRoot(t), "tests", "conformance", "cases")
+}
+
+func TestConformance(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(casesDir(t), "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no conformance cases in %s", casesDir(t))
+	}
+	sort.Strings(files)
+	addr := scriptedServer(t)
+	ctx := context.Background()
+	client, err := forge.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c conformanceCase
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if c.Name != name {
+				t.Fatalf("case name %q does not match its file name %q", c.Name, name)
+			}
+			runCase(t, client, &c)
+		})
+	}
+}
+
+// scriptedTools are client-side handlers that follow a case's behaviour lists:
+// each call takes the next entry, the last one repeats.
+type scriptedTools struct {
+	behaviours map[string][]behaviour
+	mu         sync.Mutex
+	calls      map[string]int
+}
+
+func (s *scriptedTools) handler(name string) func(context.Context, json.RawMessage) (string, error) {
+	return func(ctx context.Context, _ json.RawMessage) (string, error) {
+		steps := s.behaviours[name]
+		if len(steps) == 0 {
+			return "", fmt.Errorf("the case has no behaviour for tool %q", name)
+		}
+		s.mu.Lock()
+		index := s.calls[name]
+		s.calls[name] = index + 1
+		s.mu.Unlock()
+		step := steps[min(index, len(steps)-1)]
+		if step.SleepMS > 0 {
+			select {
+			case <-time.After(time.Duration(step.SleepMS) * time.Millisecond):
+			case <-ctx.Done():
+				return "", context.Cause(ctx)
+			}
+		}
+		switch {
+		case step.Raises != nil:
+			return "", errors.New(*step.Raises)
+		case step.RaisesResolution != nil:
+			return "", forge.Resolutionf("%s", *step.RaisesResolution)
+		case step.Returns != nil:
+			return *step.Returns, nil
+		}
+		return "", nil
+	}
+}
+
+func buildWorkflow(c *conformanceCase, tools *scriptedTools) *forge.Workflow {
+	spec := c.Workflow
+	wf := forge.NewWorkflow(spec.Name, spec.Description)
+	wf.SystemPrompt = spec.SystemPrompt
+	wf.RespondTool = spec.RespondTool
+	for _, tool := range spec.Tools {
+		var opts []forge.ToolOption
+		for _, p := range tool.Prerequisites {
+			opts = append(opts, forge.AfterSame(p.Tool, p.MatchArg))
+		}
+		forge.AddSchemaTool(wf, tool.Name, tool.Description, tool.Parameters, tools.handler(tool.Name), opts...)
+	}
+	wf.Require(spec.RequiredSteps...).Terminal(spec.TerminalTools...)
+	return wf
+}
+
+func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
+	t.Helper()
+	var o caseOptions
+	if len(raw) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			t.Fatalf("options: %v", err)
+		}
+	}
+	var opts []forge.RunOption
+	if o.MaxIterations != nil {
+		opts = append(opts, forge.WithMaxIterations(*o.MaxIterations))
+	}
+	if o.MaxRetries != nil {
+		opts = append(opts, forge.WithMaxRetries(*o.MaxRetries))
+	}
+	if o.MaxToolErrors != nil {
+		opts = append(opts, forge.WithMaxToolErrors(*o.MaxToolErrors))
+	}
+	if o.Temperature != nil {
+		opts = append(opts, forge.WithTemperature(*o.Temperature))
+	}
+	if o.MaxTokens != nil {
+		opts = append(opts, forge.WithMaxTokens(*o.MaxTokens))
+	}
+	if o.ToolTimeoutMS != nil {
+		opts = append(opts, forge.WithToolTimeout(time.Duration(*o.ToolTimeoutMS)*time.Millisecond))
+	}
+	if o.StreamChunks {
+		opts = append(opts, forge.WithStreamChunks())
+	}
+	if o.ParallelToolCalls {
+		opts = append(opts, forge.WithParallelToolCalls())
+	}
+	if o.ReasoningReplay != "" {
+		opts = append(opts, forge.WithReasoningReplay(forge.ReasoningReplay(
+			enumValue(t, forgev1.ReasoningReplay_value, "REASONING_REPLAY_", o.ReasoningReplay))))
+	}
+	g := o.Guardrails
+	guards := forge.Guardrails{
+		DisableRescue:              g.DisableRescue,
+		DisableRetryNudges:         g.DisableRetryNudges,
+		DisableStepEnforcement:     g.DisableStepEnforcement,
+		DisableErrorRecovery:       g.DisableErrorRecovery,
+		DisableCompaction:          g.DisableCompaction,
+		DisableConstrainedDecoding: g.DisableConstrainedDecoding,
+		DisableCoercion:            g.DisableCoercion,
+	}
+	if g.Enforcement != "" {
+		guards.Enforcement = forge.EnforcementMode(
+			enumValue(t, forgev1.EnforcementMode_value, "ENFORCEMENT_MODE_", g.Enforcement))
+	}
+	return append(opts, forge.WithGuardrails(guards))
+}
+
+func enumValue(t *testing.T, values map[string]int32, prefix, name string) int32 {
+	t.Helper()
+	v, ok := values[prefix+strings.ToUpper(name)]
+	if !ok {
+		t.Fatalf("unknown enum value %q (%s*)", name, prefix)
+	}
+	return v
+}
+
+func priorMessages(t *testing.T, c *conformanceCase) []*forge.Message {
+	var out []*forge.Message
+	for _, raw := range c.PriorMessages {
+		m := &forge.Message{
+			Role:       forge.Role(enumValue(t, forgev1.Role_value, "ROLE_", raw.Role)),
+			Type:       forge.MessageType(enumValue(t, forgev1.MessageType_value, "MESSAGE_TYPE_", raw.Type)),
+			Content:    raw.Content,
+			ToolCallId: raw.ToolCallID,
+			ToolName:   raw.ToolName,
+		}
+		for _, call := range raw.ToolCalls {
+			m.ToolCalls = append(m.ToolCalls, &forge.ToolCall{
+				Id: call.ID, Name: call.Name, ArgumentsJson: string(call.Arguments),
+			})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+type recordedCall struct {
+	Name string `json:"name"`
+	Args any    `json:"args"`
+}
+
+type outcome struct {
+	Outcome       string
+	TerminalTool  string
+	Result        string
+	FailureReason string
+	Details       map[string]string
+	Iterations    int
+	Transcript    []*forge.Message
+}
+
+func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
+	tools := &scriptedTools{behaviours: c.Client.Tools, calls: map[string]int{}}
+	wf := buildWorkflow(c, tools)
+	opts := append(buildOptions(t, c.Options), forge.WithPriorMessages(priorMessages(t, c)...))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stream, err := client.Start(ctx, wf, c.UserMessage, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolCalls := []recordedCall{}
+	messageTypes := []string{}
+	for event := range stream.Events() {
+		switch e := event.(type) {
+		case forge.ToolCallStarted:
+			var args any
+			if err := json.Unmarshal(e.Arguments, &args); err != nil {
+				t.Errorf("tool call %s: arguments are not JSON: %v", e.ToolName, err)
+			}
+			toolCalls = append(toolCalls, recordedCall{Name: e.ToolName, Args: args})
+			if n := c.Client.CancelAfterToolCalls; n != nil && len(toolCalls) == *n {
+				stream.Cancel("conformance case asked to cancel")
+			}
+		case forge.MessageAppended:
+			messageTypes = append(messageTypes, typeName(e.Message.GetType()))
+		}
+	}
+	res, err := stream.Wait()
+	var got outcome
+	var runErr *forge.RunError
+	switch {
+	case err == nil:
+		got = outcome{
+			Outcome:      "completed",
+			TerminalTool: res.TerminalTool,
+			Result:       res.Output,
+			Iterations:   res.Iterations,
+			Transcript:   res.Transcript,
+		}
+	case errors.As(err, &runErr):
+		got = outcome{
+			Outcome:       "failed",
+			FailureReason: string(runErr.Reason),
+			Details:       runErr.Details,
+			Iterations:    runErr.Iterations,
+			Transcript:    runErr.Transcript,
+		}
+		checkTypedError(t, err, runErr.Reason)
+	default:
+		t.Fatalf("the run ended with an error that is no RunError: %v", err)
+	}
+
+	expect := func(key string, into any) bool {
+		raw, ok := c.Expect[key]
+		if !ok {
+			return false
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			t.Fatalf("expect.%s: %v", key, err)
+		}
+		return true
+	}
+	var wantOutcome string
+	if !expect("outcome", &wantOutcome) {
+		t.Fatal("the case has no expect.outcome")
+	}
+	if got.Outcome != wantOutcome {
+		t.Fatalf("outcome = %s (err %v), want %s", got.Outcome, err, wantOutcome)
+	}
+	var s string
+	var n int
+	if expect("terminal_tool", &s) && got.TerminalTool != s {
+		t.Errorf("terminal_tool = %q, want %q", got.TerminalTool, s)
+	}
+	if expect("result", &s) && got.Result != s {
+		t.Errorf("result = %q, want %q", got.Result, s)
+	}
+	if expect("failure_reason", &s) && got.FailureReason != s {
+		t.Errorf("failure_reason = %q, want %q", got.FailureReason, s)
+	}
+	if expect("iterations", &n) && got.Iterations != n {
+		t.Errorf("iterations = %d, want %d", got.Iterations, n)
+	}
+	var details map[string]string
+	if expect("details", &details) {
+		for k, v := range details {
+			if got.Details[k] != v {
+				t.Errorf("details[%q] = %q, want %q (details %v)", k, got.Details[k], v, got.Details)
+			}
+		}
+	}
+	var wantCalls []recordedCall
+	if expect("tool_calls", &wantCalls) {
+		if wantCalls == nil {
+			wantCalls = []recordedCall{}
+		}
+		if !reflect.DeepEqual(toolCalls, wantCalls) {
+			t.Errorf("tool_calls = %s, want %s", mustJSON(toolCalls), mustJSON(wantCalls))
+		}
+	}
+	var wantTypes []string
+	if expect("message_types", &wantTypes) {
+		if wantTypes == nil {
+			wantTypes = []string{}
+		}
+		if !reflect.DeepEqual(messageTypes, wantTypes) {
+			t.Errorf("message_types = %v, want %v", messageTypes, wantTypes)
+		}
+	}
+	var contents []string
+	for _, m := range got.Transcript {
+		contents = append(contents, m.GetContent())
+	}
+	joined := strings.Join(contents, "\n")
+	var needles []string
+	if expect("transcript_contains", &needles) {
+		for _, needle := range needles {
+			if !strings.Contains(joined, needle) {
+				t.Errorf("no transcript message contains %q", needle)
+			}
+		}
+	}
+}
+
+// checkTypedError: each failure reason has its own error type.
+func checkTypedError(t *testing.T, err error, reason forge.FailureReason) {
+	t.Helper()
+	var ok bool
+	switch reason {
+	case forge.ReasonToolCall:
+		ok = errors.As(err, new(*forge.ToolCallError))
+	case forge.ReasonToolExecution:
+		ok = errors.As(err, new(*forge.ToolExecutionError))
+	case forge.ReasonStepEnforcement:
+		ok = errors.As(err, new(*forge.StepEnforcementError))
+	case forge.ReasonPrerequisite:
+		ok = errors.As(err, new(*forge.PrerequisiteError))
+	case forge.ReasonMaxIterations:
+		ok = errors.As(err, new(*forge.MaxIterationsError))
+	case forge.ReasonCancelled:
+		ok = errors.As(err, new(*forge.WorkflowCancelledError))
+	case forge.ReasonBackend:
+		ok = errors.As(err, new(*forge.BackendError))
+	case forge.ReasonContextBudgetExceeded:
+		ok = errors.As(err, new(*forge.ContextBudgetExceededError))
+	case forge.ReasonInternal:
+		ok = errors.As(err, new(*forge.InternalServerError))
+	}
+	if !ok {
+		t.Errorf("a %s failure is a %T, not its typed error", reason, err)
+	}
+}
+
+func typeName(t forge.MessageType) string {
+	return strings.ToLower(strings.TrimPrefix(t.String(), "MESSAGE_TYPE_"))
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

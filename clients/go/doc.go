@@ -1,0 +1,35 @@
+// Package forge is the Go SDK of Forge, a gRPC sidecar that runs a guarded
+// LLM tool-calling loop. The tool functions stay in your process: the server
+// sends a tool-call request down the run's stream whenever the model calls a
+// tool, the SDK decodes the arguments into your function's argument struct,
+// runs it and sends the result back on the same stream.
+//
+//	client, err := forge.Dial(ctx, "127.0.0.1:50051")
+//	if err != nil { ... }
+//	defer client.Close()
+//
+//	type weatherArgs struct {
+//		City string `json:"city" jsonschema:"description=City name"`
+//	}
+//	wf := forge.NewWorkflow("weather", "Look up the weather, then report it.")
+//	forge.AddTool(wf, "get_weather", "Get current weather for a city",
+//		func(ctx context.Context, in weatherArgs) (string, error) {
+//			return "72°F and sunny in " + in.City, nil
+//		})
+//	forge.AddTool(wf, "report_weather", "Report the weather. Ends the task.", report)
+//	wf.Require("get_weather").Terminal("report_weather")
+//
+//	res, err := client.Run(ctx, wf, "What's the weather in Paris?",
+//		forge.WithEvents(func(e forge.Event) { log.Println(e) }))
+//
+// A run either returns a [RunResult] or fails with a typed error carrying the
+// transcript: [*StepEnforcementError], [*ToolCallError], [*ToolExecutionError],
+// [*PrerequisiteError], [*MaxIterationsError], [*WorkflowCancelledError],
+// [*BackendError], [*ContextBudgetExceededError] or [*InternalServerError]
+// (all unwrap to [*RunError]); a request the server refuses is a
+// [*RequestRejectedError] and a broken stream a [*ConnectionLostError].
+//
+// Tool schemas are derived from the argument struct with
+// github.com/invopop/jsonschema (descriptions from `jsonschema` struct tags);
+// [AddSchemaTool] registers a tool from a raw JSON Schema instead.
+package forge

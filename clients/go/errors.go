@@ -1,0 +1,325 @@
+package forge
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// FailureReason is why a run failed: the contract's FailureReason name
+// without the FAILURE_REASON_ prefix.
+type FailureReason string
+
+// The failure reasons of the contract. Each has its own error type.
+const (
+	ReasonToolCall              FailureReason = "TOOL_CALL"               // *ToolCallError
+	ReasonToolExecution         FailureReason = "TOOL_EXECUTION"          // *ToolExecutionError
+	ReasonStepEnforcement       FailureReason = "STEP_ENFORCEMENT"        // *StepEnforcementError
+	ReasonPrerequisite          FailureReason = "PREREQUISITE"            // *PrerequisiteError
+	ReasonMaxIterations         FailureReason = "MAX_ITERATIONS"          // *MaxIterationsError
+	ReasonCancelled             FailureReason = "CANCELLED"               // *WorkflowCancelledError
+	ReasonBackend               FailureReason = "BACKEND"                 // *BackendError
+	ReasonContextBudgetExceeded FailureReason = "CONTEXT_BUDGET_EXCEEDED" // *ContextBudgetExceededError
+	ReasonInternal              FailureReason = "INTERNAL"                // *InternalServerError
+)
+
+// RunError is a run the server accepted and then ended unsuccessfully. Every
+// reason-specific error type (e.g. [*StepEnforcementError]) unwraps to it, so
+// errors.As(err, &runErr) matches any failed run.
+type RunError struct {
+	Reason FailureReason
+	// Message is the server's explanation.
+	Message string
+	// Details are reason-specific facts, e.g. "pending_steps", "tool_name".
+	Details    map[string]string
+	Iterations int
+	Usage      *Usage
+	// Transcript is the conversation up to the failure, prior messages
+	// included.
+	Transcript []*Message
+	RunID      string
+
+	cause error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("forge: run failed: %s: %s", e.Reason, e.Message)
+}
+
+// Unwrap returns what caused a client-side cancellation (the context's
+// error when a run was cancelled through its context), or nil.
+func (e *RunError) Unwrap() error { return e.cause }
+
+// ToolCallError: the model kept answering without a valid tool call.
+type ToolCallError struct{ *RunError }
+
+// ToolExecutionError: tools kept failing and the model did not recover.
+type ToolExecutionError struct{ *RunError }
+
+// StepEnforcementError: the model kept calling a terminal tool before the
+// required steps.
+type StepEnforcementError struct{ *RunError }
+
+// PrerequisiteError: the model kept calling tools whose prerequisites were
+// not met.
+type PrerequisiteError struct{ *RunError }
+
+// MaxIterationsError: no terminal tool within the run's iteration limit.
+type MaxIterationsError struct{ *RunError }
+
+// WorkflowCancelledError: the run was cancelled, by [RunStream.Cancel] or its
+// context (then errors.Is(err, context.Canceled) or
+// context.DeadlineExceeded holds).
+type WorkflowCancelledError struct{ *RunError }
+
+// BackendError: the model server failed or could not be reached.
+type BackendError struct{ *RunError }
+
+// ContextBudgetExceededError: the conversation no longer fits the model's
+// context.
+type ContextBudgetExceededError struct{ *RunError }
+
+// InternalServerError: a bug in the server.
+type InternalServerError struct{ *RunError }
+
+// Unwrap returns the [*RunError].
+func (e *ToolCallError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *ToolExecutionError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *StepEnforcementError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *PrerequisiteError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *MaxIterationsError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *WorkflowCancelledError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *BackendError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *ContextBudgetExceededError) Unwrap() error { return e.RunError }
+
+// Unwrap returns the [*RunError].
+func (e *InternalServerError) Unwrap() error { return e.RunError }
+
+func runFailed(msg *forgev1.RunFailed, runID string, cause error) error {
+	reason := FailureReason(strings.TrimPrefix(msg.GetReason().String(), "FAILURE_REASON_"))
+	base := &RunError{
+		Reason:     reason,
+		Message:    msg.GetMessage(),
+		Details:    msg.GetDetails(),
+		Iterations: int(msg.GetIterations()),
+		Usage:      msg.GetUsage(),
+		Transcript: msg.GetTranscript(),
+		RunID:      runID,
+	}
+	if reason == ReasonCancelled {
+		base.cause = cause
+	}
+	if base.Details == nil {
+		base.Details = map[string]string{}
+	}
+	switch reason {
+	case ReasonToolCall:
+		return &ToolCallError{base}
+	case ReasonToolExecution:
+		return &ToolExecutionError{base}
+	case ReasonStepEnforcement:
+		return &StepEnforcementError{base}
+	case ReasonPrerequisite:
+		return &PrerequisiteError{base}
+	case ReasonMaxIterations:
+		return &MaxIterationsError{base}
+	case ReasonCancelled:
+		return &WorkflowCancelledError{base}
+	case ReasonBackend:
+		return &BackendError{base}
+	case ReasonContextBudgetExceeded:
+		return &ContextBudgetExceededError{base}
+	case ReasonInternal:
+		return &InternalServerError{base}
+	}
+	return base
+}
+
+// RequestRejectedError is a request the server refused: a bad workflow or
+// options (Reason "INVALID_WORKFLOW"), protocol misuse ("INVALID_REQUEST",
+// "UNKNOWN_CALL_ID") or a busy server ("SERVER_BUSY", code
+// ResourceExhausted). It implements GRPCStatus, so status.FromError works.
+type RequestRejectedError struct {
+	Code codes.Code
+	// Reason is the stable ErrorInfo reason, e.g. "INVALID_WORKFLOW"; empty
+	// when the status carried none (e.g. from a proxy).
+	Reason string
+	// Field names the offending field, e.g. "workflow.terminal_tools[0]".
+	Field   string
+	Message string
+
+	status *status.Status
+}
+
+func (e *RequestRejectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "forge: request rejected: %s", e.Code)
+	if e.Reason != "" {
+		fmt.Fprintf(&b, " %s", e.Reason)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, " (%s)", e.Field)
+	}
+	fmt.Fprintf(&b, ": %s", e.Message)
+	return b.String()
+}
+
+// GRPCStatus returns the status the server sent.
+func (e *RequestRejectedError) GRPCStatus() *status.Status { return e.status }
+
+// ConnectionLostError is a stream or connection that broke before the run
+// ended. Err is the underlying gRPC error, if any.
+type ConnectionLostError struct {
+	Err error
+}
+
+func (e *ConnectionLostError) Error() string {
+	if e.Err == nil {
+		return "forge: connection lost: the server closed the stream before the run ended"
+	}
+	return "forge: connection lost: " + e.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e *ConnectionLostError) Unwrap() error { return e.Err }
+
+// rpcError turns a gRPC error into a [*RequestRejectedError] or a
+// [*ConnectionLostError].
+func rpcError(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return &ConnectionLostError{Err: err}
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.Canceled, codes.Internal:
+		if len(st.Details()) == 0 {
+			return &ConnectionLostError{Err: err}
+		}
+	}
+	rej := &RequestRejectedError{Code: st.Code(), Message: st.Message(), status: st}
+	for _, d := range st.Details() {
+		switch info := d.(type) {
+		case *errdetails.ErrorInfo:
+			rej.Reason = info.GetReason()
+			if f := info.GetMetadata()["field"]; f != "" {
+				rej.Field = f
+			}
+		case *errdetails.BadRequest:
+			if v := info.GetFieldViolations(); rej.Field == "" && len(v) > 0 {
+				rej.Field = v[0].GetField()
+			}
+		}
+	}
+	return rej
+}
+
+// Sentinel causes of a tool function's context (see context.Cause).
+var (
+	// ErrToolTimeout: the server stopped waiting for this call (the run's
+	// tool timeout passed); its result would be discarded.
+	ErrToolTimeout = errors.New("forge: the server stopped waiting for this tool call")
+	// ErrRunCancelled: the run was cancelled.
+	ErrRunCancelled = errors.New("forge: the run was cancelled")
+	// ErrRunEnded: the run ended (completed, failed or lost its stream)
+	// before the tool returned.
+	ErrRunEnded = errors.New("forge: the run ended")
+)
+
+// ResolutionError is what a tool returns when the arguments were valid but
+// did not resolve to data ("no such city"). The model sees the message; it
+// neither counts toward the run's tool-error limit nor completes a step.
+type ResolutionError struct {
+	Msg string
+}
+
+func (e *ResolutionError) Error() string { return e.Msg }
+
+// Resolutionf returns a [*ResolutionError] with a formatted message.
+func Resolutionf(format string, args ...any) error {
+	return &ResolutionError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ArgumentError is a tool call whose arguments could not be decoded into the
+// tool's argument type; it is reported to the model as a tool error.
+type ArgumentError struct {
+	Tool string
+	Err  error
+}
+
+func (e *ArgumentError) Error() string {
+	return fmt.Sprintf("invalid arguments for %s: %v", e.Tool, e.Err)
+}
+
+// Unwrap returns the decoding error.
+func (e *ArgumentError) Unwrap() error { return e.Err }
+
+// PanicError is a tool function that panicked. The panic is recovered and
+// reported to the model as a tool error.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value) }
+
+// toolError is the wire form of a tool function's error.
+func toolError(err error) *forgev1.ToolError {
+	out := &forgev1.ToolError{Message: err.Error(), Kind: forgev1.ToolErrorKind_TOOL_ERROR_KIND_HARD}
+	var (
+		res *ResolutionError
+		arg *ArgumentError
+		pan *PanicError
+	)
+	switch {
+	case errors.As(err, &res):
+		out.Kind = forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION
+		out.Type = "ResolutionError"
+	case errors.As(err, &arg):
+		out.Type = "ArgumentError"
+	case errors.As(err, &pan):
+		out.Type = "panic"
+	default:
+		out.Type = errorTypeName(err)
+	}
+	if out.Message == "" {
+		out.Message = "error"
+	}
+	return out
+}
+
+// errorTypeName names an error's type for the server's logs and the model
+// ("fs.PathError"); the anonymous types of errors.New and fmt.Errorf get none.
+func errorTypeName(err error) string {
+	t := reflect.TypeOf(err)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	r, _ := utf8.DecodeRuneInString(t.Name())
+	if !unicode.IsUpper(r) {
+		return ""
+	}
+	return t.String()
+}

@@ -1,0 +1,90 @@
+package forge
+
+import (
+	"encoding/json"
+	"time"
+
+	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+)
+
+// Event is something that happened during a run, delivered in order to the
+// [WithEvents] callback or on [RunStream.Events]: a [RunStarted], [Chunk],
+// [ToolCallStarted], [ToolCallFinished] or [MessageAppended].
+type Event interface {
+	isEvent()
+}
+
+// RunStarted is the first event of a run.
+type RunStarted struct {
+	RunID               string
+	Backend             string
+	Model               string
+	ContextBudgetTokens int
+	// ToolCallMode is "native", "constrained" or "prompt".
+	ToolCallMode string
+}
+
+// ChunkType says what a [Chunk] holds.
+type ChunkType = forgev1.ChunkType
+
+// Chunk types.
+const (
+	// ChunkTextDelta is partial model text.
+	ChunkTextDelta ChunkType = forgev1.ChunkType_CHUNK_TYPE_TEXT_DELTA
+	// ChunkToolCallDelta is a partial tool call.
+	ChunkToolCallDelta ChunkType = forgev1.ChunkType_CHUNK_TYPE_TOOL_CALL_DELTA
+	// ChunkFinal ends one model call; what follows belongs to the next.
+	ChunkFinal ChunkType = forgev1.ChunkType_CHUNK_TYPE_FINAL
+	// ChunkRetry: the model call is retried; discard the deltas since the
+	// last ChunkFinal.
+	ChunkRetry ChunkType = forgev1.ChunkType_CHUNK_TYPE_RETRY
+)
+
+// Chunk is model output as it is generated (with [WithStreamChunks]).
+type Chunk struct {
+	Type      ChunkType
+	Content   string
+	Iteration int
+}
+
+// ToolCallStarted: the server asked for a tool call; the tool function now
+// runs in this process.
+type ToolCallStarted struct {
+	CallID   string
+	ToolName string
+	// Arguments is the arguments object as JSON, already validated against
+	// the tool's schema by the server.
+	Arguments json.RawMessage
+	Iteration int
+	// Coercions are near-miss arguments the server fixed before validation.
+	Coercions []*Coercion
+}
+
+// ToolCallFinished: a tool function returned (or panicked).
+type ToolCallFinished struct {
+	CallID   string
+	ToolName string
+	// Output is the result as sent to the server; empty on error.
+	Output string
+	// Err is the tool's error, if any ([*ArgumentError] for arguments that
+	// did not decode, [*PanicError] for a panic).
+	Err      error
+	Duration time.Duration
+	// Discarded is true when no result was sent because the server no
+	// longer waited for it (the run was cancelled or the tool timed out).
+	Discarded bool
+}
+
+// MessageAppended is a message the run added to the conversation.
+type MessageAppended struct {
+	Message *Message
+	// Index is the message's position in the run's transcript (prior
+	// messages included).
+	Index int
+}
+
+func (RunStarted) isEvent()       {}
+func (Chunk) isEvent()            {}
+func (ToolCallStarted) isEvent()  {}
+func (ToolCallFinished) isEvent() {}
+func (MessageAppended) isEvent()  {}

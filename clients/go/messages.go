@@ -1,0 +1,63 @@
+package forge
+
+import forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+
+// Message is one message of a run's conversation, as the server keeps it.
+// Persist the non-transient ones (see [RunResult.Conversation]) and pass them
+// back with [WithPriorMessages] to continue a conversation.
+type Message = forgev1.Message
+
+// ToolCall is one tool invocation inside an assistant message.
+type ToolCall = forgev1.ToolCall
+
+// Role is the chat role of a [Message].
+type Role = forgev1.Role
+
+// Roles of a [Message].
+const (
+	RoleSystem    Role = forgev1.Role_ROLE_SYSTEM
+	RoleUser      Role = forgev1.Role_ROLE_USER
+	RoleAssistant Role = forgev1.Role_ROLE_ASSISTANT
+	RoleTool      Role = forgev1.Role_ROLE_TOOL
+)
+
+// MessageType says what created a [Message].
+type MessageType = forgev1.MessageType
+
+// Message types; see the contract (proto/forge/v1/messages.proto).
+const (
+	MessageSystemPrompt      MessageType = forgev1.MessageType_MESSAGE_TYPE_SYSTEM_PROMPT
+	MessageUserInput         MessageType = forgev1.MessageType_MESSAGE_TYPE_USER_INPUT
+	MessageToolCall          MessageType = forgev1.MessageType_MESSAGE_TYPE_TOOL_CALL
+	MessageToolResult        MessageType = forgev1.MessageType_MESSAGE_TYPE_TOOL_RESULT
+	MessageReasoning         MessageType = forgev1.MessageType_MESSAGE_TYPE_REASONING
+	MessageTextResponse      MessageType = forgev1.MessageType_MESSAGE_TYPE_TEXT_RESPONSE
+	MessageStepNudge         MessageType = forgev1.MessageType_MESSAGE_TYPE_STEP_NUDGE
+	MessagePrerequisiteNudge MessageType = forgev1.MessageType_MESSAGE_TYPE_PREREQUISITE_NUDGE
+	MessageRetryNudge        MessageType = forgev1.MessageType_MESSAGE_TYPE_RETRY_NUDGE
+	MessageSummary           MessageType = forgev1.MessageType_MESSAGE_TYPE_SUMMARY
+)
+
+// Usage is the token and time accounting of a run, summed from the backend's
+// own reports.
+type Usage = forgev1.Usage
+
+// ServerInfo describes what a server runs on (see [Client.ServerInfo]).
+type ServerInfo = forgev1.GetServerInfoResponse
+
+// Coercion is a near-miss argument the server fixed before validation, e.g.
+// the string "42" for an integer field.
+type Coercion = forgev1.Coercion
+
+// Persistent returns the messages of a transcript that a client should keep
+// to continue the conversation later: all but the transient retry artefacts
+// (failed attempts and nudges).
+func Persistent(transcript []*Message) []*Message {
+	out := make([]*Message, 0, len(transcript))
+	for _, m := range transcript {
+		if !m.GetTransient() {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package forge
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/protobuf/proto"
+)
+
+// DialOption configures [Dial].
+type DialOption func(*dialConfig)
+
+type dialConfig struct {
+	creds         credentials.TransportCredentials
+	token         string
+	keepalive     time.Duration
+	maxMessage    int
+	waitForServer bool
+	extra         []grpc.DialOption
+}
+
+// WithTLS connects over TLS with cfg (nil: the system's roots).
+func WithTLS(cfg *tls.Config) DialOption {
+	return func(c *dialConfig) { c.creds = credentials.NewTLS(cfg) }
+}
+
+// WithTransportCredentials connects with the given gRPC transport
+// credentials (e.g. mTLS from credentials.NewTLS).
+func WithTransportCredentials(creds credentials.TransportCredentials) DialOption {
+	return func(c *dialConfig) { c.creds = creds }
+}
+
+// WithToken sends "authorization: Bearer <token>" with every call. It is sent
+// without TLS too, since a sidecar is usually reached over loopback.
+func WithToken(token string) DialOption {
+	return func(c *dialConfig) { c.token = token }
+}
+
+// WithKeepalive pings the server after interval without activity while a run
+// is open, to notice dead connections. Off by default: gRPC servers refuse
+// pings more frequent than they allow (5 minutes by default) with a
+// "too_many_pings" GOAWAY, so keep it at or above what the server permits.
+func WithKeepalive(interval time.Duration) DialOption {
+	return func(c *dialConfig) { c.keepalive = interval }
+}
+
+// WithMaxMessageBytes caps the size of messages in both directions (default
+// 16 MiB, as the server's default).
+func WithMaxMessageBytes(n int) DialOption {
+	return func(c *dialConfig) { c.maxMessage = n }
+}
+
+// WithWaitForServer makes [Dial] wait (until its context ends) for a server
+// that is not up yet instead of failing at once.
+func WithWaitForServer() DialOption {
+	return func(c *dialConfig) { c.waitForServer = true }
+}
+
+// WithGRPCDialOptions passes options straight to grpc.NewClient (e.g.
+// interceptors for tracing).
+func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
+	return func(c *dialConfig) { c.extra = append(c.extra, opts...) }
+}
+
+func (c *dialConfig) grpcOptions() []grpc.DialOption {
+	creds := c.creds
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(c.maxMessage),
+			grpc.MaxCallSendMsgSize(c.maxMessage),
+		),
+	}
+	if c.token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(c.token)))
+	}
+	if c.keepalive > 0 {
+		opts = append(opts, grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: c.keepalive}))
+	}
+	return append(opts, c.extra...)
+}
+
+type bearerToken string
+
+func (t bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+func (bearerToken) RequireTransportSecurity() bool { return false }
+
+// RunOption configures one run ([Client.Run], [Client.Start]). Options left
+// out keep the server's defaults.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	onEvent func(Event)
+	prior   []*Message
+	labels  map[string]string
+	options *forgev1.RunOptions
+	err     error
+}
+
+func newRunConfig(opts []RunOption) *runConfig {
+	c := &runConfig{options: &forgev1.RunOptions{}}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
+}
+
+func (c *runConfig) count(option string, n int) uint32 {
+	if n < 0 || int64(n) > int64(^uint32(0)) {
+		c.err = fmt.Errorf("forge: %s(%d): out of range", option, n)
+		return 0
+	}
+	return uint32(n)
+}
+
+// toolTimeout is how long the server waits for a tool result.
+func (c *runConfig) toolTimeout() time.Duration {
+	if ms := c.options.GetToolTimeoutMs(); ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return defaultToolTimeout
+}
+
+// The server's default tool timeout (RunOptions.tool_timeout_ms).
+const defaultToolTimeout = 300 * time.Second
+
+// WithEvents calls fn for every event of the run, in order, from a single
+// goroutine. fn should return quickly; the run does not wait for it, but
+// [Client.Run] and [RunStream.Wait] return only after the last call.
+func WithEvents(fn func(Event)) RunOption {
+	return func(c *runConfig) { c.onEvent = fn }
+}
+
+// WithPriorMessages continues a conversation: msgs (e.g. a previous result's
+// [RunResult.Conversation]) come before the new user message.
+func WithPriorMessages(msgs ...*Message) RunOption {
+	return func(c *runConfig) { c.prior = append(c.prior, msgs...) }
+}
+
+// WithLabels attaches free-form labels (e.g. a request id) that the server
+// echoes in its logs.
+func WithLabels(labels map[string]string) RunOption {
+	return func(c *runConfig) {
+		if c.labels == nil {
+			c.labels = map[string]string{}
+		}
+		for k, v := range labels {
+			c.labels[k] = v
+		}
+	}
+}
+
+// WithMaxIterations sets the hard ceiling on model calls (server default 10).
+func WithMaxIterations(n int) RunOption {
+	return func(c *runConfig) { c.options.MaxIterations = c.count("WithMaxIterations", n) }
+}
+
+// WithMaxRetries sets how many consecutive invalid responses are answered
+// with a correction before the run fails with [*ToolCallError] (server
+// default 3; 0 means no retries).
+func WithMaxRetries(n int) RunOption {
+	return func(c *runConfig) { c.options.MaxRetries = proto.Uint32(c.count("WithMaxRetries", n)) }
+}
+
+// WithMaxToolErrors sets how many consecutive hard tool errors are fed back
+// to the model before the run fails with [*ToolExecutionError] (server
+// default 2).
+func WithMaxToolErrors(n int) RunOption {
+	return func(c *runConfig) {
+		c.options.MaxToolErrors = proto.Uint32(c.count("WithMaxToolErrors", n))
+	}
+}
+
+// WithTemperature sets the sampling temperature (server default 0).
+func WithTemperature(t float32) RunOption {
+	return func(c *runConfig) { c.options.Temperature = proto.Float32(t) }
+}
+
+// WithMaxTokens caps generated tokens per model call (server default 512).
+func WithMaxTokens(n int) RunOption {
+	return func(c *runConfig) { c.options.MaxTokens = c.count("WithMaxTokens", n) }
+}
+
+// WithToolTimeout sets how long the server waits for a tool's result before
+// it fails the call as a tool error (server default 5 minutes). The tool
+// function's context is cancelled with cause [ErrToolTimeout] at that point.
+func WithToolTimeout(d time.Duration) RunOption {
+	return func(c *runConfig) {
+		ms := d.Milliseconds()
+		if d > 0 && ms == 0 {
+			ms = 1
+		}
+		c.options.ToolTimeoutMs = c.count("WithToolTimeout", int(ms))
+	}
+}
+
+// WithStreamChunks streams the model's output as [Chunk] events.
+func WithStreamChunks() RunOption {
+	return func(c *runConfig) { c.options.StreamChunks = true }
+}
+
+// WithParallelToolCalls lets the model call several tools in one turn; the
+// SDK runs them concurrently.
+func WithParallelToolCalls() RunOption {
+	return func(c *runConfig) { c.options.ParallelToolCalls = true }
+}
+
+// EnforcementMode is how required steps and prerequisites are enforced.
+type EnforcementMode = forgev1.EnforcementMode
+
+// Enforcement modes.
+const (
+	// EnforcementBoth (the default): constrain and nudge.
+	EnforcementBoth EnforcementMode = forgev1.EnforcementMode_ENFORCEMENT_MODE_BOTH
+	// EnforcementConstraint: only by the allowed-tool set of the constraint.
+	EnforcementConstraint EnforcementMode = forgev1.EnforcementMode_ENFORCEMENT_MODE_CONSTRAINT
+	// EnforcementNudge: only by nudges after the fact.
+	EnforcementNudge EnforcementMode = forgev1.EnforcementMode_ENFORCEMENT_MODE_NUDGE
+)
+
+// Guardrails switches the server's guardrails off one by one (all are on by
+// default), e.g. to measure what each one does.
+type Guardrails struct {
+	// DisableRescue: do not salvage tool calls from free text.
+	DisableRescue bool
+	// DisableRetryNudges: invalid responses fail the run at once.
+	DisableRetryNudges bool
+	// DisableStepEnforcement: terminal tools may run before required steps;
+	// prerequisites are ignored.
+	DisableStepEnforcement bool
+	// DisableErrorRecovery: the first hard tool error fails the run.
+	DisableErrorRecovery bool
+	// DisableCompaction: never compact the conversation.
+	DisableCompaction bool
+	// DisableConstrainedDecoding: no grammar/JSON-Schema constraint; tools
+	// are described in the prompt and the output is parsed.
+	DisableConstrainedDecoding bool
+	// DisableCoercion: do not fix near-miss arguments before validation.
+	DisableCoercion bool
+	// Enforcement selects how steps and prerequisites are enforced.
+	Enforcement EnforcementMode
+}
+
+// WithGuardrails sets the run's guardrail switches.
+func WithGuardrails(g Guardrails) RunOption {
+	return func(c *runConfig) {
+		c.options.Guardrails = &forgev1.Guardrails{
+			DisableRescue:              g.DisableRescue,
+			DisableRetryNudges:         g.DisableRetryNudges,
+			DisableStepEnforcement:     g.DisableStepEnforcement,
+			DisableErrorRecovery:       g.DisableErrorRecovery,
+			DisableCompaction:          g.DisableCompaction,
+			DisableConstrainedDecoding: g.DisableConstrainedDecoding,
+			DisableCoercion:            g.DisableCoercion,
+			Enforcement:                g.Enforcement,
+		}
+	}
+}
+
+// ReasoningReplay is what earlier chain-of-thought is sent back to the model.
+type ReasoningReplay = forgev1.ReasoningReplay
+
+// Reasoning replay modes.
+const (
+	ReasoningReplayNone     ReasoningReplay = forgev1.ReasoningReplay_REASONING_REPLAY_NONE
+	ReasoningReplayKeepLast ReasoningReplay = forgev1.ReasoningReplay_REASONING_REPLAY_KEEP_LAST
+	ReasoningReplayFull     ReasoningReplay = forgev1.ReasoningReplay_REASONING_REPLAY_FULL
+)
+
+// WithReasoningReplay sets what earlier reasoning is replayed to the model
+// (server default: the last reasoning message only).
+func WithReasoningReplay(r ReasoningReplay) RunOption {
+	return func(c *runConfig) { c.options.ReasoningReplay = r }
+}

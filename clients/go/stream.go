@@ -1,0 +1,416 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+	"google.golang.org/grpc"
+)
+
+// How long a run whose context was cancelled waits for the server to confirm
+// the cancellation (with the transcript) before it drops the stream.
+const cancelGrace = 2 * time.Second
+
+// How long to wait for the server to close the stream after the last event.
+const closeGrace = time.Second
+
+// RunStream is one run in progress, started with [Client.Start].
+type RunStream struct {
+	wf          *Workflow
+	onEvent     func(Event)
+	toolTimeout time.Duration
+
+	cancelOnce   sync.Once
+	cancelCh     chan struct{}
+	cancelReason string
+
+	events chan Event
+	done   chan struct{}
+
+	mu     sync.Mutex
+	runID  string
+	result *RunResult
+	err    error
+}
+
+func newRunStream(wf *Workflow, cfg *runConfig) *RunStream {
+	s := &RunStream{
+		wf:          wf,
+		onEvent:     cfg.onEvent,
+		toolTimeout: cfg.toolTimeout(),
+		cancelCh:    make(chan struct{}),
+		events:      make(chan Event, 64),
+		done:        make(chan struct{}),
+	}
+	if s.onEvent != nil {
+		close(s.events)
+	}
+	return s
+}
+
+// Events returns the run's events in order; the channel is closed after the
+// last one. Read it to the end (or call [RunStream.Wait], which discards what
+// is left). With [WithEvents] the events go to the callback instead and the
+// channel is closed from the start.
+func (s *RunStream) Events() <-chan Event { return s.events }
+
+// Cancel asks the server to stop the run; [RunStream.Wait] then returns a
+// [*WorkflowCancelledError] with the transcript. Running tool functions see
+// their context cancelled with cause [ErrRunCancelled]. It does not block
+// and may be called more than once (only the first reason is sent).
+func (s *RunStream) Cancel(reason string) {
+	s.cancelOnce.Do(func() {
+		s.cancelReason = reason
+		close(s.cancelCh)
+	})
+}
+
+// RunID is the server's id of the run, once [RunStarted] has arrived.
+func (s *RunStream) RunID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runID
+}
+
+// Wait discards unread events, waits for the run to end and returns its
+// result or error (see [Client.Run]).
+func (s *RunStream) Wait() (*RunResult, error) {
+	for range s.events {
+	}
+	<-s.done
+	return s.result, s.err
+}
+
+type received struct {
+	msg *forgev1.RunResponse
+	err error
+}
+
+type toolDone struct {
+	callID string
+	value  any
+	err    error
+}
+
+type pendingCall struct {
+	name    string
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	started time.Time
+}
+
+// runLoop is the run's single owner of the stream's send side. The receive
+// side runs in its own goroutine; tools run in one goroutine each and report
+// back here, so results are sent one at a time in completion order.
+type runLoop struct {
+	s        *RunStream
+	ctx      context.Context
+	stream   grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse]
+	incoming chan received
+	toolsOut chan toolDone
+	finished chan struct{}
+
+	toolCtx  context.Context
+	endTools context.CancelCauseFunc
+	pending  map[string]*pendingCall
+	values   map[string]any
+
+	queue []Event
+	out   chan Event
+
+	runID       string
+	cancelled   bool
+	cancelCause error
+	// streamEnded: Recv has reported the end of the stream.
+	streamEnded bool
+	// abandoned: the server did not confirm a cancellation in time.
+	abandoned bool
+}
+
+func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse], start *forgev1.StartRun, stop context.CancelFunc) {
+	out := make(chan Event)
+	go s.deliver(out)
+	toolCtx, endTools := context.WithCancelCause(ctx)
+	l := &runLoop{
+		s:        s,
+		ctx:      ctx,
+		stream:   stream,
+		incoming: make(chan received),
+		toolsOut: make(chan toolDone),
+		finished: make(chan struct{}),
+		toolCtx:  toolCtx,
+		endTools: endTools,
+		pending:  map[string]*pendingCall{},
+		values:   map[string]any{},
+		out:      out,
+	}
+	go l.receive()
+	result, err := l.loop(start)
+
+	cause := ErrRunEnded
+	if l.cancelled {
+		cause = ErrRunCancelled
+	}
+	endTools(cause)
+	if !l.streamEnded && !l.abandoned {
+		l.awaitClose()
+	}
+	close(l.finished)
+	stop()
+	for _, e := range l.queue {
+		out <- e
+	}
+	s.mu.Lock()
+	s.result, s.err = result, err
+	s.mu.Unlock()
+	close(out)
+}
+
+// deliver hands events to the callback or the channel, then marks the run
+// done.
+func (s *RunStream) deliver(in <-chan Event) {
+	for e := range in {
+		if s.onEvent != nil {
+			s.onEvent(e)
+		} else {
+			s.events <- e
+		}
+	}
+	if s.onEvent == nil {
+		close(s.events)
+	}
+	close(s.done)
+}
+
+func (l *runLoop) receive() {
+	for {
+		msg, err := l.stream.Recv()
+		select {
+		case l.incoming <- received{msg, err}:
+		case <-l.finished:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// awaitClose gives the server a moment to end the stream with its status
+// after the run's last event, so the stream is not reset under it.
+func (l *runLoop) awaitClose() {
+	timer := time.NewTimer(closeGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-l.incoming:
+			if r.err != nil {
+				return
+			}
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
+	// A failed send means the stream is gone; Recv reports why.
+	_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Start{Start: start}})
+	ctxDone := l.ctx.Done()
+	var grace <-chan time.Time
+	for {
+		var out chan Event
+		var next Event
+		if len(l.queue) > 0 {
+			out, next = l.out, l.queue[0]
+		}
+		select {
+		case out <- next:
+			l.queue[0] = nil
+			l.queue = l.queue[1:]
+		case r := <-l.incoming:
+			if r.err != nil {
+				l.streamEnded = true
+				if errors.Is(r.err, io.EOF) {
+					return nil, &ConnectionLostError{}
+				}
+				return nil, rpcError(r.err)
+			}
+			if res, err, end := l.handle(r.msg); end {
+				return res, err
+			}
+		case d := <-l.toolsOut:
+			l.toolFinished(d)
+		case <-l.s.cancelCh:
+			l.cancel(l.s.cancelReason, nil)
+		case <-ctxDone:
+			ctxDone = nil
+			cause := context.Cause(l.ctx)
+			l.cancel(cause.Error(), cause)
+			timer := time.NewTimer(cancelGrace)
+			defer timer.Stop()
+			grace = timer.C
+		case <-grace:
+			l.abandoned = true
+			return nil, &WorkflowCancelledError{&RunError{
+				Reason:  ReasonCancelled,
+				Message: fmt.Sprintf("the server did not confirm the cancellation within %s", cancelGrace),
+				Details: map[string]string{},
+				RunID:   l.runID,
+				cause:   l.cancelCause,
+			}}
+		}
+	}
+}
+
+func (l *runLoop) emit(e Event) { l.queue = append(l.queue, e) }
+
+// handle processes one server message; end is true once the run is over.
+func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, end bool) {
+	switch kind := msg.GetKind().(type) {
+	case *forgev1.RunResponse_RunStarted:
+		m := kind.RunStarted
+		l.runID = m.GetRunId()
+		l.s.mu.Lock()
+		l.s.runID = l.runID
+		l.s.mu.Unlock()
+		l.emit(RunStarted{
+			RunID:               m.GetRunId(),
+			Backend:             m.GetBackend(),
+			Model:               m.GetModel(),
+			ContextBudgetTokens: int(m.GetContextBudgetTokens()),
+			ToolCallMode:        m.GetToolCallMode(),
+		})
+	case *forgev1.RunResponse_Chunk:
+		m := kind.Chunk
+		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
+	case *forgev1.RunResponse_ToolCall:
+		l.dispatch(kind.ToolCall)
+	case *forgev1.RunResponse_MessageAppended:
+		m := kind.MessageAppended
+		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
+	case *forgev1.RunResponse_RunCompleted:
+		m := kind.RunCompleted
+		value, ok := l.values[m.GetTerminalCallId()]
+		if !ok {
+			value = m.GetResult()
+		}
+		return &RunResult{
+			RunID:        l.runID,
+			TerminalTool: m.GetTerminalTool(),
+			Value:        value,
+			Output:       m.GetResult(),
+			Iterations:   int(m.GetIterations()),
+			Usage:        m.GetUsage(),
+			Transcript:   m.GetTranscript(),
+		}, nil, true
+	case *forgev1.RunResponse_RunFailed:
+		return nil, runFailed(kind.RunFailed, l.runID, l.cancelCause), true
+	}
+	return nil, nil, false
+}
+
+// dispatch starts the tool function of a tool-call request in its own
+// goroutine.
+func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
+	callID, name := req.GetCallId(), req.GetToolName()
+	args := json.RawMessage(req.GetArgumentsJson())
+	l.emit(ToolCallStarted{
+		CallID:    callID,
+		ToolName:  name,
+		Arguments: args,
+		Iteration: int(req.GetIteration()),
+		Coercions: req.GetCoercions(),
+	})
+	if l.cancelled {
+		// The server is already cancelling; it will not wait for this call.
+		l.emit(ToolCallFinished{CallID: callID, ToolName: name, Err: ErrRunCancelled, Discarded: true})
+		return
+	}
+	callCtx, cancel := context.WithCancelCause(l.toolCtx)
+	timed, stopTimer := context.WithTimeoutCause(callCtx, l.s.toolTimeout, ErrToolTimeout)
+	p := &pendingCall{
+		name: name,
+		ctx:  timed,
+		cancel: func(cause error) {
+			cancel(cause)
+			stopTimer()
+		},
+		started: time.Now(),
+	}
+	l.pending[callID] = p
+	tool := l.s.wf.Tool(name)
+	go func() {
+		var d toolDone
+		if tool == nil {
+			d = toolDone{callID: callID, err: fmt.Errorf("no tool %q is registered in this client", name)}
+		} else {
+			v, err := tool.Call(timed, args)
+			d = toolDone{callID: callID, value: v, err: err}
+		}
+		select {
+		case l.toolsOut <- d:
+		case <-l.finished:
+		}
+	}()
+}
+
+// toolFinished sends a tool's result to the server, unless the server no
+// longer waits for it.
+func (l *runLoop) toolFinished(d toolDone) {
+	p := l.pending[d.callID]
+	if p == nil {
+		return
+	}
+	delete(l.pending, d.callID)
+	discard := l.cancelled || p.ctx.Err() != nil
+	p.cancel(nil)
+	ev := ToolCallFinished{
+		CallID:    d.callID,
+		ToolName:  p.name,
+		Err:       d.err,
+		Duration:  time.Since(p.started),
+		Discarded: discard,
+	}
+	result := &forgev1.ToolResult{CallId: d.callID}
+	if d.err == nil {
+		out, err := encodeOutput(d.value)
+		if err != nil {
+			ev.Err = err
+		} else {
+			ev.Output = out
+			result.Outcome = &forgev1.ToolResult_Output{Output: out}
+		}
+	}
+	if ev.Err != nil {
+		result.Outcome = &forgev1.ToolResult_Error{Error: toolError(ev.Err)}
+	} else if l.s.wf.isTerminal(p.name) {
+		l.values[d.callID] = d.value
+	}
+	if !discard {
+		// A failed send means the stream is gone; Recv reports why.
+		_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_ToolResult{ToolResult: result}})
+	}
+	l.emit(ev)
+}
+
+// cancel asks the server to stop the run and cancels running tools.
+func (l *runLoop) cancel(reason string, cause error) {
+	if l.cancelCause == nil {
+		l.cancelCause = cause
+	}
+	if l.cancelled {
+		return
+	}
+	l.cancelled = true
+	_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Cancel{Cancel: &forgev1.CancelRun{Reason: reason}}})
+	for _, p := range l.pending {
+		p.cancel(ErrRunCancelled)
+	}
+}
