@@ -106,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument(
         "--tool-call-mode",
-        choices=["auto", "constrained", "prompt"],
+        choices=["auto", "native", "constrained", "prompt"],
         default="auto",
-        help="llama-server: grammar-constrained calls, or tools in the prompt with parsed output",
+        help="llama-server: native (the template's tool calling), constrained (a grammar "
+        "built from the workflow's tools), prompt (tools in the prompt, output parsed); auto "
+        "picks native when /props says the template supports tool calls, else constrained",
     )
     be.add_argument(
         "--script",
