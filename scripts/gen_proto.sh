@@ -49,6 +49,28 @@ python -m grpc_tools.protoc \
   --go-grpc_opt=module="$go_module" \
   proto/forge/v1/*.proto
 
+# TypeScript: protoc-gen-es (pinned in clients/typescript/package.json, installed
+# by `npm ci` there) writes .ts sources that the SDK compiles. google/rpc's
+# error_details.proto (ErrorInfo, BadRequest in rejected requests' trailers)
+# comes from the googleapis-common-protos package that grpcio-status installs.
+ts_plugin=clients/typescript/node_modules/.bin/protoc-gen-es
+if [[ ! -x "$ts_plugin" ]]; then
+  echo "missing $ts_plugin: run 'npm ci' in clients/typescript" >&2
+  exit 1
+fi
+rpc_include=$(python -c 'import pathlib, google.rpc; print(pathlib.Path(list(google.rpc.__path__)[0]).parents[1])')
+ts_out="$out_root/clients/typescript/src/gen"
+rm -rf "$ts_out"
+mkdir -p "$ts_out"
+python -m grpc_tools.protoc \
+  -I proto \
+  -I "$rpc_include" \
+  --plugin=protoc-gen-es="$ts_plugin" \
+  --es_out="$ts_out" \
+  --es_opt=target=ts,import_extension=js \
+  proto/forge/v1/*.proto \
+  google/rpc/error_details.proto
+
 if ((check)); then
   stale=0
   for f in "$py_out"/forge/v1/*_pb2*; do
@@ -64,6 +86,11 @@ if ((check)); then
   if ! diff -r "$go_out/gen" clients/go/gen >/dev/null 2>&1; then
     diff -rq "$go_out/gen" clients/go/gen >&2 || true
     echo "stale generated Go under clients/go/gen (run 'make proto')" >&2
+    stale=1
+  fi
+  if ! diff -r "$ts_out" clients/typescript/src/gen >/dev/null 2>&1; then
+    diff -rq "$ts_out" clients/typescript/src/gen >&2 || true
+    echo "stale generated TypeScript under clients/typescript/src/gen (run 'make proto')" >&2
     stale=1
   fi
   ((stale == 0)) || exit 1

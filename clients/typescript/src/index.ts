@@ -1,0 +1,80 @@
+/**
+ * Forge TypeScript/Node SDK: register local functions as tools and run guarded
+ * tool-calling workflows on a Forge server over one bidirectional gRPC stream
+ * per run.
+ *
+ * ```ts
+ * const client = createForgeClient({ address: "127.0.0.1:50051" });
+ * const wf = workflow("weather", "Look up the weather and report it.")
+ *   .tool("get_weather", "Get current weather for a city", z.object({ city: z.string() }),
+ *     async ({ city }) => `72°F and sunny in ${city}`)
+ *   .tool("report_weather", "Report the weather", z.object({ city: z.string(), weather: z.string() }),
+ *     async (a) => `Report: ${a.weather}`)
+ *   .require("get_weather")
+ *   .terminal("report_weather");
+ * const result = await client.run(wf, "What's the weather in Paris?");
+ * ```
+ */
+
+export {
+  type ChunkEvent,
+  type ChunkKind,
+  DEFAULT_ADDRESS,
+  type ForgeClientOptions,
+  type ForgeEvent,
+  type MessageAppendedEvent,
+  type RunCallOptions,
+  type RunCompletedEvent,
+  type RunOptions,
+  type RunResult,
+  type RunStartedEvent,
+  type ServerInfo,
+  type StreamOptions,
+  type TlsOptions,
+  type ToolCallEvent,
+  type ToolFailure,
+  type ToolResultEvent,
+  ForgeClient,
+  RunStream,
+  createForgeClient,
+  encodeOutput,
+} from "./client.js";
+export {
+  BackendError,
+  ConnectionLostError,
+  ContextBudgetExceededError,
+  type FailureReasonName,
+  type FieldViolation,
+  ForgeError,
+  InternalServerError,
+  MaxIterationsError,
+  PrerequisiteError,
+  RequestRejectedError,
+  RunFailedError,
+  StepEnforcementError,
+  ToolCallError,
+  ToolExecutionError,
+  ToolResolutionError,
+  WorkflowCancelledError,
+} from "./errors.js";
+export type { Message, MessageInput, MessageType, Role, ToolCallRecord, Usage } from "./messages.js";
+export {
+  type ArgsOf,
+  type FromJsonSchema,
+  type JsonSchema,
+  type StandardSchemaV1,
+  type ToolSchema,
+  ToolArgumentsError,
+} from "./schema.js";
+export {
+  type Coercion,
+  type Prerequisite,
+  type RunValue,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolHandler,
+  type ToolOptions,
+  Workflow,
+  type WorkflowOptions,
+  workflow,
+} from "./workflow.js";

@@ -1,0 +1,222 @@
+/** Declaring a workflow: tools (local functions + schemas), required steps, terminal tools. */
+
+import { create } from "@bufbuild/protobuf";
+import {
+  PrerequisiteSchema,
+  ToolSpecSchema,
+  type Workflow as PbWorkflow,
+  WorkflowSchema,
+} from "./gen/forge/v1/workflow_pb.js";
+import { type ArgsOf, type JsonSchema, type ToolSchema, jsonSchemaOf, parseArguments } from "./schema.js";
+
+/** A server-side adjustment of a near-miss argument (e.g. "42" -> 42) before validation. */
+export interface Coercion {
+  /** JSON Pointer to the argument, e.g. "/count". */
+  path: string;
+  originalJson: string;
+  coercedJson: string;
+}
+
+/** What a handler gets besides its arguments. */
+export interface ToolContext {
+  /**
+   * Aborts when the run is cancelled, the stream to the server is lost, the run
+   * ends while the call is still running, or the server stops waiting for this
+   * call (its tool timeout). Pass it on to fetch() and friends.
+   */
+  signal: AbortSignal;
+  callId: string;
+  toolName: string;
+  /** The loop iteration that produced the call. */
+  iteration: number;
+  runId: string;
+  coercions: readonly Coercion[];
+}
+
+/** A local function the model can call; `args` is the schema's parsed output. */
+export type ToolHandler<Args, Result> = (args: Args, ctx: ToolContext) => Result | Promise<Result>;
+
+/** "Call `tool` first"; with `matchArg`, with the same value for that argument. */
+export interface Prerequisite {
+  tool: string;
+  matchArg?: string | undefined;
+}
+
+export interface ToolOptions<Names extends string = string> {
+  /** Tools the model must have called before this one. */
+  prerequisites?: ReadonlyArray<Names | Prerequisite> | undefined;
+  /** Overrides the JSON Schema sent to the server (for schemas that cannot describe themselves). */
+  jsonSchema?: JsonSchema | undefined;
+}
+
+/** A registered tool. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: ToolSchema;
+  readonly jsonSchema: Record<string, unknown>;
+  readonly prerequisites: readonly Prerequisite[];
+  /** Parse `args` with the schema, then run the handler. */
+  invoke(args: unknown, ctx: ToolContext): Promise<unknown>;
+}
+
+export interface WorkflowOptions {
+  /** The system prompt; empty means the server's default built from name and description. */
+  systemPrompt?: string | undefined;
+}
+
+type ToolMap = { readonly [name: string]: unknown };
+
+/** The type of `RunResult.value` for a workflow: what its terminal tools' handlers return. */
+export type RunValue<W> =
+  W extends Workflow<infer Tools, infer Terminal>
+    ? [Terminal] extends [never]
+      ? unknown
+      : Terminal extends keyof Tools
+        ? Tools[Terminal]
+        : string
+    : unknown;
+
+interface WorkflowState {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  respondTool: boolean;
+  tools: ReadonlyMap<string, ToolDefinition>;
+  requiredSteps: readonly string[];
+  terminalTools: readonly string[];
+}
+
+/**
+ * An immutable workflow: every method returns a new workflow, and the type
+ * tracks the tool names (so `require`/`terminal` only accept registered ones)
+ * and each tool's return type (so `RunResult.value` is typed).
+ */
+export class Workflow<Tools extends ToolMap = {}, Terminal extends string = never> {
+  readonly name: string;
+  readonly description: string;
+  readonly systemPrompt: string;
+  /** The server's built-in terminal `respond(message)` tool is enabled. */
+  readonly respondTool: boolean;
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  readonly requiredSteps: readonly string[];
+  readonly terminalTools: readonly string[];
+  /** Type-level only: the tools' return types and the terminal tools. */
+  declare readonly __types?: { tools: Tools; terminal: Terminal };
+
+  constructor(state: WorkflowState) {
+    this.name = state.name;
+    this.description = state.description;
+    this.systemPrompt = state.systemPrompt;
+    this.respondTool = state.respondTool;
+    this.tools = state.tools;
+    this.requiredSteps = state.requiredSteps;
+    this.terminalTools = state.terminalTools;
+  }
+
+  private state(): WorkflowState {
+    return {
+      name: this.name,
+      description: this.description,
+      systemPrompt: this.systemPrompt,
+      respondTool: this.respondTool,
+      tools: this.tools,
+      requiredSteps: this.requiredSteps,
+      terminalTools: this.terminalTools,
+    };
+  }
+
+  /**
+   * Register a tool: a name, a description for the model, a schema (zod or any
+   * Standard Schema that emits JSON Schema, or a plain JSON Schema object) and
+   * the local handler, whose argument type is inferred from the schema.
+   */
+  tool<const N extends string, const S extends ToolSchema, R>(
+    name: N,
+    description: string,
+    schema: S,
+    handler: ToolHandler<ArgsOf<S>, R>,
+    options: ToolOptions<(keyof Tools & string) | N> = {},
+  ): Workflow<Tools & { readonly [K in N]: Awaited<R> }, Terminal> {
+    if (this.tools.has(name)) {
+      throw new Error(`workflow ${JSON.stringify(this.name)} already has a tool named ${JSON.stringify(name)}`);
+    }
+    const definition: ToolDefinition = {
+      name,
+      description,
+      schema,
+      jsonSchema: options.jsonSchema !== undefined ? { ...options.jsonSchema } : jsonSchemaOf(name, schema),
+      prerequisites: (options.prerequisites ?? []).map((p) =>
+        typeof p === "string" ? { tool: p } : { tool: p.tool, matchArg: p.matchArg },
+      ),
+      async invoke(args: unknown, ctx: ToolContext): Promise<unknown> {
+        const parsed = (await parseArguments(schema, args)) as ArgsOf<S>;
+        return await handler(parsed, ctx);
+      },
+    };
+    const tools = new Map(this.tools);
+    tools.set(name, definition);
+    return new Workflow({ ...this.state(), tools });
+  }
+
+  /** These tools must each succeed once before a terminal tool may run. */
+  require(...names: Array<keyof Tools & string>): Workflow<Tools, Terminal> {
+    const steps = [...this.requiredSteps, ...names.filter((n) => !this.requiredSteps.includes(n))];
+    return new Workflow({ ...this.state(), requiredSteps: steps });
+  }
+
+  /** A successful call of any of these ends the run with its result. */
+  terminal<const T extends keyof Tools & string>(...names: T[]): Workflow<Tools, Terminal | T> {
+    const terminal = [...this.terminalTools, ...names.filter((n) => !this.terminalTools.includes(n))];
+    return new Workflow({ ...this.state(), terminalTools: terminal });
+  }
+
+  /**
+   * Add the server's built-in terminal tool `respond(message: string)`: the
+   * model answers conversational turns by calling it, and the run ends with
+   * the message as its (string) result.
+   */
+  withRespondTool(): Workflow<Tools, Terminal | "respond"> {
+    return new Workflow({ ...this.state(), respondTool: true });
+  }
+
+  /** Replace the system prompt (empty: the server's default). */
+  withSystemPrompt(systemPrompt: string): Workflow<Tools, Terminal> {
+    return new Workflow({ ...this.state(), systemPrompt });
+  }
+
+  /** The contract's Workflow message. */
+  toProto(): PbWorkflow {
+    return create(WorkflowSchema, {
+      name: this.name,
+      description: this.description,
+      systemPrompt: this.systemPrompt,
+      respondTool: this.respondTool,
+      requiredSteps: [...this.requiredSteps],
+      terminalTools: [...this.terminalTools],
+      tools: [...this.tools.values()].map((t) =>
+        create(ToolSpecSchema, {
+          name: t.name,
+          description: t.description,
+          parametersJsonSchema: JSON.stringify(t.jsonSchema),
+          prerequisites: t.prerequisites.map((p) =>
+            create(PrerequisiteSchema, { tool: p.tool, matchArg: p.matchArg ?? "" }),
+          ),
+        }),
+      ),
+    });
+  }
+}
+
+/** Start a workflow: `workflow("weather", "Look up the weather and report it.").tool(...)`. */
+export function workflow(name: string, description = "", options: WorkflowOptions = {}): Workflow {
+  return new Workflow({
+    name,
+    description,
+    systemPrompt: options.systemPrompt ?? "",
+    respondTool: false,
+    tools: new Map(),
+    requiredSteps: [],
+    terminalTools: [],
+  });
+}

@@ -1,0 +1,299 @@
+/**
+ * Runs every conformance case (tests/conformance/cases/*.json) with the
+ * TypeScript SDK against the real forge-server process, started with the
+ * scripted backend on the case directory. Asserts exactly what the Python
+ * runner (tests/conformance/test_conformance.py) asserts.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type ForgeClient,
+  type JsonSchema,
+  type Message,
+  type MessageInput,
+  type MessageType,
+  type Role,
+  RunFailedError,
+  type RunOptions,
+  ToolResolutionError,
+  type Workflow,
+  createForgeClient,
+  workflow,
+} from "@forge-sidecar/client";
+import { CASES_DIR, type RunningServer, startForgeServer } from "./helpers.js";
+
+type Json = Record<string, unknown>;
+
+interface Behaviour {
+  returns?: string;
+  raises?: string;
+  raises_resolution?: string;
+  sleep_ms?: number;
+}
+
+const CASE_FILES = readdirSync(CASES_DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort();
+
+let server: RunningServer;
+let client: ForgeClient;
+
+before(async () => {
+  server = await startForgeServer(["--backend", "scripted", "--script", CASES_DIR], 60_000);
+  client = createForgeClient({ address: server.address });
+});
+
+after(async () => {
+  client?.close();
+  await server?.stop();
+});
+
+/** Fail loudly on case-file keys this runner does not understand (a gap to close, not to ignore). */
+function checkKeys(where: string, obj: object, known: readonly string[]): void {
+  const unknown = Object.keys(obj).filter((k) => !known.includes(k));
+  assert.deepEqual(unknown, [], `${where}: keys the TypeScript runner does not handle`);
+}
+
+/** Client-side handlers that follow a case's behaviour lists. */
+class ScriptedTools {
+  private readonly calls = new Map<string, number>();
+  constructor(private readonly behaviours: Record<string, Behaviour[]>) {}
+
+  handler(name: string) {
+    return async (_args: Json, { signal }: { signal: AbortSignal }): Promise<string> => {
+      const steps = this.behaviours[name];
+      if (steps === undefined || steps.length === 0) {
+        throw new Error(`the case gives no behaviour for tool ${name}`);
+      }
+      const index = this.calls.get(name) ?? 0;
+      this.calls.set(name, index + 1);
+      const step = steps[Math.min(index, steps.length - 1)] as Behaviour;
+      checkKeys(`client.tools.${name}`, step, ["returns", "raises", "raises_resolution", "sleep_ms"]);
+      if (step.sleep_ms !== undefined) {
+        await sleep(step.sleep_ms, undefined, { signal });
+      }
+      if (step.raises !== undefined) {
+        throw new Error(step.raises);
+      }
+      if (step.raises_resolution !== undefined) {
+        throw new ToolResolutionError(step.raises_resolution);
+      }
+      return String(step.returns ?? "");
+    };
+  }
+}
+
+interface ToolSpecJson {
+  name: string;
+  description?: string;
+  parameters?: JsonSchema;
+  prerequisites?: Array<{ tool: string; match_arg?: string }>;
+}
+
+function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
+  checkKeys("workflow", spec, [
+    "name",
+    "description",
+    "system_prompt",
+    "tools",
+    "required_steps",
+    "terminal_tools",
+    "respond_tool",
+  ]);
+  let wf: Workflow<any, any> = workflow(String(spec["name"]), String(spec["description"] ?? ""), {
+    systemPrompt: String(spec["system_prompt"] ?? ""),
+  });
+  if (spec["respond_tool"] === true) {
+    wf = wf.withRespondTool();
+  }
+  for (const tool of (spec["tools"] ?? []) as ToolSpecJson[]) {
+    checkKeys(`workflow.tools.${tool.name}`, tool, ["name", "description", "parameters", "prerequisites"]);
+    wf = wf.tool(
+      tool.name,
+      tool.description ?? "",
+      tool.parameters ?? { type: "object", properties: {} },
+      tools.handler(tool.name),
+      {
+        prerequisites: (tool.prerequisites ?? []).map((p) => ({ tool: p.tool, matchArg: p.match_arg ?? "" })),
+      },
+    );
+  }
+  wf = wf.require(...((spec["required_steps"] ?? []) as string[]));
+  wf = wf.terminal(...((spec["terminal_tools"] ?? []) as string[]));
+  return wf;
+}
+
+const GUARDRAILS: Record<string, keyof RunOptions> = {
+  disable_constrained_decoding: "constrainedDecoding",
+  disable_rescue: "rescue",
+  disable_retry_nudges: "retryNudges",
+  disable_step_enforcement: "stepEnforcement",
+  disable_error_recovery: "errorRecovery",
+  disable_compaction: "compaction",
+  disable_coercion: "coercion",
+};
+
+function buildOptions(raw: Json): RunOptions {
+  checkKeys("options", raw, [
+    "max_iterations",
+    "max_retries",
+    "max_tool_errors",
+    "temperature",
+    "max_tokens",
+    "tool_timeout_ms",
+    "stream_chunks",
+    "parallel_tool_calls",
+    "reasoning_replay",
+    "guardrails",
+  ]);
+  const guards = (raw["guardrails"] ?? {}) as Record<string, unknown>;
+  checkKeys("options.guardrails", guards, [...Object.keys(GUARDRAILS), "enforcement"]);
+  const options: Record<string, unknown> = {
+    maxIterations: raw["max_iterations"],
+    maxRetries: raw["max_retries"],
+    maxToolErrors: raw["max_tool_errors"],
+    temperature: raw["temperature"],
+    maxTokens: raw["max_tokens"],
+    toolTimeoutMs: raw["tool_timeout_ms"],
+    streamChunks: raw["stream_chunks"],
+    parallelToolCalls: raw["parallel_tool_calls"],
+    reasoningReplay: raw["reasoning_replay"],
+    enforcement: guards["enforcement"],
+  };
+  for (const [key, option] of Object.entries(GUARDRAILS)) {
+    if (key in guards) {
+      options[option] = guards[key] !== true;
+    }
+  }
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as RunOptions;
+}
+
+function priorMessage(raw: Json): MessageInput {
+  checkKeys("prior_messages[]", raw, ["role", "type", "content", "tool_calls", "tool_call_id", "tool_name"]);
+  return {
+    role: String(raw["role"]) as Role,
+    type: String(raw["type"]) as MessageType,
+    content: String(raw["content"] ?? ""),
+    toolCalls: ((raw["tool_calls"] ?? []) as Array<{ id: string; name: string; arguments: Json }>).map((c) => ({
+      id: c.id,
+      name: c.name,
+      arguments: c.arguments,
+    })),
+    toolCallId: String(raw["tool_call_id"] ?? ""),
+    toolName: String(raw["tool_name"] ?? ""),
+  };
+}
+
+interface Outcome {
+  outcome: "completed" | "failed";
+  terminal_tool?: string;
+  result?: string;
+  failure_reason?: string;
+  details: Readonly<Record<string, string>>;
+  iterations: number;
+  transcript: readonly Message[];
+}
+
+test("the runner sees every case file", () => {
+  assert.ok(CASE_FILES.length > 0, `no *.json under ${CASES_DIR}`);
+});
+
+for (const file of CASE_FILES) {
+  const name = file.replace(/\.json$/, "");
+  test(`conformance: ${name}`, async () => {
+    const c = JSON.parse(readFileSync(join(CASES_DIR, file), "utf8")) as Json;
+    assert.equal(c["name"], name);
+    checkKeys(name, c, [
+      "name",
+      "description",
+      "workflow",
+      "user_message",
+      "prior_messages",
+      "options",
+      "script",
+      "client",
+      "expect",
+    ]);
+    const expect = c["expect"] as Json;
+    checkKeys(`${name}.expect`, expect, [
+      "outcome",
+      "terminal_tool",
+      "result",
+      "failure_reason",
+      "details",
+      "iterations",
+      "tool_calls",
+      "message_types",
+      "transcript_contains",
+    ]);
+    const clientSpec = (c["client"] ?? {}) as Json;
+    checkKeys(`${name}.client`, clientSpec, ["tools", "cancel_after_tool_calls"]);
+    const tools = new ScriptedTools((clientSpec["tools"] ?? {}) as Record<string, Behaviour[]>);
+    const wf = buildWorkflow(c["workflow"] as Json, tools);
+    const cancelAfter = clientSpec["cancel_after_tool_calls"] as number | undefined;
+
+    const toolCalls: Array<{ name: string; args: Record<string, unknown> }> = [];
+    const messageTypes: string[] = [];
+    let outcome: Outcome;
+    const stream = client.stream(wf, String(c["user_message"]), {
+      priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
+      options: buildOptions((c["options"] ?? {}) as Json),
+    });
+    try {
+      for await (const event of stream) {
+        if (event.type === "tool_call") {
+          toolCalls.push({ name: event.toolName, args: event.arguments });
+          if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
+            stream.cancel("conformance case asked to cancel");
+          }
+        } else if (event.type === "message_appended") {
+          messageTypes.push(event.message.type);
+        }
+      }
+      const result = await stream.result;
+      outcome = {
+        outcome: "completed",
+        terminal_tool: result.terminalTool,
+        result: result.output,
+        details: {},
+        iterations: result.iterations,
+        transcript: result.transcript,
+      };
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) {
+        throw err;
+      }
+      outcome = {
+        outcome: "failed",
+        failure_reason: err.reason,
+        details: err.details,
+        iterations: err.iterations,
+        transcript: err.transcript,
+      };
+    }
+
+    assert.equal(outcome.outcome, expect["outcome"], JSON.stringify({ ...outcome, transcript: undefined }));
+    for (const key of ["terminal_tool", "result", "failure_reason", "iterations"] as const) {
+      if (key in expect) {
+        assert.equal(outcome[key], expect[key], key);
+      }
+    }
+    for (const [key, value] of Object.entries((expect["details"] ?? {}) as Record<string, string>)) {
+      assert.equal(outcome.details[key], value, `details.${key} in ${JSON.stringify(outcome.details)}`);
+    }
+    if ("tool_calls" in expect) {
+      assert.deepStrictEqual(toolCalls, expect["tool_calls"]);
+    }
+    if ("message_types" in expect) {
+      assert.deepStrictEqual(messageTypes, expect["message_types"]);
+    }
+    const contents = outcome.transcript.map((m) => m.content).join("\n");
+    for (const needle of (expect["transcript_contains"] ?? []) as string[]) {
+      assert.ok(contents.includes(needle), `transcript lacks ${JSON.stringify(needle)}`);
+    }
+  });
+}

@@ -1,0 +1,396 @@
+/**
+ * SDK behaviour over the real forge-server (scripted backend, this file's own
+ * scripts): abort, throwing handlers, schema parse failures, concurrency,
+ * server give-up, rejected requests, stream loss, the event iterator.
+ */
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  ConnectionLostError,
+  type ForgeClient,
+  type ForgeEvent,
+  RequestRejectedError,
+  RunFailedError,
+  ToolExecutionError,
+  ToolResolutionError,
+  type ToolResultEvent,
+  WorkflowCancelledError,
+  createForgeClient,
+  encodeOutput,
+  workflow,
+} from "@forge-sidecar/client";
+import { z } from "zod";
+import { type RunningServer, startForgeServer } from "./helpers.js";
+
+const call = (name: string, args: Record<string, unknown>) => ({ tool_calls: [{ name, args }] });
+const paris = call("get_weather", { city: "Paris" });
+const report = call("report", { city: "Paris", weather: "sunny" });
+
+/** The model's turns per workflow name, replayed by the scripted backend. */
+const SCRIPTS: Record<string, unknown[]> = {
+  ts_abort: [paris, report],
+  ts_throwing_handler: [paris, paris, report],
+  ts_throwing_budget: [paris, paris, paris],
+  ts_parse_failure: [call("get_weather", { city: "Atlantis" }), paris, report],
+  ts_parallel: [
+    { tool_calls: [{ name: "get_weather", args: { city: "Paris" } }, { name: "get_time", args: { city: "Paris" } }] },
+    report,
+  ],
+  ts_give_up: [paris, paris, report],
+  ts_events: [paris, report],
+  ts_resolution: [call("get_weather", { city: "Pariss" }), paris, report],
+  ts_stream_loss: [paris, report],
+  ts_break: [paris, report],
+};
+
+const weatherArgs = z.object({ city: z.string().describe("City name") });
+const reportArgs = z.object({ city: z.string(), weather: z.string() });
+
+/** get_weather (required) + report (terminal) with the given get_weather handler. */
+function weatherWorkflow(
+  name: string,
+  getWeather: (args: { city: string }, ctx: { signal: AbortSignal }) => Promise<string>,
+) {
+  return workflow(name, "Look up the weather, then report it.")
+    .tool("get_weather", "Get the current weather for a city", weatherArgs, getWeather)
+    .tool("report", "Report the weather. Ends the task.", reportArgs, async (a) => ({
+      text: `${a.city}: ${a.weather}`,
+    }))
+    .require("get_weather")
+    .terminal("report");
+}
+
+let scriptDir: string;
+let server: RunningServer;
+let client: ForgeClient;
+
+before(async () => {
+  scriptDir = mkdtempSync(join(tmpdir(), "forge-ts-"));
+  const script = join(scriptDir, "script.json");
+  writeFileSync(script, JSON.stringify(SCRIPTS));
+  server = await startForgeServer(["--backend", "scripted", "--script", script], 60_000);
+  client = createForgeClient({ address: server.address });
+});
+
+after(async () => {
+  client?.close();
+  await server?.stop();
+  rmSync(scriptDir, { recursive: true, force: true });
+});
+
+/** Resolves with the signal's reason once it aborts. */
+function aborted(signal: AbortSignal): Promise<unknown> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    signal.addEventListener("abort", () => resolve(signal.reason), { once: true });
+  });
+}
+
+describe("abort", () => {
+  test("the caller's AbortSignal cancels the run and aborts the running handler", async () => {
+    const controller = new AbortController();
+    let handlerAbort: Promise<unknown> | undefined;
+    const wf = weatherWorkflow("ts_abort", async (_args, { signal }) => {
+      handlerAbort = aborted(signal);
+      controller.abort(new Error("user navigated away"));
+      await sleep(30_000, undefined, { signal });
+      return "late";
+    });
+    const started = Date.now();
+    const err = await client.run(wf, "What's the weather in Paris?", { signal: controller.signal }).then(
+      () => assert.fail("the run should have been cancelled"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WorkflowCancelledError, String(err));
+    assert.ok(err instanceof RunFailedError);
+    assert.equal(err.reason, "CANCELLED");
+    assert.ok(err.transcript.some((m) => m.content.includes("[Cancelled]")), "transcript shows the cancel");
+    assert.ok(Date.now() - started < 5_000, "cancel must not wait for the handler");
+    const reason = await handlerAbort;
+    assert.ok(reason instanceof DOMException && reason.name === "AbortError", String(reason));
+  });
+
+  test("an already-aborted signal never starts the run", async () => {
+    let ran = false;
+    const wf = weatherWorkflow("ts_abort", async () => {
+      ran = true;
+      return "x";
+    });
+    await assert.rejects(
+      client.run(wf, "What's the weather in Paris?", { signal: AbortSignal.abort() }),
+      WorkflowCancelledError,
+    );
+    assert.equal(ran, false);
+  });
+
+  test("leaving the event loop early drops the run and aborts handlers", async () => {
+    let handlerAbort: Promise<unknown> | undefined;
+    const wf = weatherWorkflow("ts_break", async (_args, { signal }) => {
+      handlerAbort = aborted(signal);
+      await sleep(30_000, undefined, { signal });
+      return "late";
+    });
+    const stream = client.stream(wf, "What's the weather in Paris?");
+    for await (const event of stream) {
+      if (event.type === "tool_call") break;
+    }
+    await assert.rejects(stream.result, WorkflowCancelledError);
+    assert.ok((await handlerAbort) instanceof DOMException);
+  });
+});
+
+describe("handler errors", () => {
+  test("a throwing handler is reported to the model as a hard tool error and the run recovers", async () => {
+    let calls = 0;
+    const wf = weatherWorkflow("ts_throwing_handler", async () => {
+      calls += 1;
+      if (calls === 1) throw new TypeError("weather service down");
+      return "sunny";
+    });
+    const results: ToolResultEvent[] = [];
+    const result = await client.run(wf, "What's the weather in Paris?", {
+      onEvent: (e) => {
+        if (e.type === "tool_result") results.push(e);
+      },
+    });
+    assert.equal(result.terminalTool, "report");
+    assert.deepEqual(result.value, { text: "Paris: sunny" });
+    assert.equal(result.output, '{"text":"Paris: sunny"}');
+    assert.deepEqual(results[0]?.error, { message: "weather service down", kind: "hard", type: "TypeError" });
+    assert.equal(results[0]?.sent, true);
+    const toolMessages = result.transcript.filter((m) => m.type === "tool_result").map((m) => m.content);
+    assert.ok(toolMessages[0]?.includes("TypeError: weather service down"), toolMessages[0]);
+  });
+
+  test("a handler that keeps throwing fails the run with ToolExecutionError", async () => {
+    const wf = weatherWorkflow("ts_throwing_budget", async () => {
+      throw new Error("database down");
+    });
+    const err = await client.run(wf, "What's the weather in Paris?", { options: { maxToolErrors: 1 } }).then(
+      () => assert.fail("should fail"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof ToolExecutionError, String(err));
+    assert.equal(err.reason, "TOOL_EXECUTION");
+    assert.equal(err.details["tool_name"], "get_weather");
+    assert.ok(err.transcript.some((m) => m.content.includes("database down")));
+  });
+
+  test("ToolResolutionError is a soft (resolution) error", async () => {
+    const wf = weatherWorkflow("ts_resolution", async ({ city }) => {
+      if (city !== "Paris") throw new ToolResolutionError(`no city named ${city}`);
+      return "sunny";
+    });
+    const kinds: string[] = [];
+    const result = await client.run(wf, "What's the weather in Paris?", {
+      options: { maxToolErrors: 0 },
+      onEvent: (e) => {
+        if (e.type === "tool_result") kinds.push(e.error?.kind ?? "ok");
+      },
+    });
+    assert.equal(result.terminalTool, "report");
+    assert.deepEqual(kinds, ["resolution", "ok", "ok"]);
+  });
+
+  test("arguments failing the zod schema never reach the handler and come back as a tool error", async () => {
+    const seen: string[] = [];
+    const wf = workflow("ts_parse_failure", "Look up the weather, then report it.")
+      .tool(
+        "get_weather",
+        "Get the current weather for a city",
+        // The refinement is not expressible in JSON Schema: the server lets "Atlantis" through.
+        z.object({ city: z.string().refine((c) => c !== "Atlantis", "Atlantis is not a real city") }),
+        async ({ city }) => {
+          seen.push(city);
+          return "sunny";
+        },
+      )
+      .tool("report", "Report the weather", reportArgs, async (a) => `${a.city}: ${a.weather}`)
+      .require("get_weather")
+      .terminal("report");
+    const errors: Array<ToolResultEvent["error"]> = [];
+    const result = await client.run(wf, "What's the weather in Paris?", {
+      onEvent: (e) => {
+        if (e.type === "tool_result") errors.push(e.error);
+      },
+    });
+    assert.deepEqual(seen, ["Paris"]);
+    assert.equal(errors[0]?.type, "ValidationError");
+    assert.equal(errors[0]?.kind, "hard");
+    assert.match(errors[0]?.message ?? "", /city: Atlantis is not a real city/);
+    assert.equal(result.value, "Paris: sunny");
+  });
+});
+
+describe("concurrency and timeouts", () => {
+  test("parallel calls of one turn run concurrently", async () => {
+    // Each handler waits for the other to start: sequential execution would hang.
+    let release!: () => void;
+    const bothStarted = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const arrive = async () => {
+      started += 1;
+      if (started === 2) release();
+      await Promise.race([bothStarted, sleep(5_000).then(() => assert.fail("handlers ran sequentially"))]);
+    };
+    const wf = workflow("ts_parallel", "Look up the weather and time, then report.")
+      .tool("get_weather", "Weather", weatherArgs, async () => {
+        await arrive();
+        return "sunny";
+      })
+      .tool("get_time", "Time", weatherArgs, async () => {
+        await arrive();
+        return "noon";
+      })
+      .tool("report", "Report", reportArgs, async (a) => a.weather)
+      .require("get_weather", "get_time")
+      .terminal("report");
+    const result = await client.run(wf, "Weather and time in Paris?", { options: { parallelToolCalls: true } });
+    assert.equal(result.value, "sunny");
+    assert.equal(started, 2);
+  });
+
+  test("when the server stops waiting (tool timeout) the handler's signal aborts and its result is dropped", async () => {
+    let calls = 0;
+    let firstAbort: Promise<unknown> | undefined;
+    let lateDone: Promise<unknown> | undefined;
+    const wf = weatherWorkflow("ts_give_up", async (_args, { signal }) => {
+      calls += 1;
+      if (calls === 1) {
+        firstAbort = aborted(signal);
+        // Ignores the signal on purpose: its late result must not be sent.
+        lateDone = sleep(700);
+        await lateDone;
+        return "late";
+      }
+      await lateDone; // so the late result comes back while the run goes on
+      return "sunny";
+    });
+    const events: ToolResultEvent[] = [];
+    const result = await client.run(wf, "What's the weather in Paris?", {
+      options: { toolTimeoutMs: 500 },
+      onEvent: (e) => {
+        if (e.type === "tool_result") events.push(e);
+      },
+    });
+    assert.equal(result.terminalTool, "report");
+    const reason = await firstAbort;
+    assert.ok(reason instanceof DOMException && /tool timeout/.test(reason.message), String(reason));
+    assert.ok(result.transcript.some((m) => m.content.includes("sent no result for 'get_weather'")));
+    // The first call's late result came back during the run and was not sent.
+    const late = events.find((e) => e.output === "late");
+    assert.equal(late?.sent, false);
+    assert.deepEqual(
+      events.map((e) => e.sent),
+      [false, true, true],
+    );
+  });
+});
+
+describe("events and errors", () => {
+  test("for await over client.stream() yields typed events in order, ending with run_completed", async () => {
+    const wf = weatherWorkflow("ts_events", async ({ city }) => `sunny in ${city}`);
+    const stream = client.stream(wf, "What's the weather in Paris?", {
+      options: { streamChunks: true },
+      labels: { request_id: "ts-1" },
+    });
+    const events: ForgeEvent<{ text: string }>[] = [];
+    for await (const event of stream) {
+      events.push(event);
+    }
+    const types = events.map((e) => e.type);
+    assert.equal(types[0], "run_started");
+    assert.equal(types.at(-1), "run_completed");
+    assert.ok(types.includes("chunk"));
+    assert.ok(types.indexOf("tool_call") < types.indexOf("tool_result"));
+    const last = events.at(-1);
+    assert.ok(last?.type === "run_completed");
+    const text: string = last.result.value.text; // typed from report's handler
+    assert.equal(text, "Paris: sunny");
+    const result = await stream.result;
+    assert.equal(result.runId, stream.runId);
+    assert.ok(stream.runId.length > 0);
+    assert.equal(result.iterations, 2);
+    assert.equal(result.usage.modelCalls, 2);
+    const tool = events.find((e) => e.type === "tool_call");
+    assert.deepEqual(tool?.type === "tool_call" ? tool.arguments : undefined, { city: "Paris" });
+    // A transcript continues a conversation as priorMessages.
+    const prior = result.transcript.filter((m) => !m.transient);
+    assert.equal(prior[0]?.type, "system_prompt");
+    assert.throws(() => stream[Symbol.asyncIterator](), /only once/);
+  });
+
+  test("a workflow the server refuses raises RequestRejectedError with reason and field", async () => {
+    // A terminal tool cannot also be a required step.
+    const wf = workflow("ts_rejected", "bad")
+      .tool("get_weather", "Weather", weatherArgs, async () => "x")
+      .require("get_weather")
+      .terminal("get_weather");
+    const err = await client.run(wf, "What's the weather in Paris?").then(
+      () => assert.fail("should be rejected"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof RequestRejectedError, String(err));
+    assert.equal(err.code, "INVALID_ARGUMENT");
+    assert.equal(err.reason, "INVALID_WORKFLOW");
+    assert.equal(err.field, "workflow.terminal_tools[0]");
+    assert.match(err.serverMessage, /required step/);
+  });
+
+  test("serverInfo() reports the scripted backend", async () => {
+    const info = await client.serverInfo();
+    assert.equal(info.backend, "scripted");
+    assert.ok(info.version.length > 0);
+  });
+
+  test("an unreachable server raises ConnectionLostError", async () => {
+    const dead = createForgeClient({ address: "127.0.0.1:9" });
+    try {
+      await assert.rejects(dead.serverInfo({ timeoutMs: 2_000 }), ConnectionLostError);
+      const wf = weatherWorkflow("ts_events", async () => "x");
+      await assert.rejects(dead.run(wf, "hi"), ConnectionLostError);
+    } finally {
+      dead.close();
+    }
+  });
+
+  test("output encoding: strings as is, other values as JSON", () => {
+    assert.equal(encodeOutput("x"), "x");
+    assert.equal(encodeOutput(undefined), "");
+    assert.equal(encodeOutput({ a: 1, b: [true] }), '{"a":1,"b":[true]}');
+    assert.equal(encodeOutput(12n), '"12"');
+  });
+});
+
+describe("stream loss", () => {
+  test("losing the server aborts handlers and raises ConnectionLostError", async () => {
+    const own = await startForgeServer(
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0"],
+      60_000,
+    );
+    const lossClient = createForgeClient({ address: own.address });
+    try {
+      let handlerAbort: Promise<unknown> | undefined;
+      const wf = weatherWorkflow("ts_stream_loss", async (_args, { signal }) => {
+        handlerAbort = aborted(signal);
+        own.kill();
+        await sleep(30_000, undefined, { signal });
+        return "late";
+      });
+      const err = await lossClient.run(wf, "What's the weather in Paris?").then(
+        () => assert.fail("should fail"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ConnectionLostError, String(err));
+      assert.ok((await handlerAbort) instanceof DOMException);
+    } finally {
+      lossClient.close();
+      await own.stop();
+    }
+  });
+});
