@@ -48,7 +48,9 @@ def coerce_arguments(
             if fixed is args:
                 fixed = copy.deepcopy(args)
             _set(fixed, list(error.absolute_path), value)
-            pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+            pointer = "".join(
+                "/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path
+            )
             applied.append(Coercion(pointer, error.instance, value))
             break
         else:

@@ -191,7 +191,8 @@ def _qwen_calls(text: str) -> list[ToolCall]:
         args: dict[str, Any] = {}
         for param in _QWEN_PARAMETER.finditer(function.group(2)):
             raw = param.group(2).strip()
-            value = _loads(raw)
-            args[param.group(1)] = value if value is not None else raw
+            decoded = _decode_at(raw, 0) if raw else None
+            # Whole-value JSON (numbers, true, null, objects); anything else is text.
+            args[param.group(1)] = decoded[0] if decoded and decoded[1] == len(raw) else raw
         calls.append(ToolCall(function.group(1), args))
     return calls

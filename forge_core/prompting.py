@@ -100,8 +100,9 @@ def to_chat_messages(
             out.append({"role": "assistant", "content": pending_thought + msg.content})
         else:
             out.append({"role": msg.role.value, "content": msg.content})
-        if msg.role is MessageRole.ASSISTANT:
-            pending_thought = ""
+        # Reasoning belongs to the assistant turn right after it; a nudge or
+        # result in between means that turn never came.
+        pending_thought = ""
     if not prompt_added:
         out.insert(0, {"role": "system", "content": tool_prompt(tools, parallel).lstrip()})
     return out

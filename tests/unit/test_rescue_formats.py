@@ -101,11 +101,6 @@ def test_qwen_xml_multiline_string_value() -> None:
     assert parse_tool_calls(reply) == [ToolCall("note", {"text": "line one\nline two"})]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a Qwen <parameter> whose value is JSON null is kept as the string 'null' "
-    "(_qwen_calls treats _loads() returning None as 'not JSON')",
-)
 def test_qwen_xml_null_value_is_json_decoded() -> None:
     reply = "<function=fetch><parameter=cursor>null</parameter></function>"
     assert parse_tool_calls(reply) == [ToolCall("fetch", {"cursor": None})]
