@@ -167,6 +167,8 @@ class RunResponse(_message.Message):
     MESSAGE_APPENDED_FIELD_NUMBER: _builtins.int
     RUN_COMPLETED_FIELD_NUMBER: _builtins.int
     RUN_FAILED_FIELD_NUMBER: _builtins.int
+    COMPACTED_FIELD_NUMBER: _builtins.int
+    QUEUED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
     @_builtins.property
@@ -179,6 +181,10 @@ class RunResponse(_message.Message):
     def run_completed(self) -> Global___RunCompleted: ...
     @_builtins.property
     def run_failed(self) -> Global___RunFailed: ...
+    @_builtins.property
+    def compacted(self) -> Global___Compacted: ...
+    @_builtins.property
+    def queued(self) -> Global___Queued: ...
     def __init__(
         self,
         *,
@@ -188,16 +194,92 @@ class RunResponse(_message.Message):
         message_appended: Global___MessageAppended | None = ...,
         run_completed: Global___RunCompleted | None = ...,
         run_failed: Global___RunFailed | None = ...,
+        compacted: Global___Compacted | None = ...,
+        queued: Global___Queued | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "kind", b"kind", "message_appended", b"message_appended", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "kind", b"kind", "message_appended", b"message_appended", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
+
+@_typing.final
+class Compacted(_message.Message):
+    """The conversation sent to the model was compacted before this iteration.
+    The transcript streamed in message_appended is never compacted.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITERATION_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    TOKENS_BEFORE_FIELD_NUMBER: _builtins.int
+    TOKENS_AFTER_FIELD_NUMBER: _builtins.int
+    MESSAGES_BEFORE_FIELD_NUMBER: _builtins.int
+    MESSAGES_AFTER_FIELD_NUMBER: _builtins.int
+    STRATEGY_FIELD_NUMBER: _builtins.int
+    iteration: _builtins.int
+    phase: _builtins.int
+    """1-3 for the tiered strategy; 0 for the sliding window."""
+    tokens_before: _builtins.int
+    tokens_after: _builtins.int
+    messages_before: _builtins.int
+    messages_after: _builtins.int
+    strategy: _builtins.str
+    def __init__(
+        self,
+        *,
+        iteration: _builtins.int = ...,
+        phase: _builtins.int = ...,
+        tokens_before: _builtins.int = ...,
+        tokens_after: _builtins.int = ...,
+        messages_before: _builtins.int = ...,
+        messages_after: _builtins.int = ...,
+        strategy: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["iteration", b"iteration", "messages_after", b"messages_after", "messages_before", b"messages_before", "phase", b"phase", "strategy", b"strategy", "tokens_after", b"tokens_after", "tokens_before", b"tokens_before"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Compacted: _TypeAlias = Compacted  # noqa: Y015
+
+@_typing.final
+class Queued(_message.Message):
+    """The run waits for a model server slot. Sent when it starts waiting and when
+    its position changes; position 0 means it got a slot.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    ITERATION_FIELD_NUMBER: _builtins.int
+    PREEMPTED_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    iteration: _builtins.int
+    preempted: _builtins.bool
+    """True when the run's inference was preempted by higher-priority work and
+    will resume when a slot frees up.
+    """
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+        iteration: _builtins.int = ...,
+        preempted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["iteration", b"iteration", "position", b"position", "preempted", b"preempted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Queued: _TypeAlias = Queued  # noqa: Y015
 
 @_typing.final
 class StartRun(_message.Message):
@@ -501,6 +583,8 @@ class Usage(_message.Message):
     CACHED_PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
     PROMPT_MS_FIELD_NUMBER: _builtins.int
     GENERATION_MS_FIELD_NUMBER: _builtins.int
+    CACHE_HIT_RATIO_FIELD_NUMBER: _builtins.int
+    ITERATIONS_FIELD_NUMBER: _builtins.int
     model_calls: _builtins.int
     prompt_tokens: _builtins.int
     completion_tokens: _builtins.int
@@ -508,6 +592,10 @@ class Usage(_message.Message):
     """Prompt tokens the backend served from its KV cache."""
     prompt_ms: _builtins.float
     generation_ms: _builtins.float
+    cache_hit_ratio: _builtins.float
+    """cached_prompt_tokens / prompt_tokens over the run."""
+    @_builtins.property
+    def iterations(self) -> _containers.RepeatedCompositeFieldContainer[Global___IterationUsage]: ...
     def __init__(
         self,
         *,
@@ -517,14 +605,57 @@ class Usage(_message.Message):
         cached_prompt_tokens: _builtins.int = ...,
         prompt_ms: _builtins.float = ...,
         generation_ms: _builtins.float = ...,
+        cache_hit_ratio: _builtins.float = ...,
+        iterations: _abc.Iterable[Global___IterationUsage] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached_prompt_tokens", b"cached_prompt_tokens", "completion_tokens", b"completion_tokens", "generation_ms", b"generation_ms", "model_calls", b"model_calls", "prompt_ms", b"prompt_ms", "prompt_tokens", b"prompt_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit_ratio", b"cache_hit_ratio", "cached_prompt_tokens", b"cached_prompt_tokens", "completion_tokens", b"completion_tokens", "generation_ms", b"generation_ms", "iterations", b"iterations", "model_calls", b"model_calls", "prompt_ms", b"prompt_ms", "prompt_tokens", b"prompt_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Usage: _TypeAlias = Usage  # noqa: Y015
+
+@_typing.final
+class IterationUsage(_message.Message):
+    """One model call's accounting."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITERATION_FIELD_NUMBER: _builtins.int
+    PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHED_PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_HIT_RATIO_FIELD_NUMBER: _builtins.int
+    PROMPT_MS_FIELD_NUMBER: _builtins.int
+    GENERATION_MS_FIELD_NUMBER: _builtins.int
+    SLOT_FIELD_NUMBER: _builtins.int
+    iteration: _builtins.int
+    prompt_tokens: _builtins.int
+    cached_prompt_tokens: _builtins.int
+    cache_hit_ratio: _builtins.float
+    """cache_n / (cache_n + prompt_n) as llama-server reports it."""
+    prompt_ms: _builtins.float
+    generation_ms: _builtins.float
+    slot: _builtins.int
+    """The slot the request ran on (llama-server), -1 if unknown."""
+    def __init__(
+        self,
+        *,
+        iteration: _builtins.int = ...,
+        prompt_tokens: _builtins.int = ...,
+        cached_prompt_tokens: _builtins.int = ...,
+        cache_hit_ratio: _builtins.float = ...,
+        prompt_ms: _builtins.float = ...,
+        generation_ms: _builtins.float = ...,
+        slot: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit_ratio", b"cache_hit_ratio", "cached_prompt_tokens", b"cached_prompt_tokens", "generation_ms", b"generation_ms", "iteration", b"iteration", "prompt_ms", b"prompt_ms", "prompt_tokens", b"prompt_tokens", "slot", b"slot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IterationUsage: _TypeAlias = IterationUsage  # noqa: Y015
 
 @_typing.final
 class RunCompleted(_message.Message):
@@ -656,6 +787,11 @@ class GetServerInfoResponse(_message.Message):
     BACKEND_URL_FIELD_NUMBER: _builtins.int
     TOOL_CALL_MODE_FIELD_NUMBER: _builtins.int
     ACTIVE_RUNS_FIELD_NUMBER: _builtins.int
+    KV_CACHE_TYPE_FIELD_NUMBER: _builtins.int
+    BUDGET_SOURCE_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    GPU_STATUS_FIELD_NUMBER: _builtins.int
+    QUEUED_RUNS_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     backend: _builtins.str
     """"llama-server", "scripted", ..."""
@@ -675,6 +811,18 @@ class GetServerInfoResponse(_message.Message):
     backend's capabilities.
     """
     active_runs: _builtins.int
+    kv_cache_type: _builtins.str
+    """KV cache quantisation of a managed llama-server ("f16" when not set)."""
+    budget_source: _builtins.str
+    """How the budget was resolved, in words (e.g. "n_ctx 4096 per slot from
+    /props", "manual", "VRAM tier 24-48 GiB").
+    """
+    gpu_status: _builtins.str
+    """Why no GPU is listed, when none is (e.g. "NVML not available")."""
+    queued_runs: _builtins.int
+    """Runs waiting for a slot right now."""
+    @_builtins.property
+    def gpus(self) -> _containers.RepeatedCompositeFieldContainer[Global___Gpu]: ...
     def __init__(
         self,
         *,
@@ -688,11 +836,41 @@ class GetServerInfoResponse(_message.Message):
         backend_url: _builtins.str = ...,
         tool_call_mode: _builtins.str = ...,
         active_runs: _builtins.int = ...,
+        kv_cache_type: _builtins.str = ...,
+        budget_source: _builtins.str = ...,
+        gpus: _abc.Iterable[Global___Gpu] | None = ...,
+        gpu_status: _builtins.str = ...,
+        queued_runs: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "budget_mode", b"budget_mode", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "budget_mode", b"budget_mode", "budget_source", b"budget_source", "context_budget_tokens", b"context_budget_tokens", "gpu_status", b"gpu_status", "gpus", b"gpus", "kv_cache_type", b"kv_cache_type", "model", b"model", "queued_runs", b"queued_runs", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetServerInfoResponse: _TypeAlias = GetServerInfoResponse  # noqa: Y015
+
+@_typing.final
+class Gpu(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VRAM_TOTAL_BYTES_FIELD_NUMBER: _builtins.int
+    VRAM_FREE_BYTES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    vram_total_bytes: _builtins.int
+    vram_free_bytes: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        vram_total_bytes: _builtins.int = ...,
+        vram_free_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "vram_free_bytes", b"vram_free_bytes", "vram_total_bytes", b"vram_total_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Gpu: _TypeAlias = Gpu  # noqa: Y015

@@ -71,6 +71,40 @@ REASONING_REPLAY_KEEP_LAST: ReasoningReplay.ValueType  # 2
 REASONING_REPLAY_FULL: ReasoningReplay.ValueType  # 3
 Global___ReasoningReplay: _TypeAlias = ReasoningReplay  # noqa: Y015
 
+class _CompactionStrategy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompactionStrategyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompactionStrategy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPACTION_STRATEGY_UNSPECIFIED: _CompactionStrategy.ValueType  # 0
+    """Default: TIERED."""
+    COMPACTION_STRATEGY_NONE: _CompactionStrategy.ValueType  # 1
+    COMPACTION_STRATEGY_SLIDING_WINDOW: _CompactionStrategy.ValueType  # 2
+    """Drop the oldest tool-call rounds (call and results together)."""
+    COMPACTION_STRATEGY_TIERED: _CompactionStrategy.ValueType  # 3
+    """Three escalating phases: drop corrections and shorten old results; drop
+    old rounds behind a summary of completed steps; drop reasoning and failed
+    attempts. Whole messages are removed rather than rewritten, so the
+    model server's prompt cache survives (see README, "Context").
+    """
+
+class CompactionStrategy(_CompactionStrategy, metaclass=_CompactionStrategyEnumTypeWrapper):
+    """How the conversation is shortened when it nears the context budget."""
+
+COMPACTION_STRATEGY_UNSPECIFIED: CompactionStrategy.ValueType  # 0
+"""Default: TIERED."""
+COMPACTION_STRATEGY_NONE: CompactionStrategy.ValueType  # 1
+COMPACTION_STRATEGY_SLIDING_WINDOW: CompactionStrategy.ValueType  # 2
+"""Drop the oldest tool-call rounds (call and results together)."""
+COMPACTION_STRATEGY_TIERED: CompactionStrategy.ValueType  # 3
+"""Three escalating phases: drop corrections and shorten old results; drop
+old rounds behind a summary of completed steps; drop reasoning and failed
+attempts. Whole messages are removed rather than rewritten, so the
+model server's prompt cache survives (see README, "Context").
+"""
+Global___CompactionStrategy: _TypeAlias = CompactionStrategy  # noqa: Y015
+
 @_typing.final
 class Prerequisite(_message.Message):
     """"Before calling this tool, the model must have called `tool`." With
@@ -263,6 +297,10 @@ class RunOptions(_message.Message):
     STREAM_CHUNKS_FIELD_NUMBER: _builtins.int
     GUARDRAILS_FIELD_NUMBER: _builtins.int
     REASONING_REPLAY_FIELD_NUMBER: _builtins.int
+    COMPACTION_FIELD_NUMBER: _builtins.int
+    CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _builtins.int
+    PRIORITY_FIELD_NUMBER: _builtins.int
+    CANCEL_ON_PREEMPT_FIELD_NUMBER: _builtins.int
     PARALLEL_TOOL_CALLS_FIELD_NUMBER: _builtins.int
     max_iterations: _builtins.int
     """Hard ceiling on model calls (default 10). Retries consume iterations."""
@@ -286,6 +324,17 @@ class RunOptions(_message.Message):
     stream_chunks: _builtins.bool
     """Send the model's output as StreamChunk text deltas while it generates."""
     reasoning_replay: Global___ReasoningReplay.ValueType
+    compaction: Global___CompactionStrategy.ValueType
+    context_budget_tokens: _builtins.int
+    """Context budget for this run in tokens; 0 means the server's budget. A
+    larger value than the server's is capped to it.
+    """
+    priority: _builtins.int
+    """Scheduling priority on the model server's slots: lower runs first, and a
+    waiting run preempts running inference of a higher value. Default 0.
+    """
+    cancel_on_preempt: _builtins.bool
+    """When preempted, fail with CANCELLED instead of waiting to resume."""
     parallel_tool_calls: _builtins.bool
     """Let the model call several tools in one turn. In constrained mode the
     grammar then admits a JSON array of calls; off by default because small
@@ -305,11 +354,15 @@ class RunOptions(_message.Message):
         stream_chunks: _builtins.bool = ...,
         guardrails: Global___Guardrails | None = ...,
         reasoning_replay: Global___ReasoningReplay.ValueType = ...,
+        compaction: Global___CompactionStrategy.ValueType = ...,
+        context_budget_tokens: _builtins.int = ...,
+        priority: _builtins.int = ...,
+        cancel_on_preempt: _builtins.bool = ...,
         parallel_tool_calls: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "guardrails", b"guardrails", "max_retries", b"max_retries", "max_tool_errors", b"max_tool_errors", "temperature", b"temperature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "guardrails", b"guardrails", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "parallel_tool_calls", b"parallel_tool_calls", "reasoning_replay", b"reasoning_replay", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "cancel_on_preempt", b"cancel_on_preempt", "compaction", b"compaction", "context_budget_tokens", b"context_budget_tokens", "guardrails", b"guardrails", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "parallel_tool_calls", b"parallel_tool_calls", "priority", b"priority", "reasoning_replay", b"reasoning_replay", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_retries: _TypeAlias = _typing.Literal["max_retries"]  # noqa: Y015
     _WhichOneofArgType__max_retries: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries"]  # noqa: Y015

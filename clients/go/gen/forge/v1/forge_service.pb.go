@@ -321,6 +321,8 @@ type RunResponse struct {
 	//	*RunResponse_MessageAppended
 	//	*RunResponse_RunCompleted
 	//	*RunResponse_RunFailed
+	//	*RunResponse_Compacted
+	//	*RunResponse_Queued
 	Kind          isRunResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -417,6 +419,24 @@ func (x *RunResponse) GetRunFailed() *RunFailed {
 	return nil
 }
 
+func (x *RunResponse) GetCompacted() *Compacted {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_Compacted); ok {
+			return x.Compacted
+		}
+	}
+	return nil
+}
+
+func (x *RunResponse) GetQueued() *Queued {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_Queued); ok {
+			return x.Queued
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Kind interface {
 	isRunResponse_Kind()
 }
@@ -445,6 +465,14 @@ type RunResponse_RunFailed struct {
 	RunFailed *RunFailed `protobuf:"bytes,6,opt,name=run_failed,json=runFailed,proto3,oneof"`
 }
 
+type RunResponse_Compacted struct {
+	Compacted *Compacted `protobuf:"bytes,7,opt,name=compacted,proto3,oneof"`
+}
+
+type RunResponse_Queued struct {
+	Queued *Queued `protobuf:"bytes,8,opt,name=queued,proto3,oneof"`
+}
+
 func (*RunResponse_RunStarted) isRunResponse_Kind() {}
 
 func (*RunResponse_Chunk) isRunResponse_Kind() {}
@@ -456,6 +484,169 @@ func (*RunResponse_MessageAppended) isRunResponse_Kind() {}
 func (*RunResponse_RunCompleted) isRunResponse_Kind() {}
 
 func (*RunResponse_RunFailed) isRunResponse_Kind() {}
+
+func (*RunResponse_Compacted) isRunResponse_Kind() {}
+
+func (*RunResponse_Queued) isRunResponse_Kind() {}
+
+// The conversation sent to the model was compacted before this iteration.
+// The transcript streamed in message_appended is never compacted.
+type Compacted struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Iteration uint32                 `protobuf:"varint,1,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// 1-3 for the tiered strategy; 0 for the sliding window.
+	Phase          uint32 `protobuf:"varint,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	TokensBefore   uint32 `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter    uint32 `protobuf:"varint,4,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	MessagesBefore uint32 `protobuf:"varint,5,opt,name=messages_before,json=messagesBefore,proto3" json:"messages_before,omitempty"`
+	MessagesAfter  uint32 `protobuf:"varint,6,opt,name=messages_after,json=messagesAfter,proto3" json:"messages_after,omitempty"`
+	Strategy       string `protobuf:"bytes,7,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Compacted) Reset() {
+	*x = Compacted{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compacted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compacted) ProtoMessage() {}
+
+func (x *Compacted) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
+func (*Compacted) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Compacted) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *Compacted) GetPhase() uint32 {
+	if x != nil {
+		return x.Phase
+	}
+	return 0
+}
+
+func (x *Compacted) GetTokensBefore() uint32 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *Compacted) GetTokensAfter() uint32 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *Compacted) GetMessagesBefore() uint32 {
+	if x != nil {
+		return x.MessagesBefore
+	}
+	return 0
+}
+
+func (x *Compacted) GetMessagesAfter() uint32 {
+	if x != nil {
+		return x.MessagesAfter
+	}
+	return 0
+}
+
+func (x *Compacted) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+// The run waits for a model server slot. Sent when it starts waiting and when
+// its position changes; position 0 means it got a slot.
+type Queued struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Position  uint32                 `protobuf:"varint,1,opt,name=position,proto3" json:"position,omitempty"`
+	Iteration uint32                 `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	// True when the run's inference was preempted by higher-priority work and
+	// will resume when a slot frees up.
+	Preempted     bool `protobuf:"varint,3,opt,name=preempted,proto3" json:"preempted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Queued) Reset() {
+	*x = Queued{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Queued) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Queued) ProtoMessage() {}
+
+func (x *Queued) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Queued.ProtoReflect.Descriptor instead.
+func (*Queued) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Queued) GetPosition() uint32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *Queued) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *Queued) GetPreempted() bool {
+	if x != nil {
+		return x.Preempted
+	}
+	return false
+}
 
 type StartRun struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -473,7 +664,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +676,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +689,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -548,7 +739,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -560,7 +751,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -573,7 +764,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -612,7 +803,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +815,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +828,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -699,7 +890,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +902,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +915,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -748,7 +939,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +951,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +964,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -822,7 +1013,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +1025,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +1038,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -885,7 +1076,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +1088,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +1101,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Coercion) GetPath() string {
@@ -950,7 +1141,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1153,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1166,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1025,7 +1216,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1228,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1241,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1078,13 +1269,16 @@ type Usage struct {
 	CachedPromptTokens uint64  `protobuf:"varint,4,opt,name=cached_prompt_tokens,json=cachedPromptTokens,proto3" json:"cached_prompt_tokens,omitempty"`
 	PromptMs           float64 `protobuf:"fixed64,5,opt,name=prompt_ms,json=promptMs,proto3" json:"prompt_ms,omitempty"`
 	GenerationMs       float64 `protobuf:"fixed64,6,opt,name=generation_ms,json=generationMs,proto3" json:"generation_ms,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// cached_prompt_tokens / prompt_tokens over the run.
+	CacheHitRatio float64           `protobuf:"fixed64,7,opt,name=cache_hit_ratio,json=cacheHitRatio,proto3" json:"cache_hit_ratio,omitempty"`
+	Iterations    []*IterationUsage `protobuf:"bytes,8,rep,name=iterations,proto3" json:"iterations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1290,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1303,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1154,6 +1348,115 @@ func (x *Usage) GetGenerationMs() float64 {
 	return 0
 }
 
+func (x *Usage) GetCacheHitRatio() float64 {
+	if x != nil {
+		return x.CacheHitRatio
+	}
+	return 0
+}
+
+func (x *Usage) GetIterations() []*IterationUsage {
+	if x != nil {
+		return x.Iterations
+	}
+	return nil
+}
+
+// One model call's accounting.
+type IterationUsage struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Iteration          uint32                 `protobuf:"varint,1,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	PromptTokens       uint32                 `protobuf:"varint,2,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	CachedPromptTokens uint32                 `protobuf:"varint,3,opt,name=cached_prompt_tokens,json=cachedPromptTokens,proto3" json:"cached_prompt_tokens,omitempty"`
+	// cache_n / (cache_n + prompt_n) as llama-server reports it.
+	CacheHitRatio float64 `protobuf:"fixed64,4,opt,name=cache_hit_ratio,json=cacheHitRatio,proto3" json:"cache_hit_ratio,omitempty"`
+	PromptMs      float64 `protobuf:"fixed64,5,opt,name=prompt_ms,json=promptMs,proto3" json:"prompt_ms,omitempty"`
+	GenerationMs  float64 `protobuf:"fixed64,6,opt,name=generation_ms,json=generationMs,proto3" json:"generation_ms,omitempty"`
+	// The slot the request ran on (llama-server), -1 if unknown.
+	Slot          int32 `protobuf:"varint,7,opt,name=slot,proto3" json:"slot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IterationUsage) Reset() {
+	*x = IterationUsage{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IterationUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IterationUsage) ProtoMessage() {}
+
+func (x *IterationUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
+func (*IterationUsage) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *IterationUsage) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetPromptTokens() uint32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetCachedPromptTokens() uint32 {
+	if x != nil {
+		return x.CachedPromptTokens
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetCacheHitRatio() float64 {
+	if x != nil {
+		return x.CacheHitRatio
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetPromptMs() float64 {
+	if x != nil {
+		return x.PromptMs
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetGenerationMs() float64 {
+	if x != nil {
+		return x.GenerationMs
+	}
+	return 0
+}
+
+func (x *IterationUsage) GetSlot() int32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
 type RunCompleted struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	TerminalTool string                 `protobuf:"bytes,1,opt,name=terminal_tool,json=terminalTool,proto3" json:"terminal_tool,omitempty"`
@@ -1172,7 +1475,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1487,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1500,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -1257,7 +1560,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1572,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1585,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -1335,7 +1638,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1650,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1663,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 type GetServerInfoResponse struct {
@@ -1381,15 +1684,25 @@ type GetServerInfoResponse struct {
 	// "prompt" (tools described in the prompt, output parsed) or "scripted".
 	// With --tool-call-mode auto this is what the server chose from the
 	// backend's capabilities.
-	ToolCallMode  string `protobuf:"bytes,9,opt,name=tool_call_mode,json=toolCallMode,proto3" json:"tool_call_mode,omitempty"`
-	ActiveRuns    uint32 `protobuf:"varint,10,opt,name=active_runs,json=activeRuns,proto3" json:"active_runs,omitempty"`
+	ToolCallMode string `protobuf:"bytes,9,opt,name=tool_call_mode,json=toolCallMode,proto3" json:"tool_call_mode,omitempty"`
+	ActiveRuns   uint32 `protobuf:"varint,10,opt,name=active_runs,json=activeRuns,proto3" json:"active_runs,omitempty"`
+	// KV cache quantisation of a managed llama-server ("f16" when not set).
+	KvCacheType string `protobuf:"bytes,11,opt,name=kv_cache_type,json=kvCacheType,proto3" json:"kv_cache_type,omitempty"`
+	// How the budget was resolved, in words (e.g. "n_ctx 4096 per slot from
+	// /props", "manual", "VRAM tier 24-48 GiB").
+	BudgetSource string `protobuf:"bytes,12,opt,name=budget_source,json=budgetSource,proto3" json:"budget_source,omitempty"`
+	Gpus         []*Gpu `protobuf:"bytes,13,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	// Why no GPU is listed, when none is (e.g. "NVML not available").
+	GpuStatus string `protobuf:"bytes,14,opt,name=gpu_status,json=gpuStatus,proto3" json:"gpu_status,omitempty"`
+	// Runs waiting for a slot right now.
+	QueuedRuns    uint32 `protobuf:"varint,15,opt,name=queued_runs,json=queuedRuns,proto3" json:"queued_runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1714,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1727,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -1487,6 +1800,101 @@ func (x *GetServerInfoResponse) GetActiveRuns() uint32 {
 	return 0
 }
 
+func (x *GetServerInfoResponse) GetKvCacheType() string {
+	if x != nil {
+		return x.KvCacheType
+	}
+	return ""
+}
+
+func (x *GetServerInfoResponse) GetBudgetSource() string {
+	if x != nil {
+		return x.BudgetSource
+	}
+	return ""
+}
+
+func (x *GetServerInfoResponse) GetGpus() []*Gpu {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+func (x *GetServerInfoResponse) GetGpuStatus() string {
+	if x != nil {
+		return x.GpuStatus
+	}
+	return ""
+}
+
+func (x *GetServerInfoResponse) GetQueuedRuns() uint32 {
+	if x != nil {
+		return x.QueuedRuns
+	}
+	return 0
+}
+
+type Gpu struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	VramTotalBytes uint64                 `protobuf:"varint,2,opt,name=vram_total_bytes,json=vramTotalBytes,proto3" json:"vram_total_bytes,omitempty"`
+	VramFreeBytes  uint64                 `protobuf:"varint,3,opt,name=vram_free_bytes,json=vramFreeBytes,proto3" json:"vram_free_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Gpu) Reset() {
+	*x = Gpu{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Gpu) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Gpu) ProtoMessage() {}
+
+func (x *Gpu) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
+func (*Gpu) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Gpu) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Gpu) GetVramTotalBytes() uint64 {
+	if x != nil {
+		return x.VramTotalBytes
+	}
+	return 0
+}
+
+func (x *Gpu) GetVramFreeBytes() uint64 {
+	if x != nil {
+		return x.VramFreeBytes
+	}
+	return 0
+}
+
 var File_forge_v1_forge_service_proto protoreflect.FileDescriptor
 
 const file_forge_v1_forge_service_proto_rawDesc = "" +
@@ -1498,7 +1906,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\vtool_result\x18\x02 \x01(\v2\x14.forge.v1.ToolResultH\x00R\n" +
 	"toolResult\x12-\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancelB\x06\n" +
-	"\x04kind\"\xf4\x02\n" +
+	"\x04kind\"\xd5\x03\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -1507,8 +1915,22 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x10message_appended\x18\x04 \x01(\v2\x19.forge.v1.MessageAppendedH\x00R\x0fmessageAppended\x12=\n" +
 	"\rrun_completed\x18\x05 \x01(\v2\x16.forge.v1.RunCompletedH\x00R\frunCompleted\x124\n" +
 	"\n" +
-	"run_failed\x18\x06 \x01(\v2\x13.forge.v1.RunFailedH\x00R\trunFailedB\x06\n" +
-	"\x04kind\"\xba\x02\n" +
+	"run_failed\x18\x06 \x01(\v2\x13.forge.v1.RunFailedH\x00R\trunFailed\x123\n" +
+	"\tcompacted\x18\a \x01(\v2\x13.forge.v1.CompactedH\x00R\tcompacted\x12*\n" +
+	"\x06queued\x18\b \x01(\v2\x10.forge.v1.QueuedH\x00R\x06queuedB\x06\n" +
+	"\x04kind\"\xf3\x01\n" +
+	"\tCompacted\x12\x1c\n" +
+	"\titeration\x18\x01 \x01(\rR\titeration\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\rR\x05phase\x12#\n" +
+	"\rtokens_before\x18\x03 \x01(\rR\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\x04 \x01(\rR\vtokensAfter\x12'\n" +
+	"\x0fmessages_before\x18\x05 \x01(\rR\x0emessagesBefore\x12%\n" +
+	"\x0emessages_after\x18\x06 \x01(\rR\rmessagesAfter\x12\x1a\n" +
+	"\bstrategy\x18\a \x01(\tR\bstrategy\"`\n" +
+	"\x06Queued\x12\x1a\n" +
+	"\bposition\x18\x01 \x01(\rR\bposition\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\rR\titeration\x12\x1c\n" +
+	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xba\x02\n" +
 	"\bStartRun\x12.\n" +
 	"\bworkflow\x18\x01 \x01(\v2\x12.forge.v1.WorkflowR\bworkflow\x12!\n" +
 	"\fuser_message\x18\x02 \x01(\tR\vuserMessage\x128\n" +
@@ -1553,7 +1975,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\tcoercions\x18\x05 \x03(\v2\x12.forge.v1.CoercionR\tcoercions\"T\n" +
 	"\x0fMessageAppended\x12+\n" +
 	"\amessage\x18\x01 \x01(\v2\x11.forge.v1.MessageR\amessage\x12\x14\n" +
-	"\x05index\x18\x02 \x01(\rR\x05index\"\xee\x01\n" +
+	"\x05index\x18\x02 \x01(\rR\x05index\"\xd0\x02\n" +
 	"\x05Usage\x12\x1f\n" +
 	"\vmodel_calls\x18\x01 \x01(\rR\n" +
 	"modelCalls\x12#\n" +
@@ -1561,7 +1983,19 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x11completion_tokens\x18\x03 \x01(\x04R\x10completionTokens\x120\n" +
 	"\x14cached_prompt_tokens\x18\x04 \x01(\x04R\x12cachedPromptTokens\x12\x1b\n" +
 	"\tprompt_ms\x18\x05 \x01(\x01R\bpromptMs\x12#\n" +
-	"\rgeneration_ms\x18\x06 \x01(\x01R\fgenerationMs\"\xef\x01\n" +
+	"\rgeneration_ms\x18\x06 \x01(\x01R\fgenerationMs\x12&\n" +
+	"\x0fcache_hit_ratio\x18\a \x01(\x01R\rcacheHitRatio\x128\n" +
+	"\n" +
+	"iterations\x18\b \x03(\v2\x18.forge.v1.IterationUsageR\n" +
+	"iterations\"\x83\x02\n" +
+	"\x0eIterationUsage\x12\x1c\n" +
+	"\titeration\x18\x01 \x01(\rR\titeration\x12#\n" +
+	"\rprompt_tokens\x18\x02 \x01(\rR\fpromptTokens\x120\n" +
+	"\x14cached_prompt_tokens\x18\x03 \x01(\rR\x12cachedPromptTokens\x12&\n" +
+	"\x0fcache_hit_ratio\x18\x04 \x01(\x01R\rcacheHitRatio\x12\x1b\n" +
+	"\tprompt_ms\x18\x05 \x01(\x01R\bpromptMs\x12#\n" +
+	"\rgeneration_ms\x18\x06 \x01(\x01R\fgenerationMs\x12\x12\n" +
+	"\x04slot\x18\a \x01(\x05R\x04slot\"\xef\x01\n" +
 	"\fRunCompleted\x12#\n" +
 	"\rterminal_tool\x18\x01 \x01(\tR\fterminalTool\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\tR\x06result\x12\x1e\n" +
@@ -1587,7 +2021,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x16\n" +
-	"\x14GetServerInfoRequest\"\xd7\x02\n" +
+	"\x14GetServerInfoRequest\"\x83\x04\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
@@ -1602,7 +2036,18 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x0etool_call_mode\x18\t \x01(\tR\ftoolCallMode\x12\x1f\n" +
 	"\vactive_runs\x18\n" +
 	" \x01(\rR\n" +
-	"activeRuns*j\n" +
+	"activeRuns\x12\"\n" +
+	"\rkv_cache_type\x18\v \x01(\tR\vkvCacheType\x12#\n" +
+	"\rbudget_source\x18\f \x01(\tR\fbudgetSource\x12!\n" +
+	"\x04gpus\x18\r \x03(\v2\r.forge.v1.GpuR\x04gpus\x12\x1d\n" +
+	"\n" +
+	"gpu_status\x18\x0e \x01(\tR\tgpuStatus\x12\x1f\n" +
+	"\vqueued_runs\x18\x0f \x01(\rR\n" +
+	"queuedRuns\"k\n" +
+	"\x03Gpu\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
+	"\x10vram_total_bytes\x18\x02 \x01(\x04R\x0evramTotalBytes\x12&\n" +
+	"\x0fvram_free_bytes\x18\x03 \x01(\x04R\rvramFreeBytes*j\n" +
 	"\rToolErrorKind\x12\x1f\n" +
 	"\x1bTOOL_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TOOL_ERROR_KIND_HARD\x10\x01\x12\x1e\n" +
@@ -1641,67 +2086,75 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
 	(FailureReason)(0),            // 2: forge.v1.FailureReason
 	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
 	(*RunResponse)(nil),           // 4: forge.v1.RunResponse
-	(*StartRun)(nil),              // 5: forge.v1.StartRun
-	(*ToolError)(nil),             // 6: forge.v1.ToolError
-	(*ToolResult)(nil),            // 7: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 8: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 9: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 10: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 11: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 12: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 13: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 14: forge.v1.Usage
-	(*RunCompleted)(nil),          // 15: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 16: forge.v1.RunFailed
-	(*GetServerInfoRequest)(nil),  // 17: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 18: forge.v1.GetServerInfoResponse
-	nil,                           // 19: forge.v1.StartRun.LabelsEntry
-	nil,                           // 20: forge.v1.RunFailed.DetailsEntry
-	(*Workflow)(nil),              // 21: forge.v1.Workflow
-	(*Message)(nil),               // 22: forge.v1.Message
-	(*RunOptions)(nil),            // 23: forge.v1.RunOptions
+	(*Compacted)(nil),             // 5: forge.v1.Compacted
+	(*Queued)(nil),                // 6: forge.v1.Queued
+	(*StartRun)(nil),              // 7: forge.v1.StartRun
+	(*ToolError)(nil),             // 8: forge.v1.ToolError
+	(*ToolResult)(nil),            // 9: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 10: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 11: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 12: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 13: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 14: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 15: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 16: forge.v1.Usage
+	(*IterationUsage)(nil),        // 17: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 18: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 19: forge.v1.RunFailed
+	(*GetServerInfoRequest)(nil),  // 20: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 21: forge.v1.GetServerInfoResponse
+	(*Gpu)(nil),                   // 22: forge.v1.Gpu
+	nil,                           // 23: forge.v1.StartRun.LabelsEntry
+	nil,                           // 24: forge.v1.RunFailed.DetailsEntry
+	(*Workflow)(nil),              // 25: forge.v1.Workflow
+	(*Message)(nil),               // 26: forge.v1.Message
+	(*RunOptions)(nil),            // 27: forge.v1.RunOptions
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	5,  // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	7,  // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	8,  // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	9,  // 3: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	10, // 4: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	12, // 5: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	13, // 6: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	15, // 7: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	16, // 8: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	21, // 9: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	22, // 10: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	23, // 11: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	19, // 12: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 13: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	6,  // 14: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 15: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	11, // 16: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	22, // 17: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	14, // 18: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	22, // 19: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 20: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	20, // 21: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	14, // 22: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	22, // 23: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	3,  // 24: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	17, // 25: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	4,  // 26: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	18, // 27: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	26, // [26:28] is the sub-list for method output_type
-	24, // [24:26] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	7,  // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	9,  // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	10, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	11, // 3: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	12, // 4: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	14, // 5: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	15, // 6: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	18, // 7: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	19, // 8: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	5,  // 9: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	6,  // 10: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	25, // 11: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	26, // 12: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	27, // 13: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	23, // 14: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	0,  // 15: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	8,  // 16: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	1,  // 17: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	13, // 18: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	26, // 19: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	17, // 20: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	16, // 21: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	26, // 22: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	2,  // 23: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	24, // 24: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	16, // 25: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	26, // 26: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	22, // 27: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	3,  // 28: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	20, // 29: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	4,  // 30: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	21, // 31: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	30, // [30:32] is the sub-list for method output_type
+	28, // [28:30] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -1723,8 +2176,10 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_MessageAppended)(nil),
 		(*RunResponse_RunCompleted)(nil),
 		(*RunResponse_RunFailed)(nil),
+		(*RunResponse_Compacted)(nil),
+		(*RunResponse_Queued)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[4].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[6].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
@@ -1734,7 +2189,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   18,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -132,6 +132,65 @@ func (ReasoningReplay) EnumDescriptor() ([]byte, []int) {
 	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{1}
 }
 
+// How the conversation is shortened when it nears the context budget.
+type CompactionStrategy int32
+
+const (
+	// Default: TIERED.
+	CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED CompactionStrategy = 0
+	CompactionStrategy_COMPACTION_STRATEGY_NONE        CompactionStrategy = 1
+	// Drop the oldest tool-call rounds (call and results together).
+	CompactionStrategy_COMPACTION_STRATEGY_SLIDING_WINDOW CompactionStrategy = 2
+	// Three escalating phases: drop corrections and shorten old results; drop
+	// old rounds behind a summary of completed steps; drop reasoning and failed
+	// attempts. Whole messages are removed rather than rewritten, so the
+	// model server's prompt cache survives (see README, "Context").
+	CompactionStrategy_COMPACTION_STRATEGY_TIERED CompactionStrategy = 3
+)
+
+// Enum value maps for CompactionStrategy.
+var (
+	CompactionStrategy_name = map[int32]string{
+		0: "COMPACTION_STRATEGY_UNSPECIFIED",
+		1: "COMPACTION_STRATEGY_NONE",
+		2: "COMPACTION_STRATEGY_SLIDING_WINDOW",
+		3: "COMPACTION_STRATEGY_TIERED",
+	}
+	CompactionStrategy_value = map[string]int32{
+		"COMPACTION_STRATEGY_UNSPECIFIED":    0,
+		"COMPACTION_STRATEGY_NONE":           1,
+		"COMPACTION_STRATEGY_SLIDING_WINDOW": 2,
+		"COMPACTION_STRATEGY_TIERED":         3,
+	}
+)
+
+func (x CompactionStrategy) Enum() *CompactionStrategy {
+	p := new(CompactionStrategy)
+	*p = x
+	return p
+}
+
+func (x CompactionStrategy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompactionStrategy) Descriptor() protoreflect.EnumDescriptor {
+	return file_forge_v1_workflow_proto_enumTypes[2].Descriptor()
+}
+
+func (CompactionStrategy) Type() protoreflect.EnumType {
+	return &file_forge_v1_workflow_proto_enumTypes[2]
+}
+
+func (x CompactionStrategy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompactionStrategy.Descriptor instead.
+func (CompactionStrategy) EnumDescriptor() ([]byte, []int) {
+	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{2}
+}
+
 // "Before calling this tool, the model must have called `tool`." With
 // match_arg set, the earlier call must also have had the same value for that
 // argument (e.g. edit_file(path) requires read_file with the same path).
@@ -502,9 +561,18 @@ type RunOptions struct {
 	// call as a hard tool error (default 300000 ms).
 	ToolTimeoutMs uint32 `protobuf:"varint,6,opt,name=tool_timeout_ms,json=toolTimeoutMs,proto3" json:"tool_timeout_ms,omitempty"`
 	// Send the model's output as StreamChunk text deltas while it generates.
-	StreamChunks    bool            `protobuf:"varint,7,opt,name=stream_chunks,json=streamChunks,proto3" json:"stream_chunks,omitempty"`
-	Guardrails      *Guardrails     `protobuf:"bytes,9,opt,name=guardrails,proto3" json:"guardrails,omitempty"`
-	ReasoningReplay ReasoningReplay `protobuf:"varint,10,opt,name=reasoning_replay,json=reasoningReplay,proto3,enum=forge.v1.ReasoningReplay" json:"reasoning_replay,omitempty"`
+	StreamChunks    bool               `protobuf:"varint,7,opt,name=stream_chunks,json=streamChunks,proto3" json:"stream_chunks,omitempty"`
+	Guardrails      *Guardrails        `protobuf:"bytes,9,opt,name=guardrails,proto3" json:"guardrails,omitempty"`
+	ReasoningReplay ReasoningReplay    `protobuf:"varint,10,opt,name=reasoning_replay,json=reasoningReplay,proto3,enum=forge.v1.ReasoningReplay" json:"reasoning_replay,omitempty"`
+	Compaction      CompactionStrategy `protobuf:"varint,12,opt,name=compaction,proto3,enum=forge.v1.CompactionStrategy" json:"compaction,omitempty"`
+	// Context budget for this run in tokens; 0 means the server's budget. A
+	// larger value than the server's is capped to it.
+	ContextBudgetTokens uint32 `protobuf:"varint,13,opt,name=context_budget_tokens,json=contextBudgetTokens,proto3" json:"context_budget_tokens,omitempty"`
+	// Scheduling priority on the model server's slots: lower runs first, and a
+	// waiting run preempts running inference of a higher value. Default 0.
+	Priority int32 `protobuf:"varint,14,opt,name=priority,proto3" json:"priority,omitempty"`
+	// When preempted, fail with CANCELLED instead of waiting to resume.
+	CancelOnPreempt bool `protobuf:"varint,15,opt,name=cancel_on_preempt,json=cancelOnPreempt,proto3" json:"cancel_on_preempt,omitempty"`
 	// Let the model call several tools in one turn. In constrained mode the
 	// grammar then admits a JSON array of calls; off by default because small
 	// models otherwise pad turns with extra calls.
@@ -606,6 +674,34 @@ func (x *RunOptions) GetReasoningReplay() ReasoningReplay {
 	return ReasoningReplay_REASONING_REPLAY_UNSPECIFIED
 }
 
+func (x *RunOptions) GetCompaction() CompactionStrategy {
+	if x != nil {
+		return x.Compaction
+	}
+	return CompactionStrategy_COMPACTION_STRATEGY_UNSPECIFIED
+}
+
+func (x *RunOptions) GetContextBudgetTokens() uint32 {
+	if x != nil {
+		return x.ContextBudgetTokens
+	}
+	return 0
+}
+
+func (x *RunOptions) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *RunOptions) GetCancelOnPreempt() bool {
+	if x != nil {
+		return x.CancelOnPreempt
+	}
+	return false
+}
+
 func (x *RunOptions) GetParallelToolCalls() bool {
 	if x != nil {
 		return x.ParallelToolCalls
@@ -644,7 +740,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x1cdisable_constrained_decoding\x18\x06 \x01(\bR\x1adisableConstrainedDecoding\x12)\n" +
 	"\x10disable_coercion\x18\a \x01(\bR\x0fdisableCoercion\x12;\n" +
 	"\venforcement\x18\b \x01(\x0e2\x19.forge.v1.EnforcementModeR\venforcement\x120\n" +
-	"\x14disable_repeat_guard\x18\t \x01(\bR\x12disableRepeatGuard\"\x9d\x04\n" +
+	"\x14disable_repeat_guard\x18\t \x01(\bR\x12disableRepeatGuard\"\xd7\x05\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +
@@ -660,7 +756,13 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"guardrails\x18\t \x01(\v2\x14.forge.v1.GuardrailsR\n" +
 	"guardrails\x12D\n" +
 	"\x10reasoning_replay\x18\n" +
-	" \x01(\x0e2\x19.forge.v1.ReasoningReplayR\x0freasoningReplay\x12.\n" +
+	" \x01(\x0e2\x19.forge.v1.ReasoningReplayR\x0freasoningReplay\x12<\n" +
+	"\n" +
+	"compaction\x18\f \x01(\x0e2\x1c.forge.v1.CompactionStrategyR\n" +
+	"compaction\x122\n" +
+	"\x15context_budget_tokens\x18\r \x01(\rR\x13contextBudgetTokens\x12\x1a\n" +
+	"\bpriority\x18\x0e \x01(\x05R\bpriority\x12*\n" +
+	"\x11cancel_on_preempt\x18\x0f \x01(\bR\x0fcancelOnPreempt\x12.\n" +
 	"\x13parallel_tool_calls\x18\v \x01(\bR\x11parallelToolCallsB\x0e\n" +
 	"\f_max_retriesB\x12\n" +
 	"\x10_max_tool_errorsB\x0e\n" +
@@ -674,7 +776,12 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x1cREASONING_REPLAY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15REASONING_REPLAY_NONE\x10\x01\x12\x1e\n" +
 	"\x1aREASONING_REPLAY_KEEP_LAST\x10\x02\x12\x19\n" +
-	"\x15REASONING_REPLAY_FULL\x10\x03B@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3"
+	"\x15REASONING_REPLAY_FULL\x10\x03*\x9f\x01\n" +
+	"\x12CompactionStrategy\x12#\n" +
+	"\x1fCOMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18COMPACTION_STRATEGY_NONE\x10\x01\x12&\n" +
+	"\"COMPACTION_STRATEGY_SLIDING_WINDOW\x10\x02\x12\x1e\n" +
+	"\x1aCOMPACTION_STRATEGY_TIERED\x10\x03B@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3"
 
 var (
 	file_forge_v1_workflow_proto_rawDescOnce sync.Once
@@ -688,28 +795,30 @@ func file_forge_v1_workflow_proto_rawDescGZIP() []byte {
 	return file_forge_v1_workflow_proto_rawDescData
 }
 
-var file_forge_v1_workflow_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_forge_v1_workflow_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_forge_v1_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_forge_v1_workflow_proto_goTypes = []any{
-	(EnforcementMode)(0), // 0: forge.v1.EnforcementMode
-	(ReasoningReplay)(0), // 1: forge.v1.ReasoningReplay
-	(*Prerequisite)(nil), // 2: forge.v1.Prerequisite
-	(*ToolSpec)(nil),     // 3: forge.v1.ToolSpec
-	(*Workflow)(nil),     // 4: forge.v1.Workflow
-	(*Guardrails)(nil),   // 5: forge.v1.Guardrails
-	(*RunOptions)(nil),   // 6: forge.v1.RunOptions
+	(EnforcementMode)(0),    // 0: forge.v1.EnforcementMode
+	(ReasoningReplay)(0),    // 1: forge.v1.ReasoningReplay
+	(CompactionStrategy)(0), // 2: forge.v1.CompactionStrategy
+	(*Prerequisite)(nil),    // 3: forge.v1.Prerequisite
+	(*ToolSpec)(nil),        // 4: forge.v1.ToolSpec
+	(*Workflow)(nil),        // 5: forge.v1.Workflow
+	(*Guardrails)(nil),      // 6: forge.v1.Guardrails
+	(*RunOptions)(nil),      // 7: forge.v1.RunOptions
 }
 var file_forge_v1_workflow_proto_depIdxs = []int32{
-	2, // 0: forge.v1.ToolSpec.prerequisites:type_name -> forge.v1.Prerequisite
-	3, // 1: forge.v1.Workflow.tools:type_name -> forge.v1.ToolSpec
+	3, // 0: forge.v1.ToolSpec.prerequisites:type_name -> forge.v1.Prerequisite
+	4, // 1: forge.v1.Workflow.tools:type_name -> forge.v1.ToolSpec
 	0, // 2: forge.v1.Guardrails.enforcement:type_name -> forge.v1.EnforcementMode
-	5, // 3: forge.v1.RunOptions.guardrails:type_name -> forge.v1.Guardrails
+	6, // 3: forge.v1.RunOptions.guardrails:type_name -> forge.v1.Guardrails
 	1, // 4: forge.v1.RunOptions.reasoning_replay:type_name -> forge.v1.ReasoningReplay
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	2, // 5: forge.v1.RunOptions.compaction:type_name -> forge.v1.CompactionStrategy
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_workflow_proto_init() }
@@ -723,7 +832,7 @@ func file_forge_v1_workflow_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_workflow_proto_rawDesc), len(file_forge_v1_workflow_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSKNAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSABCBgoEa2luZCKtAgoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAQgYKBGtpbmQi9wEKCFN0YXJ0UnVuEiQKCHdvcmtmbG93GAEgASgLMhIuZm9yZ2UudjEuV29ya2Zsb3cSFAoMdXNlcl9tZXNzYWdlGAIgASgJEikKDnByaW9yX21lc3NhZ2VzGAMgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIlCgdvcHRpb25zGAQgASgLMhQuZm9yZ2UudjEuUnVuT3B0aW9ucxIuCgZsYWJlbHMYBSADKAsyHi5mb3JnZS52MS5TdGFydFJ1bi5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlEKCVRvb2xFcnJvchIPCgdtZXNzYWdlGAEgASgJEiUKBGtpbmQYAiABKA4yFy5mb3JnZS52MS5Ub29sRXJyb3JLaW5kEgwKBHR5cGUYAyABKAkiYAoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEhAKBm91dHB1dBgCIAEoCUgAEiQKBWVycm9yGAMgASgLMhMuZm9yZ2UudjEuVG9vbEVycm9ySABCCQoHb3V0Y29tZSIbCglDYW5jZWxSdW4SDgoGcmVhc29uGAEgASgJInMKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhYKDnRvb2xfY2FsbF9tb2RlGAUgASgJIlQKC1N0cmVhbUNodW5rEiEKBHR5cGUYASABKA4yEy5mb3JnZS52MS5DaHVua1R5cGUSDwoHY29udGVudBgCIAEoCRIRCglpdGVyYXRpb24YAyABKA0iRQoIQ29lcmNpb24SDAoEcGF0aBgBIAEoCRIVCg1vcmlnaW5hbF9qc29uGAIgASgJEhQKDGNvZXJjZWRfanNvbhgDIAEoCSKHAQoPVG9vbENhbGxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDRIlCgljb2VyY2lvbnMYBSADKAsyEi5mb3JnZS52MS5Db2VyY2lvbiJECg9NZXNzYWdlQXBwZW5kZWQSIgoHbWVzc2FnZRgBIAEoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDQoFaW5kZXgYAiABKA0ilgEKBVVzYWdlEhMKC21vZGVsX2NhbGxzGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKAQSGQoRY29tcGxldGlvbl90b2tlbnMYAyABKAQSHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYBCABKAQSEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAEiqgEKDFJ1bkNvbXBsZXRlZBIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRISCgppdGVyYXRpb25zGAMgASgNEh4KBXVzYWdlGAQgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgFIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGAoQdGVybWluYWxfY2FsbF9pZBgGIAEoCSKDAgoJUnVuRmFpbGVkEicKBnJlYXNvbhgBIAEoDjIXLmZvcmdlLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIxCgdkZXRhaWxzGAMgAygLMiAuZm9yZ2UudjEuUnVuRmFpbGVkLkRldGFpbHNFbnRyeRISCgppdGVyYXRpb25zGAQgASgNEh4KBXVzYWdlGAUgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgGIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2UaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3Qi4wEKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDSpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq3AIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSKNAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSABCBgoEa2luZCL7AgoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAQgYKBGtpbmQinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIqoBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkigwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhYKFEdldFNlcnZlckluZm9SZXF1ZXN0ItcCChVHZXRTZXJ2ZXJJbmZvUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRITCgtidWRnZXRfbW9kZRgFIAEoCRINCgVzbG90cxgGIAEoDRIUCgxiYWNrZW5kX21vZGUYByABKAkSEwoLYmFja2VuZF91cmwYCCABKAkSFgoOdG9vbF9jYWxsX21vZGUYCSABKAkSEwoLYWN0aXZlX3J1bnMYCiABKA0SFQoNa3ZfY2FjaGVfdHlwZRgLIAEoCRIVCg1idWRnZXRfc291cmNlGAwgASgJEhsKBGdwdXMYDSADKAsyDS5mb3JnZS52MS5HcHUSEgoKZ3B1X3N0YXR1cxgOIAEoCRITCgtxdWV1ZWRfcnVucxgPIAEoDSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq3AIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -98,6 +98,18 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
      */
     value: RunFailed;
     case: "runFailed";
+  } | {
+    /**
+     * @generated from field: forge.v1.Compacted compacted = 7;
+     */
+    value: Compacted;
+    case: "compacted";
+  } | {
+    /**
+     * @generated from field: forge.v1.Queued queued = 8;
+     */
+    value: Queued;
+    case: "queued";
   } | { case: undefined; value?: undefined };
 };
 
@@ -107,6 +119,91 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
  */
 export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 1);
+
+/**
+ * The conversation sent to the model was compacted before this iteration.
+ * The transcript streamed in message_appended is never compacted.
+ *
+ * @generated from message forge.v1.Compacted
+ */
+export type Compacted = Message<"forge.v1.Compacted"> & {
+  /**
+   * @generated from field: uint32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * 1-3 for the tiered strategy; 0 for the sliding window.
+   *
+   * @generated from field: uint32 phase = 2;
+   */
+  phase: number;
+
+  /**
+   * @generated from field: uint32 tokens_before = 3;
+   */
+  tokensBefore: number;
+
+  /**
+   * @generated from field: uint32 tokens_after = 4;
+   */
+  tokensAfter: number;
+
+  /**
+   * @generated from field: uint32 messages_before = 5;
+   */
+  messagesBefore: number;
+
+  /**
+   * @generated from field: uint32 messages_after = 6;
+   */
+  messagesAfter: number;
+
+  /**
+   * @generated from field: string strategy = 7;
+   */
+  strategy: string;
+};
+
+/**
+ * Describes the message forge.v1.Compacted.
+ * Use `create(CompactedSchema)` to create a new message.
+ */
+export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 2);
+
+/**
+ * The run waits for a model server slot. Sent when it starts waiting and when
+ * its position changes; position 0 means it got a slot.
+ *
+ * @generated from message forge.v1.Queued
+ */
+export type Queued = Message<"forge.v1.Queued"> & {
+  /**
+   * @generated from field: uint32 position = 1;
+   */
+  position: number;
+
+  /**
+   * @generated from field: uint32 iteration = 2;
+   */
+  iteration: number;
+
+  /**
+   * True when the run's inference was preempted by higher-priority work and
+   * will resume when a slot frees up.
+   *
+   * @generated from field: bool preempted = 3;
+   */
+  preempted: boolean;
+};
+
+/**
+ * Describes the message forge.v1.Queued.
+ * Use `create(QueuedSchema)` to create a new message.
+ */
+export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 3);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -149,7 +246,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 2);
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -178,7 +275,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -216,7 +313,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -235,7 +332,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -274,7 +371,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -301,7 +398,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -333,7 +430,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -375,7 +472,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -401,7 +498,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -441,6 +538,18 @@ export type Usage = Message<"forge.v1.Usage"> & {
    * @generated from field: double generation_ms = 6;
    */
   generationMs: number;
+
+  /**
+   * cached_prompt_tokens / prompt_tokens over the run.
+   *
+   * @generated from field: double cache_hit_ratio = 7;
+   */
+  cacheHitRatio: number;
+
+  /**
+   * @generated from field: repeated forge.v1.IterationUsage iterations = 8;
+   */
+  iterations: IterationUsage[];
 };
 
 /**
@@ -448,7 +557,60 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 13);
+
+/**
+ * One model call's accounting.
+ *
+ * @generated from message forge.v1.IterationUsage
+ */
+export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
+  /**
+   * @generated from field: uint32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * @generated from field: uint32 prompt_tokens = 2;
+   */
+  promptTokens: number;
+
+  /**
+   * @generated from field: uint32 cached_prompt_tokens = 3;
+   */
+  cachedPromptTokens: number;
+
+  /**
+   * cache_n / (cache_n + prompt_n) as llama-server reports it.
+   *
+   * @generated from field: double cache_hit_ratio = 4;
+   */
+  cacheHitRatio: number;
+
+  /**
+   * @generated from field: double prompt_ms = 5;
+   */
+  promptMs: number;
+
+  /**
+   * @generated from field: double generation_ms = 6;
+   */
+  generationMs: number;
+
+  /**
+   * The slot the request ran on (llama-server), -1 if unknown.
+   *
+   * @generated from field: int32 slot = 7;
+   */
+  slot: number;
+};
+
+/**
+ * Describes the message forge.v1.IterationUsage.
+ * Use `create(IterationUsageSchema)` to create a new message.
+ */
+export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -497,7 +659,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -541,7 +703,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -554,7 +716,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -621,6 +783,40 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
    * @generated from field: uint32 active_runs = 10;
    */
   activeRuns: number;
+
+  /**
+   * KV cache quantisation of a managed llama-server ("f16" when not set).
+   *
+   * @generated from field: string kv_cache_type = 11;
+   */
+  kvCacheType: string;
+
+  /**
+   * How the budget was resolved, in words (e.g. "n_ctx 4096 per slot from
+   * /props", "manual", "VRAM tier 24-48 GiB").
+   *
+   * @generated from field: string budget_source = 12;
+   */
+  budgetSource: string;
+
+  /**
+   * @generated from field: repeated forge.v1.Gpu gpus = 13;
+   */
+  gpus: Gpu[];
+
+  /**
+   * Why no GPU is listed, when none is (e.g. "NVML not available").
+   *
+   * @generated from field: string gpu_status = 14;
+   */
+  gpuStatus: string;
+
+  /**
+   * Runs waiting for a slot right now.
+   *
+   * @generated from field: uint32 queued_runs = 15;
+   */
+  queuedRuns: number;
 };
 
 /**
@@ -628,7 +824,34 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 18);
+
+/**
+ * @generated from message forge.v1.Gpu
+ */
+export type Gpu = Message<"forge.v1.Gpu"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: uint64 vram_total_bytes = 2;
+   */
+  vramTotalBytes: bigint;
+
+  /**
+   * @generated from field: uint64 vram_free_bytes = 3;
+   */
+  vramFreeBytes: bigint;
+};
+
+/**
+ * Describes the message forge.v1.Gpu.
+ * Use `create(GpuSchema)` to create a new message.
+ */
+export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind

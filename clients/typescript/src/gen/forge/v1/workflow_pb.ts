@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/workflow.proto.
  */
 export const file_forge_v1_workflow: GenFile = /*@__PURE__*/
-  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJInwKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHgoWcGFyYW1ldGVyc19qc29uX3NjaGVtYRgDIAEoCRItCg1wcmVyZXF1aXNpdGVzGAQgAygLMhYuZm9yZ2UudjEuUHJlcmVxdWlzaXRlIq0BCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiEKBXRvb2xzGAMgAygLMhIuZm9yZ2UudjEuVG9vbFNwZWMSFgoOcmVxdWlyZWRfc3RlcHMYBCADKAkSFgoOdGVybWluYWxfdG9vbHMYBSADKAkSFQoNc3lzdGVtX3Byb21wdBgGIAEoCRIUCgxyZXNwb25kX3Rvb2wYByABKAgirgIKCkd1YXJkcmFpbHMSFgoOZGlzYWJsZV9yZXNjdWUYASABKAgSHAoUZGlzYWJsZV9yZXRyeV9udWRnZXMYAiABKAgSIAoYZGlzYWJsZV9zdGVwX2VuZm9yY2VtZW50GAMgASgIEh4KFmRpc2FibGVfZXJyb3JfcmVjb3ZlcnkYBCABKAgSGgoSZGlzYWJsZV9jb21wYWN0aW9uGAUgASgIEiQKHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcYBiABKAgSGAoQZGlzYWJsZV9jb2VyY2lvbhgHIAEoCBIuCgtlbmZvcmNlbWVudBgIIAEoDjIZLmZvcmdlLnYxLkVuZm9yY2VtZW50TW9kZRIcChRkaXNhYmxlX3JlcGVhdF9ndWFyZBgJIAEoCCKOAwoKUnVuT3B0aW9ucxIWCg5tYXhfaXRlcmF0aW9ucxgBIAEoDRIYCgttYXhfcmV0cmllcxgCIAEoDUgAiAEBEhwKD21heF90b29sX2Vycm9ycxgDIAEoDUgBiAEBEhgKC3RlbXBlcmF0dXJlGAQgASgCSAKIAQESEgoKbWF4X3Rva2VucxgFIAEoDRIXCg90b29sX3RpbWVvdXRfbXMYBiABKA0SFQoNc3RyZWFtX2NodW5rcxgHIAEoCBIoCgpndWFyZHJhaWxzGAkgASgLMhQuZm9yZ2UudjEuR3VhcmRyYWlscxIzChByZWFzb25pbmdfcmVwbGF5GAogASgOMhkuZm9yZ2UudjEuUmVhc29uaW5nUmVwbGF5EhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhCDgoMX21heF9yZXRyaWVzQhIKEF9tYXhfdG9vbF9lcnJvcnNCDgoMX3RlbXBlcmF0dXJlSgQICBAJUhxkaXNhYmxlX2NvbnN0cmFpbmVkX2RlY29kaW5nKosBCg9FbmZvcmNlbWVudE1vZGUSIAocRU5GT1JDRU1FTlRfTU9ERV9VTlNQRUNJRklFRBAAEhkKFUVORk9SQ0VNRU5UX01PREVfQk9USBABEh8KG0VORk9SQ0VNRU5UX01PREVfQ09OU1RSQUlOVBACEhoKFkVORk9SQ0VNRU5UX01PREVfTlVER0UQAyqJAQoPUmVhc29uaW5nUmVwbGF5EiAKHFJFQVNPTklOR19SRVBMQVlfVU5TUEVDSUZJRUQQABIZChVSRUFTT05JTkdfUkVQTEFZX05PTkUQARIeChpSRUFTT05JTkdfUkVQTEFZX0tFRVBfTEFTVBACEhkKFVJFQVNPTklOR19SRVBMQVlfRlVMTBADQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM");
+  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJInwKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHgoWcGFyYW1ldGVyc19qc29uX3NjaGVtYRgDIAEoCRItCg1wcmVyZXF1aXNpdGVzGAQgAygLMhYuZm9yZ2UudjEuUHJlcmVxdWlzaXRlIq0BCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiEKBXRvb2xzGAMgAygLMhIuZm9yZ2UudjEuVG9vbFNwZWMSFgoOcmVxdWlyZWRfc3RlcHMYBCADKAkSFgoOdGVybWluYWxfdG9vbHMYBSADKAkSFQoNc3lzdGVtX3Byb21wdBgGIAEoCRIUCgxyZXNwb25kX3Rvb2wYByABKAgirgIKCkd1YXJkcmFpbHMSFgoOZGlzYWJsZV9yZXNjdWUYASABKAgSHAoUZGlzYWJsZV9yZXRyeV9udWRnZXMYAiABKAgSIAoYZGlzYWJsZV9zdGVwX2VuZm9yY2VtZW50GAMgASgIEh4KFmRpc2FibGVfZXJyb3JfcmVjb3ZlcnkYBCABKAgSGgoSZGlzYWJsZV9jb21wYWN0aW9uGAUgASgIEiQKHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcYBiABKAgSGAoQZGlzYWJsZV9jb2VyY2lvbhgHIAEoCBIuCgtlbmZvcmNlbWVudBgIIAEoDjIZLmZvcmdlLnYxLkVuZm9yY2VtZW50TW9kZRIcChRkaXNhYmxlX3JlcGVhdF9ndWFyZBgJIAEoCCKMBAoKUnVuT3B0aW9ucxIWCg5tYXhfaXRlcmF0aW9ucxgBIAEoDRIYCgttYXhfcmV0cmllcxgCIAEoDUgAiAEBEhwKD21heF90b29sX2Vycm9ycxgDIAEoDUgBiAEBEhgKC3RlbXBlcmF0dXJlGAQgASgCSAKIAQESEgoKbWF4X3Rva2VucxgFIAEoDRIXCg90b29sX3RpbWVvdXRfbXMYBiABKA0SFQoNc3RyZWFtX2NodW5rcxgHIAEoCBIoCgpndWFyZHJhaWxzGAkgASgLMhQuZm9yZ2UudjEuR3VhcmRyYWlscxIzChByZWFzb25pbmdfcmVwbGF5GAogASgOMhkuZm9yZ2UudjEuUmVhc29uaW5nUmVwbGF5EjAKCmNvbXBhY3Rpb24YDCABKA4yHC5mb3JnZS52MS5Db21wYWN0aW9uU3RyYXRlZ3kSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGA0gASgNEhAKCHByaW9yaXR5GA4gASgFEhkKEWNhbmNlbF9vbl9wcmVlbXB0GA8gASgIEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhCDgoMX21heF9yZXRyaWVzQhIKEF9tYXhfdG9vbF9lcnJvcnNCDgoMX3RlbXBlcmF0dXJlSgQICBAJUhxkaXNhYmxlX2NvbnN0cmFpbmVkX2RlY29kaW5nKosBCg9FbmZvcmNlbWVudE1vZGUSIAocRU5GT1JDRU1FTlRfTU9ERV9VTlNQRUNJRklFRBAAEhkKFUVORk9SQ0VNRU5UX01PREVfQk9USBABEh8KG0VORk9SQ0VNRU5UX01PREVfQ09OU1RSQUlOVBACEhoKFkVORk9SQ0VNRU5UX01PREVfTlVER0UQAyqJAQoPUmVhc29uaW5nUmVwbGF5EiAKHFJFQVNPTklOR19SRVBMQVlfVU5TUEVDSUZJRUQQABIZChVSRUFTT05JTkdfUkVQTEFZX05PTkUQARIeChpSRUFTT05JTkdfUkVQTEFZX0tFRVBfTEFTVBACEhkKFVJFQVNPTklOR19SRVBMQVlfRlVMTBADKp8BChJDb21wYWN0aW9uU3RyYXRlZ3kSIwofQ09NUEFDVElPTl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhwKGENPTVBBQ1RJT05fU1RSQVRFR1lfTk9ORRABEiYKIkNPTVBBQ1RJT05fU1RSQVRFR1lfU0xJRElOR19XSU5ET1cQAhIeChpDT01QQUNUSU9OX1NUUkFURUdZX1RJRVJFRBADQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM");
 
 /**
  * "Before calling this tool, the model must have called `tool`." With
@@ -288,6 +288,34 @@ export type RunOptions = Message<"forge.v1.RunOptions"> & {
   reasoningReplay: ReasoningReplay;
 
   /**
+   * @generated from field: forge.v1.CompactionStrategy compaction = 12;
+   */
+  compaction: CompactionStrategy;
+
+  /**
+   * Context budget for this run in tokens; 0 means the server's budget. A
+   * larger value than the server's is capped to it.
+   *
+   * @generated from field: uint32 context_budget_tokens = 13;
+   */
+  contextBudgetTokens: number;
+
+  /**
+   * Scheduling priority on the model server's slots: lower runs first, and a
+   * waiting run preempts running inference of a higher value. Default 0.
+   *
+   * @generated from field: int32 priority = 14;
+   */
+  priority: number;
+
+  /**
+   * When preempted, fail with CANCELLED instead of waiting to resume.
+   *
+   * @generated from field: bool cancel_on_preempt = 15;
+   */
+  cancelOnPreempt: boolean;
+
+  /**
    * Let the model call several tools in one turn. In constrained mode the
    * grammar then admits a JSON array of calls; off by default because small
    * models otherwise pad turns with extra calls.
@@ -378,4 +406,46 @@ export enum ReasoningReplay {
  */
 export const ReasoningReplaySchema: GenEnum<ReasoningReplay> = /*@__PURE__*/
   enumDesc(file_forge_v1_workflow, 1);
+
+/**
+ * How the conversation is shortened when it nears the context budget.
+ *
+ * @generated from enum forge.v1.CompactionStrategy
+ */
+export enum CompactionStrategy {
+  /**
+   * Default: TIERED.
+   *
+   * @generated from enum value: COMPACTION_STRATEGY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: COMPACTION_STRATEGY_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * Drop the oldest tool-call rounds (call and results together).
+   *
+   * @generated from enum value: COMPACTION_STRATEGY_SLIDING_WINDOW = 2;
+   */
+  SLIDING_WINDOW = 2,
+
+  /**
+   * Three escalating phases: drop corrections and shorten old results; drop
+   * old rounds behind a summary of completed steps; drop reasoning and failed
+   * attempts. Whole messages are removed rather than rewritten, so the
+   * model server's prompt cache survives (see README, "Context").
+   *
+   * @generated from enum value: COMPACTION_STRATEGY_TIERED = 3;
+   */
+  TIERED = 3,
+}
+
+/**
+ * Describes the enum forge.v1.CompactionStrategy.
+ */
+export const CompactionStrategySchema: GenEnum<CompactionStrategy> = /*@__PURE__*/
+  enumDesc(file_forge_v1_workflow, 2);
 
