@@ -14,7 +14,7 @@ import os
 import socket
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -100,8 +100,18 @@ class LlamaServerConfig:
         return args + self.extra_args
 
 
+# More restarts than this within RESTART_WINDOW_S means the server cannot run
+# (bad model, out of memory): stop trying and let runs fail with BackendError.
+MAX_RESTARTS = 5
+RESTART_WINDOW_S = 300.0
+
+
 class ManagedLlamaServer:
-    """A llama-server child process that lives as long as this object."""
+    """A supervised llama-server child process that lives as long as this object.
+
+    If the process dies it is started again on the same port; requests that
+    were in flight wait for `wait_ready()` and retry (see LlamaServerBackend).
+    """
 
     def __init__(self, config: LlamaServerConfig) -> None:
         self.config = config
@@ -109,12 +119,63 @@ class ManagedLlamaServer:
         self._proc: asyncio.subprocess.Process | None = None
         self._log_tail: deque[str] = deque(maxlen=40)
         self._pump: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stopping = False
+        self._restart_times: deque[float] = deque()
+        self.restarts = 0
 
     @property
     def url(self) -> str:
         return f"http://{self.config.host}:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     async def start(self) -> None:
+        self._stopping = False
+        await self._spawn()
+        self._ready.set()
+        self._watch = asyncio.create_task(self._supervise())
+
+    async def wait_ready(self, timeout_s: float | None = None) -> None:
+        """Return once the server answers health checks (after a restart)."""
+        timeout = timeout_s if timeout_s is not None else self.config.startup_timeout_s
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    async def _supervise(self) -> None:
+        while not self._stopping:
+            proc = self._proc
+            if proc is None:
+                return
+            code = await proc.wait()
+            if self._stopping:
+                return
+            self._ready.clear()
+            now = time.monotonic()
+            while self._restart_times and now - self._restart_times[0] > RESTART_WINDOW_S:
+                self._restart_times.popleft()
+            if len(self._restart_times) >= MAX_RESTARTS:
+                log.error(
+                    "llama-server exited with code %s; %d restarts in %.0fs, giving up:\n%s",
+                    code, MAX_RESTARTS, RESTART_WINDOW_S, "\n".join(self._log_tail),
+                )  # fmt: skip
+                return
+            self._restart_times.append(now)
+            self.restarts += 1
+            log.warning("llama-server exited with code %s; restarting it", code)
+            try:
+                await self._spawn()
+            except (RuntimeError, TimeoutError, OSError):
+                log.exception("llama-server restart failed")
+                continue
+            self._ready.set()
+
+    async def _spawn(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
         argv = self.config.argv(self.port)
         log.info("starting llama-server: %s", " ".join(argv))
         self._proc = await asyncio.create_subprocess_exec(
@@ -151,7 +212,9 @@ class ManagedLlamaServer:
                         log.info("llama-server ready at %s", self.url)
                         return
                 await asyncio.sleep(0.25)
-        await self.stop()
+        if self._proc is not None and self._proc.returncode is None:
+            self._proc.kill()
+            await self._proc.wait()
         raise TimeoutError(
             f"llama-server not healthy after {self.config.startup_timeout_s:.0f}s:\n"
             + "\n".join(self._log_tail)
@@ -162,6 +225,12 @@ class ManagedLlamaServer:
         return self._proc is not None and self._proc.returncode is None
 
     async def stop(self, grace_s: float = 10.0) -> None:
+        self._stopping = True
+        self._ready.clear()
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+            self._watch = None
         proc, self._proc = self._proc, None
         if proc is not None and proc.returncode is None:
             proc.terminate()
@@ -174,3 +243,28 @@ class ManagedLlamaServer:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
             self._pump = None
+
+
+async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedLlamaServer:
+    """Start a managed llama-server sized for the budget mode.
+
+    forge-full: the model's full trained context (`--ctx-size 0`).
+    forge-fast: find that maximum first, then restart with half of it —
+    less KV cache to fill and attend over, so each token is cheaper.
+    Other modes: the configured --ctx-size.
+    """
+    if budget_mode in ("forge-full", "forge-fast"):
+        config = replace(config, ctx_size=0)
+    server = ManagedLlamaServer(config)
+    await server.start()
+    if budget_mode != "forge-fast":
+        return server
+    from forge_core.backends.llama_server import parse_props, read_props
+
+    n_ctx, slots, _ = parse_props(await read_props(server.url))
+    await server.stop()
+    half = max(n_ctx * slots // 2, 512 * slots)
+    log.info("forge-fast: model maximum %d tokens, restarting with %d", n_ctx * slots, half)
+    server = ManagedLlamaServer(replace(config, ctx_size=half, port=server.port))
+    await server.start()
+    return server

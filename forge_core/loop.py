@@ -27,11 +27,14 @@ from forge_core.backends.base import (
     ChunkSink,
     StreamChunk,
     TextResponse,
+    TokenCounting,
     ToolCall,
     Usage,
 )
 from forge_core.coercion import coerce_arguments
+from forge_core.context import CompactionResult, Compactor, estimate_tokens
 from forge_core.errors import (
+    ContextBudgetExceededError,
     ForgeError,
     MaxIterationsError,
     PrerequisiteError,
@@ -73,6 +76,7 @@ class ToolExecutor(Protocol):
 
 MessageSink = Callable[[Message, int], Awaitable[None]]
 IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
+CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
 
 
 @dataclass
@@ -95,6 +99,7 @@ async def run_workflow(
     prior_messages: list[Message] | None = None,
     on_message: MessageSink | None = None,
     on_chunk: IterationChunkSink | None = None,
+    on_compact: CompactionSink | None = None,
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
 ) -> RunResult:
@@ -111,6 +116,7 @@ async def run_workflow(
         options=options or RunOptions(),
         on_message=on_message,
         on_chunk=on_chunk,
+        on_compact=on_compact,
         cancel=cancel or asyncio.Event(),
         run_id=run_id or uuid.uuid4().hex,
     )
@@ -133,6 +139,7 @@ class _Run:
         options: RunOptions,
         on_message: MessageSink | None,
         on_chunk: IterationChunkSink | None,
+        on_compact: CompactionSink | None,
         cancel: asyncio.Event,
         run_id: str,
     ) -> None:
@@ -142,6 +149,14 @@ class _Run:
         self.opts = options
         self.on_message = on_message
         self.on_chunk = on_chunk
+        self.on_compact = on_compact
+        # What the model sees: the transcript, minus what compaction removed.
+        self.context: list[Message] = []
+        self.compactor = Compactor(
+            options.compaction_strategy if options.compaction else "none",
+            self.budget_tokens(),
+            self.count_tokens,
+        )
         self.cancel = cancel
         self.run_id = run_id
         self.transcript: list[Message] = []
@@ -164,7 +179,51 @@ class _Run:
         self.call_seq += 1
         return f"call_{self.call_seq}"
 
+    def budget_tokens(self) -> int:
+        budget = self.backend.info().context_budget_tokens
+        wanted = self.opts.context_budget_tokens
+        return min(wanted, budget) if wanted and budget else (wanted or budget)
+
+    def request(self, messages: list[Message]) -> ChatRequest:
+        opts = self.opts
+        return ChatRequest(
+            run_id=self.run_id,
+            workflow_name=self.wf.name,
+            messages=messages,
+            tools=self.wf.tools,
+            allowed=[],
+            constrained=opts.constrained_decoding,
+            temperature=opts.temperature,
+            max_tokens=opts.max_tokens,
+            parallel=opts.parallel_tool_calls,
+            reasoning_replay=opts.reasoning_replay,
+            priority=opts.priority,
+            cancel_on_preempt=opts.cancel_on_preempt,
+        )
+
+    async def count_tokens(self, messages: list[Message]) -> int:
+        if isinstance(self.backend, TokenCounting):
+            return await self.backend.count_tokens(self.request(messages))
+        return estimate_tokens(messages)
+
+    async def fit_context(self) -> None:
+        """Compact the model's view when it nears the budget; fail if it cannot fit."""
+        summary = nudges.compaction_summary(
+            self.steps.completed_names(), self.steps.pending(), self.iteration
+        )
+        self.context, result, tokens = await self.compactor.maybe_compact(self.context, summary)
+        if result is not None and self.on_compact is not None:
+            await self.on_compact(result, self.iteration)
+        budget = self.compactor.budget
+        if budget and tokens > budget:
+            raise ContextBudgetExceededError(
+                f"the conversation needs {tokens} tokens after compaction; the budget is {budget}",
+                estimated_tokens=tokens,
+                budget_tokens=budget,
+            )
+
     async def append(self, message: Message) -> None:
+        self.context.append(message)
         self.transcript.append(message)
         if self.on_message is not None:
             await self.on_message(message, len(self.transcript) - 1)
@@ -172,10 +231,12 @@ class _Run:
     async def execute(self, user_message: str, prior: list[Message]) -> RunResult:
         if prior and prior[0].role is MessageRole.SYSTEM:
             self.transcript.extend(prior)
+            self.context.extend(prior)
         else:
             prompt = self.wf.system_prompt or self.wf.default_system_prompt()
             await self.append(Message(MessageRole.SYSTEM, prompt, MessageType.SYSTEM_PROMPT))
             self.transcript.extend(prior)
+            self.context.extend(prior)
         self.call_seq = sum(len(m.tool_calls) for m in prior)
         await self.append(Message(MessageRole.USER, user_message, MessageType.USER_INPUT))
 
@@ -212,20 +273,11 @@ class _Run:
     async def next_calls(self) -> list[ToolCall] | None:
         """Ask the model; a text answer without a tool call costs a retry."""
         opts = self.opts
-        request = ChatRequest(
-            run_id=self.run_id,
-            workflow_name=self.wf.name,
-            messages=list(self.transcript),
-            tools=self.wf.tools,
-            allowed=self.allowed_tools(),
-            constrained=opts.constrained_decoding,
-            temperature=opts.temperature,
-            max_tokens=opts.max_tokens,
-            parallel=opts.parallel_tool_calls,
-            reasoning_replay=opts.reasoning_replay,
-        )
+        await self.fit_context()
+        request = self.request(list(self.context))
+        request.allowed = self.allowed_tools()
         reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
-        self.usage.add(reply.usage)
+        self.usage.record(self.iteration, reply.usage)
         response = reply.response
         reasoning = reply.reasoning
         calls: list[ToolCall] | None

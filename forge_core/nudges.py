@@ -59,3 +59,12 @@ def repeated_call(names: list[str], pending: list[str], terminal: list[str]) -> 
     else:
         nxt = f"All required steps are done: call {' or '.join(terminal)} to finish."
     return f"[Repeated] You already called {what} with these arguments; use its result. {nxt}"
+
+
+def compaction_summary(completed: list[str], pending: list[str], iteration: int) -> str:
+    done = ", ".join(completed) if completed else "none yet"
+    todo = f" Still required: {', '.join(pending)}." if pending else ""
+    return (
+        f"[Earlier turns were removed to fit the context (iteration {iteration}). "
+        f"Tools already called successfully: {done}.{todo}]"
+    )

@@ -67,6 +67,14 @@ class RunOptions:
     compaction: bool = True
     coercion: bool = True
     repeat_guard: bool = True
+    # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
+    compaction_strategy: str = "tiered"
+    # 0: the backend's budget; otherwise min(this, the backend's).
+    context_budget_tokens: int = 0
+    # Slot scheduling: lower runs first; preempted runs resume unless
+    # cancel_on_preempt.
+    priority: int = 0
+    cancel_on_preempt: bool = False
     # "both": constraint + nudges; "constraint": allowed-set only; "nudge": only nudges.
     enforcement: str = "both"
     # "none" | "keep_last" | "full": which earlier reasoning goes back to the model.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from forge_core.messages import Message
 from forge_core.workflow import ToolSpec
@@ -45,6 +45,20 @@ class StreamChunk:
 ChunkSink = Callable[[StreamChunk], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class IterationUsage:
+    iteration: int
+    prompt_tokens: int
+    cached_prompt_tokens: int
+    prompt_ms: float
+    generation_ms: float
+    slot: int = -1
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
 @dataclass
 class Usage:
     model_calls: int = 0
@@ -53,6 +67,27 @@ class Usage:
     cached_prompt_tokens: int = 0
     prompt_ms: float = 0.0
     generation_ms: float = 0.0
+    # For one backend call: the server slot it ran on (-1 when unknown).
+    slot: int = -1
+    iterations: list[IterationUsage] = field(default_factory=list)
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def record(self, iteration: int, call: Usage) -> None:
+        """Add one model call's usage, keeping its per-iteration line."""
+        self.add(call)
+        self.iterations.append(
+            IterationUsage(
+                iteration=iteration,
+                prompt_tokens=call.prompt_tokens,
+                cached_prompt_tokens=call.cached_prompt_tokens,
+                prompt_ms=call.prompt_ms,
+                generation_ms=call.generation_ms,
+                slot=call.slot,
+            )
+        )
 
     def add(self, other: Usage) -> None:
         self.model_calls += other.model_calls
@@ -79,6 +114,9 @@ class ChatRequest:
     parallel: bool = False
     # "none" | "keep_last" | "full": which REASONING messages go back to the model.
     reasoning_replay: str = "keep_last"
+    # Slot scheduling (llama-server): lower runs first.
+    priority: int = 0
+    cancel_on_preempt: bool = False
 
 
 @dataclass
@@ -101,6 +139,15 @@ class BackendInfo:
     backend_mode: str = ""
     url: str = ""
     tool_call_mode: str = ""
+    budget_source: str = ""
+    kv_cache_type: str = ""
+
+
+@runtime_checkable
+class TokenCounting(Protocol):
+    """A backend that can count a request's prompt tokens the way the model will."""
+
+    async def count_tokens(self, request: ChatRequest) -> int: ...
 
 
 class Backend(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,12 @@ from forge_core.prompting import to_chat_messages
 
 log = logging.getLogger(__name__)
 
+TOKEN_CACHE_ENTRIES = 4096
+
 # A stream that breaks mid-way is retried this many times before the run fails.
 STREAM_ATTEMPTS = 2
+# A supervised server may need a restart: allow a few more tries.
+SUPERVISED_EXTRA_ATTEMPTS = 2
 
 
 class LlamaServerBackend:
@@ -79,6 +84,13 @@ class LlamaServerBackend:
             url=self.base_url,
             tool_call_mode=tool_call_mode,
         )
+        self._token_cache: dict[str, int] = {}
+        self._framing: tuple[int, int] | None = None
+        self._counted: dict[int, int] = {}
+        self._calibration = 1.0
+        # Set for a managed server: waits until a restarted process is healthy,
+        # so in-flight inference retries instead of failing the run.
+        self.wait_ready: Callable[[], Awaitable[None]] | None = None
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
         self._http = httpx.AsyncClient(
@@ -102,12 +114,8 @@ class LlamaServerBackend:
         if tool_call_mode == "auto":
             tool_call_mode = choose_tool_call_mode(props)
         n_ctx, slots, model = parse_props(props)
-        budget = n_ctx
-        if budget_mode == "manual":
-            if manual_budget_tokens <= 0:
-                raise ValueError("budget mode 'manual' needs a positive token count")
-            budget = min(manual_budget_tokens, n_ctx)
-        return cls(
+        budget, source = resolve_budget(n_ctx, budget_mode, manual_budget_tokens, backend_mode)
+        backend = cls(
             base_url,
             model=model,
             context_budget_tokens=budget,
@@ -116,9 +124,74 @@ class LlamaServerBackend:
             backend_mode=backend_mode,
             tool_call_mode=tool_call_mode,
         )
+        backend._info.budget_source = source
+        return backend
 
     def info(self) -> BackendInfo:
         return self._info
+
+    async def count_tokens(self, request: ChatRequest, retry: bool = True) -> int:
+        """Prompt tokens of `request` as llama-server will see them.
+
+        Each rendered message is tokenized by llama-server itself once and
+        cached by its text; the chat template's framing per message (and the
+        generation prompt) is measured once with /apply-template. In prompt
+        and constrained modes the tool descriptions are part of the system
+        message, so they are counted too.
+        """
+        body = self.request_body(request)
+        try:
+            if self._framing is None:
+                self._framing = await self._measure_framing()
+            per_message, fixed = self._framing
+            total = fixed
+            for msg in body["messages"]:
+                total += await self._tokens(str(msg.get("content") or "")) + per_message
+        except httpx.TransportError as exc:
+            if self.wait_ready is None or not retry:
+                raise BackendError(f"llama-server at {self.base_url} failed: {exc}") from exc
+            await self._await_server()
+            return await self.count_tokens(request, retry=False)
+        self._counted[_prompt_key(body)] = total
+        # Tokenizing messages one by one misses merges across their borders;
+        # the server's own count of earlier prompts calibrates that away.
+        return round(total * self._calibration)
+
+    def _calibrate(self, body: dict[str, Any], prompt_tokens: int) -> None:
+        counted = self._counted.pop(_prompt_key(body), None)
+        if counted and prompt_tokens:
+            self._calibration = prompt_tokens / counted
+        if len(self._counted) > 64:
+            self._counted.clear()
+
+    async def _tokens(self, text: str) -> int:
+        cached = self._token_cache.get(text)
+        if cached is not None:
+            return cached
+        resp = await self._http.post("/tokenize", json={"content": text, "add_special": False})
+        if resp.status_code != 200:
+            raise BackendError(f"llama-server /tokenize answered HTTP {resp.status_code}")
+        count = len(resp.json().get("tokens", []))
+        if len(self._token_cache) > TOKEN_CACHE_ENTRIES:
+            self._token_cache.clear()
+        self._token_cache[text] = count
+        return count
+
+    async def _measure_framing(self) -> tuple[int, int]:
+        """(tokens the template adds per message, tokens added once per prompt)."""
+        probe = [{"role": "user", "content": "x"}]
+        resp = await self._http.post("/apply-template", json={"messages": probe * 2})
+        two = resp.json().get("prompt", "") if resp.status_code == 200 else ""
+        resp = await self._http.post("/apply-template", json={"messages": probe})
+        one = resp.json().get("prompt", "") if resp.status_code == 200 else ""
+        if not one or not two:
+            return 4, 1
+        content = await self._tokens("x")
+        one_n, two_n = await self._tokens(one), await self._tokens(two)
+        per_message = two_n - one_n
+        # +1: the BOS token llama-server adds in front of every prompt.
+        fixed = one_n - per_message + 1
+        return per_message - content, fixed
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -161,18 +234,31 @@ class LlamaServerBackend:
             return await self._native.complete(request, on_chunk)
         body = self.request_body(request)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
-        for attempt in range(1, STREAM_ATTEMPTS + 1):
+        attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self.wait_ready else 0)
+        for attempt in range(1, attempts + 1):
             try:
-                return await self._stream(body, delta_type, on_chunk, self.constrains(request))
+                reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
+                self._calibrate(body, reply.usage.prompt_tokens)
+                return reply
             except (httpx.TransportError, _BrokenStream) as exc:
-                if attempt == STREAM_ATTEMPTS:
+                if attempt == attempts:
                     raise BackendError(
                         f"llama-server at {self.base_url} failed: {exc}", url=self.base_url
                     ) from exc
                 log.warning("llama-server stream failed (%s); retrying", exc)
                 if on_chunk is not None:
                     await on_chunk(StreamChunk(ChunkType.RETRY))
+                await self._await_server()
         raise AssertionError("unreachable")
+
+    async def _await_server(self) -> None:
+        """After a failure: wait for a supervised server to come back."""
+        if self.wait_ready is None:
+            return
+        try:
+            await self.wait_ready()
+        except TimeoutError as exc:
+            raise BackendError(f"llama-server at {self.base_url} did not come back") from exc
 
     async def _stream(
         self,
@@ -228,6 +314,10 @@ class _BrokenStream(Exception):
     pass
 
 
+def _prompt_key(body: dict[str, Any]) -> int:
+    return hash(json.dumps(body["messages"], sort_keys=True))
+
+
 def _add_timings(usage: Usage, timings: dict[str, Any]) -> None:
     cache_n = int(timings.get("cache_n", 0))
     usage.prompt_tokens += int(timings.get("prompt_n", 0)) + cache_n
@@ -255,6 +345,31 @@ async def read_props(base_url: str) -> dict[str, Any]:
             return props
     except (httpx.HTTPError, ValueError) as exc:
         raise BackendError(f"cannot read {base_url}/props: {exc}", url=base_url) from exc
+
+
+def resolve_budget(n_ctx: int, mode: str, manual_tokens: int, backend_mode: str) -> tuple[int, str]:
+    """(context budget per run, how it was resolved) from the slot's n_ctx.
+
+    backend / forge-full: the server's n_ctx (a managed server in forge-full
+    mode was started with the model's full trained context). forge-fast: a
+    managed server was restarted with half its maximum, so n_ctx already is
+    the fast budget; an external one cannot be restarted, so the budget is
+    half its n_ctx. manual: the given count, capped at n_ctx.
+    """
+    source = f"n_ctx {n_ctx} per slot from /props"
+    if mode == "manual":
+        if manual_tokens <= 0:
+            raise ValueError("budget mode 'manual' needs a positive token count")
+        if manual_tokens > n_ctx:
+            return n_ctx, f"manual {manual_tokens}, capped to the {source}"
+        return manual_tokens, "manual"
+    if mode == "forge-fast" and backend_mode != "managed":
+        return n_ctx // 2, f"half the {source} (forge-fast, external server)"
+    if mode in ("forge-full", "forge-fast"):
+        return n_ctx, f"{source} ({mode})"
+    if mode == "backend":
+        return n_ctx, source
+    raise ValueError(f"unknown budget mode {mode!r}")
 
 
 def choose_tool_call_mode(props: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from forge_core.llama_process import (
     ManagedLlamaServer,
     bundled_binary,
     bundled_model,
+    start_managed,
 )
 from forge_server import __version__
 from forge_server.app import ServerOptions, serve_until_signalled, start_server
@@ -93,9 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--cache-type-v", default="", help="managed: KV cache type for V")
     be.add_argument(
         "--budget-mode",
-        choices=["backend", "manual", "forge-full"],
+        choices=["backend", "manual", "forge-full", "forge-fast"],
         default="backend",
-        help="where the context budget comes from: the server's /props n_ctx, or --budget-tokens",
+        help="backend: llama-server's /props n_ctx; manual: --budget-tokens; forge-full: the "
+        "model's full trained context (managed server started with it); forge-fast: half of "
+        "that (managed server restarted with half)",
     )
     be.add_argument(
         "--budget-tokens",
@@ -148,8 +151,7 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
                 cache_type_k=args.cache_type_k,
                 cache_type_v=args.cache_type_v,
             )
-            managed = ManagedLlamaServer(config)
-            await managed.start()
+            managed = await start_managed(config, args.budget_mode)
             url = managed.url
         backend = await LlamaServerBackend.connect(
             url,
@@ -158,6 +160,9 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
             backend_mode="managed" if managed else "external",
             tool_call_mode=args.tool_call_mode,
         )
+        if managed is not None:
+            backend.wait_ready = managed.wait_ready
+            backend.info().kv_cache_type = args.cache_type_k or "f16"
         try:
             yield backend
         finally:

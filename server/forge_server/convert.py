@@ -76,6 +76,11 @@ _ENFORCEMENT = {
     wpb.ENFORCEMENT_MODE_CONSTRAINT: "constraint",
     wpb.ENFORCEMENT_MODE_NUDGE: "nudge",
 }
+_COMPACTION = {
+    wpb.COMPACTION_STRATEGY_NONE: "none",
+    wpb.COMPACTION_STRATEGY_SLIDING_WINDOW: "sliding_window",
+    wpb.COMPACTION_STRATEGY_TIERED: "tiered",
+}
 _REPLAY = {
     wpb.REASONING_REPLAY_NONE: "none",
     wpb.REASONING_REPLAY_KEEP_LAST: "keep_last",
@@ -109,6 +114,10 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         repeat_guard=not g.disable_repeat_guard,
         enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
         reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
+        compaction_strategy=_COMPACTION.get(msg.compaction, "tiered"),
+        context_budget_tokens=msg.context_budget_tokens,
+        priority=msg.priority,
+        cancel_on_preempt=msg.cancel_on_preempt,
     )
     opts.validate()
     return opts
@@ -181,6 +190,19 @@ def usage_to_pb(usage: Usage | None) -> pb.Usage:
         cached_prompt_tokens=usage.cached_prompt_tokens,
         prompt_ms=usage.prompt_ms,
         generation_ms=usage.generation_ms,
+        cache_hit_ratio=usage.cache_hit_ratio,
+        iterations=[
+            pb.IterationUsage(
+                iteration=it.iteration,
+                prompt_tokens=it.prompt_tokens,
+                cached_prompt_tokens=it.cached_prompt_tokens,
+                cache_hit_ratio=it.cache_hit_ratio,
+                prompt_ms=it.prompt_ms,
+                generation_ms=it.generation_ms,
+                slot=it.slot,
+            )
+            for it in usage.iterations
+        ],
     )
 
 

@@ -22,7 +22,9 @@ import grpc
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_core.backends.base import Backend, StreamChunk
+from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError
+from forge_core.hardware import detect_gpus
 from forge_core.loop import run_workflow
 from forge_core.messages import Message
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
@@ -66,6 +68,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self.backend = backend
         self.max_active_runs = max_active_runs
         self.active_runs = 0
+        # Read once: NVML queries are slow and GPUs do not come and go.
+        self.gpus, self.gpu_status = detect_gpus()
 
     async def GetServerInfo(
         self, request: pb.GetServerInfoRequest, context: grpc.aio.ServicerContext[object, object]
@@ -82,6 +86,18 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             backend_url=info.url,
             tool_call_mode=info.tool_call_mode,
             active_runs=self.active_runs,
+            kv_cache_type=info.kv_cache_type,
+            budget_source=info.budget_source,
+            gpus=[
+                pb.Gpu(
+                    name=g.name,
+                    vram_total_bytes=g.vram_total_bytes,
+                    vram_free_bytes=g.vram_free_bytes,
+                )
+                for g in self.gpus
+            ],
+            gpu_status=self.gpu_status,
+            queued_runs=queued_runs(self.backend),
         )
 
     async def Run(
@@ -201,6 +217,25 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
             )
 
+        async def on_compact(result: CompactionResult, iteration: int) -> None:
+            log.info(
+                "run %s compacted (%s phase %d): %d -> %d tokens",
+                run_id, result.strategy, result.phase, result.tokens_before, result.tokens_after,
+            )  # fmt: skip
+            await outbox.put(
+                pb.RunResponse(
+                    compacted=pb.Compacted(
+                        iteration=iteration,
+                        phase=result.phase,
+                        tokens_before=result.tokens_before,
+                        tokens_after=result.tokens_after,
+                        messages_before=result.messages_before,
+                        messages_after=len(result.messages),
+                        strategy=result.strategy,
+                    )
+                )
+            )
+
         try:
             result = await run_workflow(
                 start.workflow,
@@ -211,6 +246,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 prior_messages=start.prior,
                 on_message=on_message,
                 on_chunk=on_chunk,
+                on_compact=on_compact,
                 cancel=cancel,
                 run_id=run_id,
             )
@@ -274,6 +310,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 return
         # The client half-closed: nobody will answer further tool calls.
         cancel.set()
+
+
+def queued_runs(backend: Backend) -> int:
+    scheduler = getattr(backend, "scheduler", None)
+    return int(scheduler.waiting) if scheduler is not None else 0
 
 
 def _run_mode(backend_mode: str, options: RunOptions) -> str:

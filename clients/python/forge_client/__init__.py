@@ -3,9 +3,11 @@ on a Forge server over one bidirectional gRPC stream per run."""
 
 from forge_client.client import (
     Chunk,
+    Compacted,
     Event,
     ForgeClient,
     MessageAppended,
+    Queued,
     RunOptions,
     RunResult,
     RunStarted,
@@ -35,6 +37,7 @@ from forge_client.workflow import Workflow
 __all__ = [
     "BackendError",
     "Chunk",
+    "Compacted",
     "ConnectionLostError",
     "ContextBudgetExceededError",
     "Event",
@@ -45,6 +48,7 @@ __all__ = [
     "MessageAppended",
     "Prerequisite",
     "PrerequisiteError",
+    "Queued",
     "RequestRejectedError",
     "RunFailedError",
     "RunOptions",

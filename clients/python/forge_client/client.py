@@ -53,6 +53,10 @@ class RunOptions:
     compaction: bool = True
     coercion: bool = True
     repeat_guard: bool = True
+    compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
+    context_budget_tokens: int | None = None
+    priority: int = 0
+    cancel_on_preempt: bool = False
     enforcement: Literal["both", "constraint", "nudge"] = "both"
     reasoning_replay: Literal["none", "keep_last", "full"] = "keep_last"
 
@@ -79,6 +83,12 @@ class RunOptions:
             reasoning_replay=wpb.ReasoningReplay.Value(
                 f"REASONING_REPLAY_{self.reasoning_replay.upper()}"
             ),
+            compaction=wpb.CompactionStrategy.Value(
+                f"COMPACTION_STRATEGY_{self.compaction_strategy.upper()}"
+            ),
+            context_budget_tokens=self.context_budget_tokens or 0,
+            priority=self.priority,
+            cancel_on_preempt=self.cancel_on_preempt,
         )
         if self.max_retries is not None:
             msg.max_retries = self.max_retries
@@ -136,7 +146,29 @@ class MessageAppended:
     index: int
 
 
-Event = RunStarted | Chunk | ToolCallStarted | ToolCallFinished | MessageAppended
+@dataclass(frozen=True)
+class Compacted:
+    """The server shortened what the model sees (the transcript is untouched)."""
+
+    iteration: int
+    strategy: str
+    phase: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True)
+class Queued:
+    """The run waits for a model slot (position 0: it has one again)."""
+
+    position: int
+    iteration: int
+    preempted: bool
+
+
+Event = (
+    RunStarted | Chunk | ToolCallStarted | ToolCallFinished | MessageAppended | Compacted | Queued
+)
 
 
 @dataclass
@@ -325,6 +357,14 @@ class RunStream:
                 elif kind == "message_appended":
                     m = response.message_appended
                     yield MessageAppended(m.message, m.index)
+                elif kind == "compacted":
+                    c2 = response.compacted
+                    yield Compacted(
+                        c2.iteration, c2.strategy, c2.phase, c2.tokens_before, c2.tokens_after
+                    )
+                elif kind == "queued":
+                    q = response.queued
+                    yield Queued(q.position, q.iteration, q.preempted)
                 elif kind == "run_completed":
                     done = response.run_completed
                     while not self._finished.empty():
