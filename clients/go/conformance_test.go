@@ -84,6 +84,10 @@ type caseOptions struct {
 	StreamChunks      bool     `json:"stream_chunks"`
 	ParallelToolCalls bool     `json:"parallel_tool_calls"`
 	ReasoningReplay   string   `json:"reasoning_replay"`
+	Compaction        string   `json:"compaction"`
+	ContextBudget     *int     `json:"context_budget_tokens"`
+	Priority          int32    `json:"priority"`
+	CancelOnPreempt   bool     `json:"cancel_on_preempt"`
 	Guardrails        struct {
 		DisableRescue              bool   `json:"disable_rescue"`
 		DisableRetryNudges         bool   `json:"disable_retry_nudges"`
@@ -92,6 +96,7 @@ type caseOptions struct {
 		DisableCompaction          bool   `json:"disable_compaction"`
 		DisableConstrainedDecoding bool   `json:"disable_constrained_decoding"`
 		DisableCoercion            bool   `json:"disable_coercion"`
+		DisableRepeatGuard         bool   `json:"disable_repeat_guard"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -230,6 +235,19 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		opts = append(opts, forge.WithReasoningReplay(forge.ReasoningReplay(
 			enumValue(t, forgev1.ReasoningReplay_value, "REASONING_REPLAY_", o.ReasoningReplay))))
 	}
+	if o.Compaction != "" {
+		opts = append(opts, forge.WithCompaction(forge.CompactionStrategy(
+			enumValue(t, forgev1.CompactionStrategy_value, "COMPACTION_STRATEGY_", o.Compaction))))
+	}
+	if o.ContextBudget != nil {
+		opts = append(opts, forge.WithContextBudget(*o.ContextBudget))
+	}
+	if o.Priority != 0 {
+		opts = append(opts, forge.WithPriority(o.Priority))
+	}
+	if o.CancelOnPreempt {
+		opts = append(opts, forge.WithCancelOnPreempt())
+	}
 	g := o.Guardrails
 	guards := forge.Guardrails{
 		DisableRescue:              g.DisableRescue,
@@ -239,6 +257,7 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableCompaction:          g.DisableCompaction,
 		DisableConstrainedDecoding: g.DisableConstrainedDecoding,
 		DisableCoercion:            g.DisableCoercion,
+		DisableRepeatGuard:         g.DisableRepeatGuard,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(

@@ -9,7 +9,8 @@ import (
 
 // Event is something that happened during a run, delivered in order to the
 // [WithEvents] callback or on [RunStream.Events]: a [RunStarted], [Chunk],
-// [ToolCallStarted], [ToolCallFinished] or [MessageAppended].
+// [ToolCallStarted], [ToolCallFinished], [MessageAppended], [Compacted] or
+// [Queued].
 type Event interface {
 	isEvent()
 }
@@ -83,7 +84,34 @@ type MessageAppended struct {
 	Index int
 }
 
+// Compacted: the conversation sent to the model was compacted before this
+// iteration. The transcript (as streamed in [MessageAppended]) is never
+// compacted.
+type Compacted struct {
+	Iteration int
+	// Phase is 1-3 for the tiered strategy, 0 for the sliding window.
+	Phase          int
+	TokensBefore   int
+	TokensAfter    int
+	MessagesBefore int
+	MessagesAfter  int
+	Strategy       string
+}
+
+// Queued: the run waits for a model server slot. It is sent when the run
+// starts waiting and when its position changes; position 0 means it got a
+// slot.
+type Queued struct {
+	Position  int
+	Iteration int
+	// Preempted is true when the run's inference was preempted by
+	// higher-priority work and resumes when a slot frees up.
+	Preempted bool
+}
+
 func (RunStarted) isEvent()       {}
+func (Compacted) isEvent()        {}
+func (Queued) isEvent()           {}
 func (Chunk) isEvent()            {}
 func (ToolCallStarted) isEvent()  {}
 func (ToolCallFinished) isEvent() {}

@@ -42,8 +42,14 @@ const (
 // own reports.
 type Usage = forgev1.Usage
 
+// IterationUsage is one model call's accounting (see [Usage].Iterations).
+type IterationUsage = forgev1.IterationUsage
+
 // ServerInfo describes what a server runs on (see [Client.ServerInfo]).
 type ServerInfo = forgev1.GetServerInfoResponse
+
+// Gpu is a GPU the server sees (see [ServerInfo].Gpus).
+type Gpu = forgev1.Gpu
 
 // Coercion is a near-miss argument the server fixed before validation, e.g.
 // the string "42" for an integer field.

@@ -250,6 +250,9 @@ type Guardrails struct {
 	DisableConstrainedDecoding bool
 	// DisableCoercion: do not fix near-miss arguments before validation.
 	DisableCoercion bool
+	// DisableRepeatGuard: let the model repeat its previous successful call
+	// unchanged.
+	DisableRepeatGuard bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -265,6 +268,7 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableCompaction:          g.DisableCompaction,
 			DisableConstrainedDecoding: g.DisableConstrainedDecoding,
 			DisableCoercion:            g.DisableCoercion,
+			DisableRepeatGuard:         g.DisableRepeatGuard,
 			Enforcement:                g.Enforcement,
 		}
 	}
@@ -284,4 +288,41 @@ const (
 // (server default: the last reasoning message only).
 func WithReasoningReplay(r ReasoningReplay) RunOption {
 	return func(c *runConfig) { c.options.ReasoningReplay = r }
+}
+
+// CompactionStrategy is how the conversation is shortened when it nears the
+// context budget.
+type CompactionStrategy = forgev1.CompactionStrategy
+
+// Compaction strategies.
+const (
+	CompactionNone          CompactionStrategy = forgev1.CompactionStrategy_COMPACTION_STRATEGY_NONE
+	CompactionSlidingWindow CompactionStrategy = forgev1.CompactionStrategy_COMPACTION_STRATEGY_SLIDING_WINDOW
+	// CompactionTiered (the default): three escalating phases that remove
+	// whole messages, so the model server's prompt cache survives.
+	CompactionTiered CompactionStrategy = forgev1.CompactionStrategy_COMPACTION_STRATEGY_TIERED
+)
+
+// WithCompaction selects the compaction strategy (server default tiered).
+func WithCompaction(s CompactionStrategy) RunOption {
+	return func(c *runConfig) { c.options.Compaction = s }
+}
+
+// WithContextBudget sets the run's context budget in tokens; a value above
+// the server's budget is capped to it.
+func WithContextBudget(tokens int) RunOption {
+	return func(c *runConfig) { c.options.ContextBudgetTokens = c.count("WithContextBudget", tokens) }
+}
+
+// WithPriority sets the run's scheduling priority on the model server's
+// slots: lower runs first, and a waiting run preempts running inference of a
+// higher value (default 0).
+func WithPriority(p int32) RunOption {
+	return func(c *runConfig) { c.options.Priority = p }
+}
+
+// WithCancelOnPreempt makes a preempted run fail with
+// [*WorkflowCancelledError] instead of waiting to resume.
+func WithCancelOnPreempt() RunOption {
+	return func(c *runConfig) { c.options.CancelOnPreempt = true }
 }

@@ -295,6 +295,20 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
 		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
+	case *forgev1.RunResponse_Compacted:
+		m := kind.Compacted
+		l.emit(Compacted{
+			Iteration:      int(m.GetIteration()),
+			Phase:          int(m.GetPhase()),
+			TokensBefore:   int(m.GetTokensBefore()),
+			TokensAfter:    int(m.GetTokensAfter()),
+			MessagesBefore: int(m.GetMessagesBefore()),
+			MessagesAfter:  int(m.GetMessagesAfter()),
+			Strategy:       m.GetStrategy(),
+		})
+	case *forgev1.RunResponse_Queued:
+		m := kind.Queued
+		l.emit(Queued{Position: int(m.GetPosition()), Iteration: int(m.GetIteration()), Preempted: m.GetPreempted()})
 	case *forgev1.RunResponse_RunCompleted:
 		m := kind.RunCompleted
 		value, ok := l.values[m.GetTerminalCallId()]

@@ -15,6 +15,7 @@ import {
   ToolErrorKind,
 } from "./gen/forge/v1/forge_service_pb.js";
 import {
+  CompactionStrategy,
   EnforcementMode,
   ReasoningReplay,
   type RunOptions as PbRunOptions,
@@ -106,6 +107,14 @@ export interface RunOptions {
   coercion?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
+  /** How the conversation is shortened near the context budget (server default "tiered"). */
+  compactionStrategy?: "none" | "sliding_window" | "tiered" | undefined;
+  /** Context budget for this run in tokens (capped to the server's); unset: the server's budget. */
+  contextBudgetTokens?: number | undefined;
+  /** Scheduling priority on the model server's slots: lower runs first (default 0). */
+  priority?: number | undefined;
+  /** When preempted by higher-priority work, fail with CANCELLED instead of waiting. */
+  cancelOnPreempt?: boolean | undefined;
 }
 
 export interface StreamOptions {
@@ -182,6 +191,28 @@ export interface MessageAppendedEvent {
   index: number;
 }
 
+/** The conversation sent to the model was compacted before this iteration (the transcript is not). */
+export interface CompactedEvent {
+  type: "compacted";
+  iteration: number;
+  /** 1-3 for the tiered strategy; 0 for the sliding window. */
+  phase: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  strategy: string;
+}
+
+/** The run waits for a model server slot; position 0 means it got one. */
+export interface QueuedEvent {
+  type: "queued";
+  position: number;
+  iteration: number;
+  /** The run's inference was preempted by higher-priority work and resumes later. */
+  preempted: boolean;
+}
+
 export interface RunCompletedEvent<V = unknown> {
   type: "run_completed";
   result: RunResult<V>;
@@ -193,6 +224,8 @@ export type ForgeEvent<V = unknown> =
   | ToolCallEvent
   | ToolResultEvent
   | MessageAppendedEvent
+  | CompactedEvent
+  | QueuedEvent
   | RunCompletedEvent<V>;
 
 export interface RunResult<V = unknown> {
@@ -219,6 +252,15 @@ export interface ServerInfo {
   backendUrl: string;
   toolCallMode: string;
   activeRuns: number;
+  /** Runs waiting for a slot right now. */
+  queuedRuns: number;
+  /** KV cache quantisation of a managed llama-server. */
+  kvCacheType: string;
+  /** How the context budget was resolved, in words. */
+  budgetSource: string;
+  gpus: Array<{ name: string; vramTotalBytes: number; vramFreeBytes: number }>;
+  /** Why no GPU is listed, when none is. */
+  gpuStatus: string;
 }
 
 // ── Client ─────────────────────────────────────────────────────────────────
@@ -313,6 +355,15 @@ export class ForgeClient {
         backendUrl: r.backendUrl,
         toolCallMode: r.toolCallMode,
         activeRuns: r.activeRuns,
+        queuedRuns: r.queuedRuns,
+        kvCacheType: r.kvCacheType,
+        budgetSource: r.budgetSource,
+        gpus: r.gpus.map((g) => ({
+          name: g.name,
+          vramTotalBytes: Number(g.vramTotalBytes),
+          vramFreeBytes: Number(g.vramFreeBytes),
+        })),
+        gpuStatus: r.gpuStatus,
       };
     } catch (err) {
       throw fromTransportError(err);
@@ -624,6 +675,28 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       }
       case "runFailed":
         return { error: runFailedFromPb(kind.value) };
+      case "compacted": {
+        const c = kind.value;
+        this.events.push({
+          type: "compacted",
+          iteration: c.iteration,
+          phase: c.phase,
+          tokensBefore: c.tokensBefore,
+          tokensAfter: c.tokensAfter,
+          messagesBefore: c.messagesBefore,
+          messagesAfter: c.messagesAfter,
+          strategy: c.strategy,
+        });
+        return undefined;
+      }
+      case "queued":
+        this.events.push({
+          type: "queued",
+          position: kind.value.position,
+          iteration: kind.value.iteration,
+          preempted: kind.value.preempted,
+        });
+        return undefined;
       default:
         return undefined;
     }
@@ -765,6 +838,14 @@ export function encodeOutput(value: unknown): string {
   return json === undefined ? String(value) : json;
 }
 
+function enumFrom(table: Record<string, string | number>, name: string, what: string): number {
+  const value = table[name.toUpperCase()];
+  if (typeof value !== "number" || value === 0) {
+    throw new TypeError(`unknown ${what} ${JSON.stringify(name)}`);
+  }
+  return value;
+}
+
 function runOptionsToPb(o: RunOptions): PbRunOptions {
   const msg = create(RunOptionsSchema, {
     maxIterations: o.maxIterations ?? 0,
@@ -781,14 +862,19 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableCompaction: o.compaction === false,
       disableCoercion: o.coercion === false,
       enforcement:
-        o.enforcement === undefined
-          ? EnforcementMode.UNSPECIFIED
-          : EnforcementMode[o.enforcement.toUpperCase() as keyof typeof EnforcementMode],
+        o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },
     reasoningReplay:
       o.reasoningReplay === undefined
         ? ReasoningReplay.UNSPECIFIED
-        : ReasoningReplay[o.reasoningReplay.toUpperCase() as keyof typeof ReasoningReplay],
+        : enumFrom(ReasoningReplay, o.reasoningReplay, "reasoningReplay"),
+    compaction:
+      o.compactionStrategy === undefined
+        ? CompactionStrategy.UNSPECIFIED
+        : enumFrom(CompactionStrategy, o.compactionStrategy, "compactionStrategy"),
+    contextBudgetTokens: o.contextBudgetTokens ?? 0,
+    priority: o.priority ?? 0,
+    cancelOnPreempt: o.cancelOnPreempt ?? false,
   });
   if (o.maxRetries !== undefined) msg.maxRetries = o.maxRetries;
   if (o.maxToolErrors !== undefined) msg.maxToolErrors = o.maxToolErrors;

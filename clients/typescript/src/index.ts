@@ -19,10 +19,12 @@
 export {
   type ChunkEvent,
   type ChunkKind,
+  type CompactedEvent,
   DEFAULT_ADDRESS,
   type ForgeClientOptions,
   type ForgeEvent,
   type MessageAppendedEvent,
+  type QueuedEvent,
   type RunCallOptions,
   type RunCompletedEvent,
   type RunOptions,
@@ -57,7 +59,15 @@ export {
   ToolResolutionError,
   WorkflowCancelledError,
 } from "./errors.js";
-export type { Message, MessageInput, MessageType, Role, ToolCallRecord, Usage } from "./messages.js";
+export type {
+  IterationUsage,
+  Message,
+  MessageInput,
+  MessageType,
+  Role,
+  ToolCallRecord,
+  Usage,
+} from "./messages.js";
 export {
   type ArgsOf,
   type FromJsonSchema,

@@ -76,6 +76,22 @@ export interface Usage {
   cachedPromptTokens: number;
   promptMs: number;
   generationMs: number;
+  /** cachedPromptTokens / promptTokens over the run. */
+  cacheHitRatio: number;
+  /** One entry per model call. */
+  iterations: IterationUsage[];
+}
+
+/** One model call's accounting. */
+export interface IterationUsage {
+  iteration: number;
+  promptTokens: number;
+  cachedPromptTokens: number;
+  cacheHitRatio: number;
+  promptMs: number;
+  generationMs: number;
+  /** The model server slot the request ran on; -1 if unknown. */
+  slot: number;
 }
 
 /** Lower-case name of a proto enum value without its prefix. */
@@ -142,5 +158,15 @@ export function usageFromPb(u: PbUsage | undefined): Usage {
     cachedPromptTokens: Number(u?.cachedPromptTokens ?? 0n),
     promptMs: u?.promptMs ?? 0,
     generationMs: u?.generationMs ?? 0,
+    cacheHitRatio: u?.cacheHitRatio ?? 0,
+    iterations: (u?.iterations ?? []).map((i) => ({
+      iteration: i.iteration,
+      promptTokens: i.promptTokens,
+      cachedPromptTokens: i.cachedPromptTokens,
+      cacheHitRatio: i.cacheHitRatio,
+      promptMs: i.promptMs,
+      generationMs: i.generationMs,
+      slot: i.slot,
+    })),
   };
 }

@@ -149,6 +149,10 @@ function buildOptions(raw: Json): RunOptions {
     "parallel_tool_calls",
     "reasoning_replay",
     "guardrails",
+    "compaction",
+    "context_budget_tokens",
+    "priority",
+    "cancel_on_preempt",
   ]);
   const guards = (raw["guardrails"] ?? {}) as Record<string, unknown>;
   checkKeys("options.guardrails", guards, [...Object.keys(GUARDRAILS), "enforcement"]);
@@ -163,6 +167,10 @@ function buildOptions(raw: Json): RunOptions {
     parallelToolCalls: raw["parallel_tool_calls"],
     reasoningReplay: raw["reasoning_replay"],
     enforcement: guards["enforcement"],
+    compactionStrategy: raw["compaction"],
+    contextBudgetTokens: raw["context_budget_tokens"],
+    priority: raw["priority"],
+    cancelOnPreempt: raw["cancel_on_preempt"],
   };
   for (const [key, option] of Object.entries(GUARDRAILS)) {
     if (key in guards) {
