@@ -73,6 +73,10 @@ class LlamaServerConfig:
     # Gemma 3 uses sliding-window attention; without a full-size SWA cache any
     # edit older than the window forces a full re-evaluation of the prompt.
     swa_full: bool = True
+    # Reuse cached KV chunks of at least this many tokens after a removed span
+    # by shifting them: compaction that deletes old rounds then costs almost no
+    # re-evaluation (context.py). 0 disables.
+    cache_reuse: int = 64
     cache_type_k: str = ""
     cache_type_v: str = ""
     extra_args: list[str] = field(default_factory=list)
@@ -93,6 +97,8 @@ class LlamaServerConfig:
             args += ["--threads", str(self.threads)]
         if self.swa_full:
             args.append("--swa-full")
+        if self.cache_reuse:
+            args += ["--cache-reuse", str(self.cache_reuse)]
         if self.cache_type_k:
             args += ["--cache-type-k", self.cache_type_k]
         if self.cache_type_v:
