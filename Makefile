@@ -13,30 +13,22 @@ PROTOS := $(wildcard proto/forge/v1/*.proto)
 # necessarily on PATH. The protoc plugins are pinned and installed into a
 # project-local GOBIN; protoc itself comes from grpcio-tools in the venv.
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GOFMT ?= $(shell $(GO) env GOROOT 2>/dev/null)/bin/gofmt
+GO_SDK := clients/go
+GO_EXAMPLES := examples/go
 TOOLS_BIN := .tools/bin
 PROTOC_GEN_GO_VERSION := v1.36.11
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.1
 GO_PLUGINS := .tools/.go-plugins-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
-
-# TypeScript: node and npm are preinstalled. `npm ci` runs again whenever
-# node_modules is missing or the lock file changed (the stamp lives inside
-# node_modules, so deleting it reinstalls).
-TS_SDK := clients/typescript
-TS_STAMP := $(TS_SDK)/node_modules/.installed-stamp
+GO_TEST_FLAGS ?= -count=1 -timeout 10m
 
 HOST ?= 127.0.0.1
 PORT ?= 50051
 RUN_ARGS ?=
 
-.PHONY: install go-plugins proto proto-check lint format test test-python run clean ts-install lint-ts test-ts
+.PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean
 
 install: $(STAMP)
-
-ts-install: $(TS_STAMP)
-
-$(TS_STAMP): $(TS_SDK)/package.json $(TS_SDK)/package-lock.json
-	cd $(TS_SDK) && npm ci --no-audit --no-fund
-	touch $@
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,14 +45,14 @@ $(GO_PLUGINS):
 	touch $@
 
 # Regenerate every language's stubs from proto/. Outputs are committed.
-proto: $(STAMP) $(GO_PLUGINS) $(TS_STAMP)
+proto: $(STAMP) $(GO_PLUGINS)
 	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh
 
 # Fails when the committed stubs differ from what proto/ generates.
-proto-check: $(STAMP) $(GO_PLUGINS) $(TS_STAMP)
+proto-check: $(STAMP) $(GO_PLUGINS)
 	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh --check
 
-lint: $(STAMP) lint-ts
+lint: $(STAMP) lint-go
 	cd proto && ../$(BIN)/buf lint
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -70,23 +62,24 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# Strict type-check of the TypeScript SDK, its tests and examples/typescript.
-lint-ts: $(TS_STAMP)
-	cd $(TS_SDK) && npm run --silent typecheck
-
-# The TypeScript SDK's tests start the real server from the venv (scripted
-# backend for the conformance suite and SDK tests, the bundled model for the
-# end-to-end run).
-test-ts: $(STAMP) $(TS_STAMP)
-	cd $(TS_SDK) && FORGE_PYTHON="$(abspath $(PY))" npm test
+lint-go:
+	@out=$$($(GOFMT) -l $(GO_SDK) $(GO_EXAMPLES)) || exit 1; \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	cd $(GO_SDK) && $(GO) vet ./...
+	cd $(GO_EXAMPLES) && $(GO) vet ./...
 
 test-python: $(STAMP)
 	$(BIN)/pytest -ra
 
-test: proto-check lint test-python test-ts
+# The Go SDK's tests start the real server from the venv (scripted backend for
+# the conformance suite, the bundled model for the end-to-end run).
+test-go: $(STAMP)
+	cd $(GO_SDK) && PATH="$(dir $(GO)):$$PATH" FORGE_PYTHON="$(abspath $(PY))" $(GO) test $(GO_TEST_FLAGS) ./...
+
+test: proto-check lint test-python test-go
 
 run: $(STAMP)
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .tools $(TS_SDK)/node_modules $(TS_SDK)/dist $(TS_SDK)/dist-test
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .tools
