@@ -22,13 +22,25 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.1
 GO_PLUGINS := .tools/.go-plugins-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)
 GO_TEST_FLAGS ?= -count=1 -timeout 10m
 
+# TypeScript: node and npm are preinstalled. `npm ci` runs again whenever
+# node_modules is missing or the lock file changed (the stamp lives inside
+# node_modules, so deleting it reinstalls).
+TS_SDK := clients/typescript
+TS_STAMP := $(TS_SDK)/node_modules/.installed-stamp
+
 HOST ?= 127.0.0.1
 PORT ?= 50051
 RUN_ARGS ?=
 
-.PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean
+.PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean ts-install lint-ts test-ts
 
 install: $(STAMP)
+
+ts-install: $(TS_STAMP)
+
+$(TS_STAMP): $(TS_SDK)/package.json $(TS_SDK)/package-lock.json
+	cd $(TS_SDK) && npm ci --no-audit --no-fund
+	touch $@
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,14 +57,14 @@ $(GO_PLUGINS):
 	touch $@
 
 # Regenerate every language's stubs from proto/. Outputs are committed.
-proto: $(STAMP) $(GO_PLUGINS)
+proto: $(STAMP) $(GO_PLUGINS) $(TS_STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh
 
 # Fails when the committed stubs differ from what proto/ generates.
-proto-check: $(STAMP) $(GO_PLUGINS)
+proto-check: $(STAMP) $(GO_PLUGINS) $(TS_STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" GO_PLUGIN_DIR="$(abspath $(TOOLS_BIN))" bash scripts/gen_proto.sh --check
 
-lint: $(STAMP) lint-go
+lint: $(STAMP) lint-go lint-ts
 	cd proto && ../$(BIN)/buf lint
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -68,6 +80,16 @@ lint-go:
 	cd $(GO_SDK) && $(GO) vet ./...
 	cd $(GO_EXAMPLES) && $(GO) vet ./...
 
+# Strict type-check of the TypeScript SDK, its tests and examples/typescript.
+lint-ts: $(TS_STAMP)
+	cd $(TS_SDK) && npm run --silent typecheck
+
+# The TypeScript SDK's tests start the real server from the venv (scripted
+# backend for the conformance suite and SDK tests, the bundled model for the
+# end-to-end run).
+test-ts: $(STAMP) $(TS_STAMP)
+	cd $(TS_SDK) && FORGE_PYTHON="$(abspath $(PY))" npm test
+
 test-python: $(STAMP)
 	$(BIN)/pytest -ra
 
@@ -76,10 +98,10 @@ test-python: $(STAMP)
 test-go: $(STAMP)
 	cd $(GO_SDK) && PATH="$(dir $(GO)):$$PATH" FORGE_PYTHON="$(abspath $(PY))" $(GO) test $(GO_TEST_FLAGS) ./...
 
-test: proto-check lint test-python test-go
+test: proto-check lint test-python test-go test-ts
 
 run: $(STAMP)
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .tools
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .tools $(TS_SDK)/node_modules $(TS_SDK)/dist $(TS_SDK)/dist-test
