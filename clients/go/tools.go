@@ -69,7 +69,8 @@ func AfterSame(tool, arg string) ToolOption {
 // In must be a struct (or a pointer to one): its JSON Schema is derived with
 // github.com/invopop/jsonschema, so field names follow `json` tags, fields
 // without omitempty are required and `jsonschema:"description=..."` tags
-// describe them. The arguments of each call are decoded into a fresh In before
+// describe them (`jsonschema_description:"..."` for text with commas; other
+// keywords such as enum=, minimum= work too). The arguments of each call are decoded into a fresh In before
 // fn runs; a decoding failure is reported to the model as a tool error
 // ([*ArgumentError]). fn's ctx is cancelled when the run ends or is cancelled,
 // the stream breaks, or the server stops waiting for the call.
