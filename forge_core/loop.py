@@ -25,6 +25,7 @@ from forge_core.backends.base import (
     Backend,
     ChatRequest,
     ChunkSink,
+    RunTracking,
     StreamChunk,
     TextResponse,
     TokenCounting,
@@ -77,6 +78,8 @@ class ToolExecutor(Protocol):
 MessageSink = Callable[[Message, int], Awaitable[None]]
 IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
 CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
+# (queue position, preempted, iteration) while the run waits for a model slot.
+QueueSink = Callable[[int, bool, int], Awaitable[None]]
 
 
 @dataclass
@@ -100,6 +103,7 @@ async def run_workflow(
     on_message: MessageSink | None = None,
     on_chunk: IterationChunkSink | None = None,
     on_compact: CompactionSink | None = None,
+    on_queue: QueueSink | None = None,
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
 ) -> RunResult:
@@ -117,6 +121,7 @@ async def run_workflow(
         on_message=on_message,
         on_chunk=on_chunk,
         on_compact=on_compact,
+        on_queue=on_queue,
         cancel=cancel or asyncio.Event(),
         run_id=run_id or uuid.uuid4().hex,
     )
@@ -127,6 +132,9 @@ async def run_workflow(
         exc.iterations = run.iteration
         exc.usage = run.usage
         raise
+    finally:
+        if isinstance(backend, RunTracking):
+            backend.forget_run(run.run_id)
 
 
 class _Run:
@@ -140,6 +148,7 @@ class _Run:
         on_message: MessageSink | None,
         on_chunk: IterationChunkSink | None,
         on_compact: CompactionSink | None,
+        on_queue: QueueSink | None,
         cancel: asyncio.Event,
         run_id: str,
     ) -> None:
@@ -150,6 +159,7 @@ class _Run:
         self.on_message = on_message
         self.on_chunk = on_chunk
         self.on_compact = on_compact
+        self.on_queue = on_queue
         # What the model sees: the transcript, minus what compaction removed.
         self.context: list[Message] = []
         self.compactor = Compactor(
@@ -276,6 +286,13 @@ class _Run:
         await self.fit_context()
         request = self.request(list(self.context))
         request.allowed = self.allowed_tools()
+        if self.on_queue is not None:
+            sink, iteration = self.on_queue, self.iteration
+
+            async def queued(position: int, preempted: bool) -> None:
+                await sink(position, preempted, iteration)
+
+            request.on_queue = queued
         reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
         self.usage.record(self.iteration, reply.usage)
         response = reply.response

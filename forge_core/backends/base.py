@@ -117,6 +117,9 @@ class ChatRequest:
     # Slot scheduling (llama-server): lower runs first.
     priority: int = 0
     cancel_on_preempt: bool = False
+    # Told the run's queue position while it waits for a slot (0: got one),
+    # and whether it waits because it was preempted.
+    on_queue: Callable[[int, bool], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -141,6 +144,13 @@ class BackendInfo:
     tool_call_mode: str = ""
     budget_source: str = ""
     kv_cache_type: str = ""
+
+
+@runtime_checkable
+class RunTracking(Protocol):
+    """A backend that keeps per-run state (e.g. slot affinity) to drop at the end."""
+
+    def forget_run(self, run_id: str) -> None: ...
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ well-formed `{"tool", "args"}` object for one of the tools allowed this turn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -28,10 +29,16 @@ from forge_core.backends.base import (
 )
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.constraint import tool_call_schema
-from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.errors import (
+    BackendError,
+    ContextBudgetExceededError,
+    ForgeError,
+    WorkflowCancelledError,
+)
 from forge_core.grammar import build_grammar
 from forge_core.parsing import parse_response
 from forge_core.prompting import to_chat_messages
+from forge_core.slots import SlotScheduler
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +98,7 @@ class LlamaServerBackend:
         # Set for a managed server: waits until a restarted process is healthy,
         # so in-flight inference retries instead of failing the run.
         self.wait_ready: Callable[[], Awaitable[None]] | None = None
+        self.scheduler = SlotScheduler(slots)
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
         self._http = httpx.AsyncClient(
@@ -230,15 +238,56 @@ class LlamaServerBackend:
         return request.constrained and self._info.tool_call_mode == "constrained"
 
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        """One model call on a slot of the server, rescheduled if preempted."""
+        preempted = False
+        while True:
+            lease = await self.scheduler.acquire(
+                request.run_id, request.priority, request.on_queue, preempted
+            )
+            work = asyncio.ensure_future(self._complete_on(lease.slot, request, on_chunk))
+            stop = asyncio.ensure_future(lease.preempted.wait())
+            try:
+                await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if work.done():
+                    return work.result()
+                # Preempted: closing the stream makes llama-server stop generating.
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+            finally:
+                stop.cancel()
+                if not work.done():
+                    work.cancel()
+                    await asyncio.gather(work, return_exceptions=True)
+                self.scheduler.release(lease)
+            log.info("run %s preempted on slot %d", request.run_id, lease.slot)
+            if on_chunk is not None:
+                await on_chunk(StreamChunk(ChunkType.RETRY))
+            if request.cancel_on_preempt:
+                raise WorkflowCancelledError(
+                    "preempted by higher-priority work (cancel_on_preempt)", preempted=True
+                )
+            preempted = True
+
+    def forget_run(self, run_id: str) -> None:
+        self.scheduler.forget(run_id)
+
+    async def _complete_on(
+        self, slot: int, request: ChatRequest, on_chunk: ChunkSink | None
+    ) -> BackendReply:
         if self._native is not None:
-            return await self._native.complete(request, on_chunk)
+            reply = await self._native.complete(request, on_chunk)
+            reply.usage.slot = slot
+            return reply
         body = self.request_body(request)
+        # Pinning keeps the run on the slot that holds its KV cache.
+        body["id_slot"] = slot
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self.wait_ready else 0)
         for attempt in range(1, attempts + 1):
             try:
                 reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
                 self._calibrate(body, reply.usage.prompt_tokens)
+                reply.usage.slot = slot
                 return reply
             except (httpx.TransportError, _BrokenStream) as exc:
                 if attempt == attempts:

@@ -236,6 +236,13 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
             )
 
+        async def on_queue(position: int, preempted: bool, iteration: int) -> None:
+            await outbox.put(
+                pb.RunResponse(
+                    queued=pb.Queued(position=position, iteration=iteration, preempted=preempted)
+                )
+            )
+
         try:
             result = await run_workflow(
                 start.workflow,
@@ -247,6 +254,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 on_message=on_message,
                 on_chunk=on_chunk,
                 on_compact=on_compact,
+                on_queue=on_queue,
                 cancel=cancel,
                 run_id=run_id,
             )
