@@ -21,8 +21,8 @@ from forge_client import (
 )
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.llama_process import ManagedLlamaServer
-from tests.integration.test_run_stream import weather_workflow
 from tests.helpers import address, running_server
+from tests.integration.test_run_stream import weather_workflow
 
 pytestmark = pytest.mark.e2e
 
