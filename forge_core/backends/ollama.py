@@ -35,6 +35,7 @@ from forge_core.backends.native import (
     wire_history,
 )
 from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
 from forge_core.messages import Message, MessageRole
 
 log = logging.getLogger(__name__)
@@ -93,12 +94,10 @@ class OllamaBackend:
         at what the model supports.
         """
         show = await read_show(base_url.rstrip("/"), model, transport)
-        budget = context_length(show)
-        if budget_mode == "manual":
-            if manual_budget_tokens <= 0:
-                raise ValueError("budget mode 'manual' needs a positive token count")
-            budget = min(manual_budget_tokens, budget)
-        return cls(
+        budget, source = ollama_budget(
+            context_length(show), budget_mode, manual_budget_tokens, detect_gpus()
+        )
+        backend = cls(
             base_url,
             model=model,
             context_budget_tokens=budget,
@@ -106,6 +105,8 @@ class OllamaBackend:
             think=think,
             transport=transport,
         )
+        backend._info.budget_source = source
+        return backend
 
     def info(self) -> BackendInfo:
         return self._info
@@ -302,3 +303,35 @@ def context_length(show: dict[str, Any]) -> int:
     if not isinstance(value, int) or value <= 0:
         raise BackendError("ollama /api/show reports no <arch>.context_length for the model")
     return value
+
+
+def ollama_budget(
+    model_max: int, mode: str, manual_tokens: int, gpus: tuple[list[Gpu], str]
+) -> tuple[int, str]:
+    """(budget, how it was resolved) for Ollama, as the reference library does.
+
+    backend: the model's context length (/api/show). manual: the given count,
+    capped at it. forge-full: the VRAM tier of the largest GPU (<24 GiB 4096,
+    24-48 GiB 32768, more 262144), capped at the model; forge-fast: half of
+    that. With no GPU visible the VRAM modes fall back to the model's own
+    context length and say so.
+    """
+    if mode == "manual":
+        if manual_tokens <= 0:
+            raise ValueError("budget mode 'manual' needs a positive token count")
+        return min(manual_tokens, model_max), "manual"
+    if mode in ("forge-full", "forge-fast"):
+        found, why = gpus
+        if not found:
+            return (
+                model_max,
+                f"context length {model_max} from /api/show ({why}; {mode} needs VRAM)",
+            )
+        vram = max(g.vram_total_bytes for g in found)
+        budget = min(vram_tier_budget(vram), model_max)
+        if mode == "forge-fast":
+            budget //= 2
+        return budget, f"{mode}: VRAM tier for {vram / GIB:.0f} GiB ({found[0].name})"
+    if mode == "backend":
+        return model_max, f"context length {model_max} from /api/show"
+    raise ValueError(f"unknown budget mode {mode!r}")

@@ -193,7 +193,7 @@ async def _open_native_backend(args: argparse.Namespace) -> Backend:
         return await OllamaBackend.connect(
             args.base_url or "http://127.0.0.1:11434",
             model=args.model_name,
-            budget_mode="manual" if budget else "backend",
+            budget_mode="manual" if budget else args.budget_mode,
             manual_budget_tokens=budget,
         )
     from forge_core.backends.anthropic_backend import DEFAULT_CONTEXT_TOKENS, AnthropicBackend
