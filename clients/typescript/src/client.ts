@@ -334,7 +334,9 @@ export class ForgeClient {
   }
 
   /** What the server runs on; cheap, safe to poll. */
-  async serverInfo(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ServerInfo> {
+  async serverInfo(
+    options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined } = {},
+  ): Promise<ServerInfo> {
     try {
       const r = await this.rpc.getServerInfo(
         {},
@@ -371,7 +373,9 @@ export class ForgeClient {
   }
 
   /** Poll serverInfo() until the server answers (e.g. a sidecar that is still starting). */
-  async waitForReady(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ServerInfo> {
+  async waitForReady(
+    options: { timeoutMs?: number | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<ServerInfo> {
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
     for (;;) {
       try {
