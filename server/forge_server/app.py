@@ -19,6 +19,9 @@ from forge_server.service import ForgeService
 
 log = logging.getLogger(__name__)
 
+# Clients may ping this often (the SDKs default to 30 s).
+MIN_CLIENT_PING_MS = 5_000
+
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ForgeService"].full_name
 
 
@@ -51,6 +54,12 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
             ("grpc.max_receive_message_length", options.max_message_bytes),
             ("grpc.max_send_message_length", options.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            # Clients ping to keep long tool calls alive through proxies; the
+            # default policy (one ping per 5 min without data) answers that
+            # with GOAWAY too_many_pings and kills the run.
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", MIN_CLIENT_PING_MS),
+            ("grpc.http2.max_ping_strikes", 0),
         ]
     )
     service = ForgeService(backend, max_active_runs=options.max_active_runs)

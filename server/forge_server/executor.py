@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 
@@ -64,15 +65,31 @@ class StreamToolExecutor:
                 self._pending.pop(call_id, None)
                 if not future.done():
                     self._abandoned.add(call_id)
+                    future.cancel()
+                    await self._cancelled(call_id, "the run stopped waiting for this call")
 
     async def _wait(self, call: ToolCallInfo, future: asyncio.Future[ToolOutcome]) -> ToolOutcome:
         try:
             return await asyncio.wait_for(future, self._timeout_s)
         except TimeoutError:
             self._abandoned.add(call.call_id)
+            await self._cancelled(call.call_id, f"no result within {self._timeout_s:g}s")
             return ToolOutcome(
                 error=f"the client sent no result for {call.name!r} within {self._timeout_s:g}s",
                 error_kind=ToolErrorKind.HARD,
+            )
+
+    async def _cancelled(self, call_id: str, reason: str) -> None:
+        # Best effort: the stream may already be closing.
+        # Bounded: while a run is torn down nobody may be draining the outbox.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self._send(
+                    pb.RunResponse(
+                        tool_call_cancelled=pb.ToolCallCancelled(call_id=call_id, reason=reason)
+                    )
+                ),
+                timeout=1.0,
             )
 
 

@@ -97,8 +97,24 @@ def build_workflow(case: dict[str, Any], tools: ScriptedTools) -> Workflow:
     return wf
 
 
+OPTION_KEYS = {
+    "max_iterations", "max_retries", "max_tool_errors", "tool_timeout_ms", "stream_chunks",
+    "parallel_tool_calls", "temperature", "max_tokens", "reasoning_replay", "compaction",
+    "context_budget_tokens", "priority", "cancel_on_preempt", "guardrails",
+}  # fmt: skip
+GUARDRAIL_KEYS = {
+    "disable_constrained_decoding", "disable_rescue", "disable_retry_nudges",
+    "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
+    "disable_coercion", "disable_repeat_guard", "enforcement",
+}  # fmt: skip
+
+
 def build_options(raw: dict[str, Any]) -> RunOptions:
+    """Every option key a case may use; an unknown key fails the case rather
+    than being silently ignored."""
+    assert set(raw) <= OPTION_KEYS, set(raw) - OPTION_KEYS
     guards = raw.get("guardrails", {})
+    assert set(guards) <= GUARDRAIL_KEYS, set(guards) - GUARDRAIL_KEYS
     return RunOptions(
         max_iterations=raw.get("max_iterations"),
         max_retries=raw.get("max_retries"),
@@ -106,6 +122,13 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         tool_timeout_s=raw["tool_timeout_ms"] / 1000 if "tool_timeout_ms" in raw else None,
         stream_chunks=raw.get("stream_chunks", False),
         parallel_tool_calls=raw.get("parallel_tool_calls", False),
+        temperature=raw.get("temperature"),
+        max_tokens=raw.get("max_tokens"),
+        reasoning_replay=raw.get("reasoning_replay", "keep_last"),
+        compaction_strategy=raw.get("compaction", "tiered"),
+        context_budget_tokens=raw.get("context_budget_tokens"),
+        priority=raw.get("priority", 0),
+        cancel_on_preempt=raw.get("cancel_on_preempt", False),
         constrained_decoding=not guards.get("disable_constrained_decoding", False),
         rescue=not guards.get("disable_rescue", False),
         retry_nudges=not guards.get("disable_retry_nudges", False),
@@ -113,6 +136,8 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         error_recovery=not guards.get("disable_error_recovery", False),
         compaction=not guards.get("disable_compaction", False),
         coercion=not guards.get("disable_coercion", False),
+        repeat_guard=not guards.get("disable_repeat_guard", False),
+        enforcement=guards.get("enforcement", "both"),
     )
 
 

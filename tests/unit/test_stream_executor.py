@@ -142,7 +142,10 @@ async def test_late_result_while_the_batch_is_still_waiting() -> None:
     await sent_count(sink, 1)
     assert (await asyncio.wait_for(first, 1))[0].error_kind is ToolErrorKind.HARD
     second = asyncio.create_task(executor.execute([slow], iteration=2))
-    await sent_count(sink, 2)
+    # call_1's request, its tool_call_cancelled notice, then call_9's request.
+    await sent_count(sink, 3)
+    assert sink.sent[1].WhichOneof("kind") == "tool_call_cancelled"
+    assert sink.sent[1].tool_call_cancelled.call_id == "call_1"
     assert executor.resolve(ok("call_1", "late")) is True
     assert executor.resolve(ok("call_9", "fine")) is True
     assert await asyncio.wait_for(second, 1) == [ToolOutcome(output="fine")]
@@ -156,6 +159,9 @@ async def test_cancelled_batch_abandons_its_calls() -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert executor.resolve(ok("call_1", "late")) is True
+    # The client was told to stop the tool.
+    notices = [m for m in sink.sent if m.WhichOneof("kind") == "tool_call_cancelled"]
+    assert [n.tool_call_cancelled.call_id for n in notices] == ["call_1"]
 
 
 async def test_error_results_map_kind_and_prefix_the_type() -> None:

@@ -12,6 +12,7 @@ from forge_client.client import (
     RunResult,
     RunStarted,
     RunStream,
+    ToolCallCancelled,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "RunStream",
     "StepEnforcementError",
     "Tool",
+    "ToolCallCancelled",
     "ToolCallError",
     "ToolCallFinished",
     "ToolCallStarted",

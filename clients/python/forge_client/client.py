@@ -138,6 +138,14 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ToolCallCancelled:
+    """The server gave up on a call (timeout, cancel); the SDK stopped the tool."""
+
+    call_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class MessageAppended:
     """A message the run added to the conversation; persist the non-transient
     ones to continue the conversation later (pass them as prior_messages)."""
@@ -167,7 +175,14 @@ class Queued:
 
 
 Event = (
-    RunStarted | Chunk | ToolCallStarted | ToolCallFinished | MessageAppended | Compacted | Queued
+    RunStarted
+    | Chunk
+    | ToolCallStarted
+    | ToolCallFinished
+    | ToolCallCancelled
+    | MessageAppended
+    | Compacted
+    | Queued
 )
 
 
@@ -215,6 +230,9 @@ class ForgeClient:
             options += [
                 ("grpc.keepalive_time_ms", int(keepalive_s * 1000)),
                 ("grpc.keepalive_permit_without_calls", 0),
+                # Keep pinging through a long tool call (gRPC stops after 2
+                # pings without data by default, which defeats keepalive).
+                ("grpc.http2.max_pings_without_data", 0),
             ]
         if credentials is not None:
             self._channel = grpc.aio.secure_channel(address, credentials, options=options)
@@ -306,6 +324,7 @@ class RunStream:
         self._start = start
         self._write_lock = asyncio.Lock()
         self._tool_tasks: set[asyncio.Task[None]] = set()
+        self._tasks_by_call: dict[str, asyncio.Task[None]] = {}
         self._finished: asyncio.Queue[ToolCallFinished] = asyncio.Queue()
         self._values: dict[str, Any] = {}
         self.run_id = ""
@@ -357,6 +376,12 @@ class RunStream:
                 elif kind == "message_appended":
                     m = response.message_appended
                     yield MessageAppended(m.message, m.index)
+                elif kind == "tool_call_cancelled":
+                    gone = response.tool_call_cancelled
+                    task = self._tasks_by_call.pop(gone.call_id, None)
+                    if task is not None:
+                        task.cancel()
+                    yield ToolCallCancelled(gone.call_id, gone.reason)
                 elif kind == "compacted":
                     c2 = response.compacted
                     yield Compacted(
@@ -392,7 +417,9 @@ class RunStream:
             arguments = {}
         task = asyncio.create_task(self._run_tool(request))
         self._tool_tasks.add(task)
+        self._tasks_by_call[request.call_id] = task
         task.add_done_callback(self._tool_tasks.discard)
+        task.add_done_callback(lambda _: self._tasks_by_call.pop(request.call_id, None))
         return ToolCallStarted(request.call_id, request.tool_name, arguments, request.iteration)
 
     async def _run_tool(self, request: pb.ToolCallRequest) -> None:

@@ -169,6 +169,7 @@ class RunResponse(_message.Message):
     RUN_FAILED_FIELD_NUMBER: _builtins.int
     COMPACTED_FIELD_NUMBER: _builtins.int
     QUEUED_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_CANCELLED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
     @_builtins.property
@@ -185,6 +186,8 @@ class RunResponse(_message.Message):
     def compacted(self) -> Global___Compacted: ...
     @_builtins.property
     def queued(self) -> Global___Queued: ...
+    @_builtins.property
+    def tool_call_cancelled(self) -> Global___ToolCallCancelled: ...
     def __init__(
         self,
         *,
@@ -196,16 +199,44 @@ class RunResponse(_message.Message):
         run_failed: Global___RunFailed | None = ...,
         compacted: Global___Compacted | None = ...,
         queued: Global___Queued | None = ...,
+        tool_call_cancelled: Global___ToolCallCancelled | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
+
+@_typing.final
+class ToolCallCancelled(_message.Message):
+    """The server stopped waiting for a tool call (its timeout passed, or the run
+    was cancelled or ended) and has recorded an error result for it. The SDK
+    should stop the tool; a result sent later is ignored.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCallCancelled: _TypeAlias = ToolCallCancelled  # noqa: Y015
 
 @_typing.final
 class Compacted(_message.Message):

@@ -323,6 +323,7 @@ type RunResponse struct {
 	//	*RunResponse_RunFailed
 	//	*RunResponse_Compacted
 	//	*RunResponse_Queued
+	//	*RunResponse_ToolCallCancelled
 	Kind          isRunResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -437,6 +438,15 @@ func (x *RunResponse) GetQueued() *Queued {
 	return nil
 }
 
+func (x *RunResponse) GetToolCallCancelled() *ToolCallCancelled {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_ToolCallCancelled); ok {
+			return x.ToolCallCancelled
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Kind interface {
 	isRunResponse_Kind()
 }
@@ -473,6 +483,10 @@ type RunResponse_Queued struct {
 	Queued *Queued `protobuf:"bytes,8,opt,name=queued,proto3,oneof"`
 }
 
+type RunResponse_ToolCallCancelled struct {
+	ToolCallCancelled *ToolCallCancelled `protobuf:"bytes,9,opt,name=tool_call_cancelled,json=toolCallCancelled,proto3,oneof"`
+}
+
 func (*RunResponse_RunStarted) isRunResponse_Kind() {}
 
 func (*RunResponse_Chunk) isRunResponse_Kind() {}
@@ -488,6 +502,63 @@ func (*RunResponse_RunFailed) isRunResponse_Kind() {}
 func (*RunResponse_Compacted) isRunResponse_Kind() {}
 
 func (*RunResponse_Queued) isRunResponse_Kind() {}
+
+func (*RunResponse_ToolCallCancelled) isRunResponse_Kind() {}
+
+// The server stopped waiting for a tool call (its timeout passed, or the run
+// was cancelled or ended) and has recorded an error result for it. The SDK
+// should stop the tool; a result sent later is ignored.
+type ToolCallCancelled struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCallCancelled) Reset() {
+	*x = ToolCallCancelled{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCallCancelled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCallCancelled) ProtoMessage() {}
+
+func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCallCancelled.ProtoReflect.Descriptor instead.
+func (*ToolCallCancelled) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolCallCancelled) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ToolCallCancelled) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
 
 // The conversation sent to the model was compacted before this iteration.
 // The transcript streamed in message_appended is never compacted.
@@ -507,7 +578,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +590,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +603,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Compacted) GetIteration() uint32 {
@@ -599,7 +670,7 @@ type Queued struct {
 
 func (x *Queued) Reset() {
 	*x = Queued{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +682,7 @@ func (x *Queued) String() string {
 func (*Queued) ProtoMessage() {}
 
 func (x *Queued) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +695,7 @@ func (x *Queued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queued.ProtoReflect.Descriptor instead.
 func (*Queued) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Queued) GetPosition() uint32 {
@@ -664,7 +735,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +747,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +760,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -739,7 +810,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +822,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +835,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -803,7 +874,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +886,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +899,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -890,7 +961,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +973,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +986,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -939,7 +1010,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1022,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1035,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -1013,7 +1084,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1096,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1109,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -1076,7 +1147,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1159,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1172,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Coercion) GetPath() string {
@@ -1141,7 +1212,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1224,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1237,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1216,7 +1287,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1299,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1312,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1278,7 +1349,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1361,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1374,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1380,7 +1451,7 @@ type IterationUsage struct {
 
 func (x *IterationUsage) Reset() {
 	*x = IterationUsage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1463,7 @@ func (x *IterationUsage) String() string {
 func (*IterationUsage) ProtoMessage() {}
 
 func (x *IterationUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1476,7 @@ func (x *IterationUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
 func (*IterationUsage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IterationUsage) GetIteration() uint32 {
@@ -1475,7 +1546,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1558,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1571,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -1560,7 +1631,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1572,7 +1643,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1585,7 +1656,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -1638,7 +1709,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1721,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1734,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 type GetServerInfoResponse struct {
@@ -1702,7 +1773,7 @@ type GetServerInfoResponse struct {
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1785,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1798,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -1846,7 +1917,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +1929,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +1942,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Gpu) GetName() string {
@@ -1906,7 +1977,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\vtool_result\x18\x02 \x01(\v2\x14.forge.v1.ToolResultH\x00R\n" +
 	"toolResult\x12-\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancelB\x06\n" +
-	"\x04kind\"\xd5\x03\n" +
+	"\x04kind\"\xa4\x04\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -1917,8 +1988,12 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\n" +
 	"run_failed\x18\x06 \x01(\v2\x13.forge.v1.RunFailedH\x00R\trunFailed\x123\n" +
 	"\tcompacted\x18\a \x01(\v2\x13.forge.v1.CompactedH\x00R\tcompacted\x12*\n" +
-	"\x06queued\x18\b \x01(\v2\x10.forge.v1.QueuedH\x00R\x06queuedB\x06\n" +
-	"\x04kind\"\xf3\x01\n" +
+	"\x06queued\x18\b \x01(\v2\x10.forge.v1.QueuedH\x00R\x06queued\x12M\n" +
+	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelledB\x06\n" +
+	"\x04kind\"D\n" +
+	"\x11ToolCallCancelled\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xf3\x01\n" +
 	"\tCompacted\x12\x1c\n" +
 	"\titeration\x18\x01 \x01(\rR\titeration\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\rR\x05phase\x12#\n" +
@@ -2086,75 +2161,77 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
 	(FailureReason)(0),            // 2: forge.v1.FailureReason
 	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
 	(*RunResponse)(nil),           // 4: forge.v1.RunResponse
-	(*Compacted)(nil),             // 5: forge.v1.Compacted
-	(*Queued)(nil),                // 6: forge.v1.Queued
-	(*StartRun)(nil),              // 7: forge.v1.StartRun
-	(*ToolError)(nil),             // 8: forge.v1.ToolError
-	(*ToolResult)(nil),            // 9: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 10: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 11: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 12: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 13: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 14: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 15: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 16: forge.v1.Usage
-	(*IterationUsage)(nil),        // 17: forge.v1.IterationUsage
-	(*RunCompleted)(nil),          // 18: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 19: forge.v1.RunFailed
-	(*GetServerInfoRequest)(nil),  // 20: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 21: forge.v1.GetServerInfoResponse
-	(*Gpu)(nil),                   // 22: forge.v1.Gpu
-	nil,                           // 23: forge.v1.StartRun.LabelsEntry
-	nil,                           // 24: forge.v1.RunFailed.DetailsEntry
-	(*Workflow)(nil),              // 25: forge.v1.Workflow
-	(*Message)(nil),               // 26: forge.v1.Message
-	(*RunOptions)(nil),            // 27: forge.v1.RunOptions
+	(*ToolCallCancelled)(nil),     // 5: forge.v1.ToolCallCancelled
+	(*Compacted)(nil),             // 6: forge.v1.Compacted
+	(*Queued)(nil),                // 7: forge.v1.Queued
+	(*StartRun)(nil),              // 8: forge.v1.StartRun
+	(*ToolError)(nil),             // 9: forge.v1.ToolError
+	(*ToolResult)(nil),            // 10: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 11: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 12: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 13: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 14: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 15: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 16: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 17: forge.v1.Usage
+	(*IterationUsage)(nil),        // 18: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 19: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 20: forge.v1.RunFailed
+	(*GetServerInfoRequest)(nil),  // 21: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 22: forge.v1.GetServerInfoResponse
+	(*Gpu)(nil),                   // 23: forge.v1.Gpu
+	nil,                           // 24: forge.v1.StartRun.LabelsEntry
+	nil,                           // 25: forge.v1.RunFailed.DetailsEntry
+	(*Workflow)(nil),              // 26: forge.v1.Workflow
+	(*Message)(nil),               // 27: forge.v1.Message
+	(*RunOptions)(nil),            // 28: forge.v1.RunOptions
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	7,  // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	9,  // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	10, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	11, // 3: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	12, // 4: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	14, // 5: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	15, // 6: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	18, // 7: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	19, // 8: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	5,  // 9: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
-	6,  // 10: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
-	25, // 11: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	26, // 12: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	27, // 13: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	23, // 14: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 15: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	8,  // 16: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 17: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	13, // 18: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	26, // 19: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	17, // 20: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	16, // 21: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	26, // 22: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 23: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	24, // 24: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	16, // 25: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	26, // 26: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	22, // 27: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	3,  // 28: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	20, // 29: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	4,  // 30: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	21, // 31: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	30, // [30:32] is the sub-list for method output_type
-	28, // [28:30] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	8,  // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	10, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	11, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	12, // 3: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	13, // 4: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	15, // 5: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	16, // 6: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	19, // 7: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	20, // 8: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	6,  // 9: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	7,  // 10: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	5,  // 11: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
+	26, // 12: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	27, // 13: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	28, // 14: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	24, // 15: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	0,  // 16: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	9,  // 17: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	1,  // 18: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	14, // 19: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	27, // 20: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	18, // 21: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	17, // 22: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	27, // 23: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	2,  // 24: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	25, // 25: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	17, // 26: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	27, // 27: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	23, // 28: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	3,  // 29: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	21, // 30: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	4,  // 31: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	22, // 32: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	31, // [31:33] is the sub-list for method output_type
+	29, // [29:31] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -2178,8 +2255,9 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_RunFailed)(nil),
 		(*RunResponse_Compacted)(nil),
 		(*RunResponse_Queued)(nil),
+		(*RunResponse_ToolCallCancelled)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[6].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[7].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
@@ -2189,7 +2267,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSKNAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSABCBgoEa2luZCL7AgoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAQgYKBGtpbmQinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIqoBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkigwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhYKFEdldFNlcnZlckluZm9SZXF1ZXN0ItcCChVHZXRTZXJ2ZXJJbmZvUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRITCgtidWRnZXRfbW9kZRgFIAEoCRINCgVzbG90cxgGIAEoDRIUCgxiYWNrZW5kX21vZGUYByABKAkSEwoLYmFja2VuZF91cmwYCCABKAkSFgoOdG9vbF9jYWxsX21vZGUYCSABKAkSEwoLYWN0aXZlX3J1bnMYCiABKA0SFQoNa3ZfY2FjaGVfdHlwZRgLIAEoCRIVCg1idWRnZXRfc291cmNlGAwgASgJEhsKBGdwdXMYDSADKAsyDS5mb3JnZS52MS5HcHUSEgoKZ3B1X3N0YXR1cxgOIAEoCRITCgtxdWV1ZWRfcnVucxgPIAEoDSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq3AIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSKNAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSABCBgoEa2luZCK3AwoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAQgYKBGtpbmQiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIqoBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkigwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhYKFEdldFNlcnZlckluZm9SZXF1ZXN0ItcCChVHZXRTZXJ2ZXJJbmZvUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRITCgtidWRnZXRfbW9kZRgFIAEoCRINCgVzbG90cxgGIAEoDRIUCgxiYWNrZW5kX21vZGUYByABKAkSEwoLYmFja2VuZF91cmwYCCABKAkSFgoOdG9vbF9jYWxsX21vZGUYCSABKAkSEwoLYWN0aXZlX3J1bnMYCiABKA0SFQoNa3ZfY2FjaGVfdHlwZRgLIAEoCRIVCg1idWRnZXRfc291cmNlGAwgASgJEhsKBGdwdXMYDSADKAsyDS5mb3JnZS52MS5HcHUSEgoKZ3B1X3N0YXR1cxgOIAEoCRITCgtxdWV1ZWRfcnVucxgPIAEoDSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq3AIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -110,6 +110,12 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
      */
     value: Queued;
     case: "queued";
+  } | {
+    /**
+     * @generated from field: forge.v1.ToolCallCancelled tool_call_cancelled = 9;
+     */
+    value: ToolCallCancelled;
+    case: "toolCallCancelled";
   } | { case: undefined; value?: undefined };
 };
 
@@ -119,6 +125,32 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
  */
 export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 1);
+
+/**
+ * The server stopped waiting for a tool call (its timeout passed, or the run
+ * was cancelled or ended) and has recorded an error result for it. The SDK
+ * should stop the tool; a result sent later is ignored.
+ *
+ * @generated from message forge.v1.ToolCallCancelled
+ */
+export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message forge.v1.ToolCallCancelled.
+ * Use `create(ToolCallCancelledSchema)` to create a new message.
+ */
+export const ToolCallCancelledSchema: GenMessage<ToolCallCancelled> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 2);
 
 /**
  * The conversation sent to the model was compacted before this iteration.
@@ -170,7 +202,7 @@ export type Compacted = Message<"forge.v1.Compacted"> & {
  * Use `create(CompactedSchema)` to create a new message.
  */
 export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 2);
+  messageDesc(file_forge_v1_forge_service, 3);
 
 /**
  * The run waits for a model server slot. Sent when it starts waiting and when
@@ -203,7 +235,7 @@ export type Queued = Message<"forge.v1.Queued"> & {
  * Use `create(QueuedSchema)` to create a new message.
  */
 export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -246,7 +278,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -275,7 +307,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -313,7 +345,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -332,7 +364,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -371,7 +403,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -398,7 +430,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -430,7 +462,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -472,7 +504,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -498,7 +530,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 13);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -557,7 +589,7 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * One model call's accounting.
@@ -610,7 +642,7 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
  * Use `create(IterationUsageSchema)` to create a new message.
  */
 export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -659,7 +691,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -703,7 +735,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 16);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -716,7 +748,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 17);
+  messageDesc(file_forge_v1_forge_service, 18);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -824,7 +856,7 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 18);
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -851,7 +883,7 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 19);
+  messageDesc(file_forge_v1_forge_service, 20);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind
