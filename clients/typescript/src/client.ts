@@ -46,6 +46,11 @@ import type { Coercion, RunValue, Workflow } from "./workflow.js";
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 /** The server's tool timeout when RunOptions.toolTimeoutMs is unset. */
 const SERVER_DEFAULT_TOOL_TIMEOUT_MS = 300_000;
+/**
+ * The server says when it stops waiting for a call (tool_call_cancelled); should
+ * that never arrive, handlers are aborted this long after the tool timeout.
+ */
+const TOOL_TIMEOUT_FALLBACK_GRACE_MS = 1_000;
 /** How long a cancelled run may take to report run_failed(CANCELLED) before the stream is dropped. */
 const CANCEL_GRACE_MS = 5_000;
 
@@ -105,6 +110,8 @@ export interface RunOptions {
   errorRecovery?: boolean | undefined;
   compaction?: boolean | undefined;
   coercion?: boolean | undefined;
+  /** Reject an unchanged repeat of the previous successful call with a nudge (default on). */
+  repeatGuard?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
   /** How the conversation is shortened near the context budget (server default "tiered"). */
@@ -183,6 +190,18 @@ export interface ToolResultEvent {
   sent: boolean;
 }
 
+/**
+ * The server stopped waiting for a call (its tool timeout passed, or the run
+ * was cancelled or ended) and recorded an error result for it: the handler's
+ * signal has been aborted and a later result is not sent.
+ */
+export interface ToolCallCancelledEvent {
+  type: "tool_call_cancelled";
+  callId: string;
+  toolName: string;
+  reason: string;
+}
+
 /** A message the run added to the conversation. */
 export interface MessageAppendedEvent {
   type: "message_appended";
@@ -223,6 +242,7 @@ export type ForgeEvent<V = unknown> =
   | ChunkEvent
   | ToolCallEvent
   | ToolResultEvent
+  | ToolCallCancelledEvent
   | MessageAppendedEvent
   | CompactedEvent
   | QueuedEvent
@@ -471,6 +491,7 @@ interface RunStreamInit {
 }
 
 interface PendingCall {
+  toolName: string;
   controller: AbortController;
   timer: NodeJS.Timeout;
   /** The server stopped waiting (tool timeout): the result must not be sent. */
@@ -679,6 +700,21 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       }
       case "runFailed":
         return { error: runFailedFromPb(kind.value) };
+      case "toolCallCancelled": {
+        const { callId, reason } = kind.value;
+        const pending = this.pending.get(callId);
+        if (pending !== undefined) {
+          pending.expired = true;
+          pending.controller.abort(abortError(`the server stopped waiting for ${pending.toolName}: ${reason}`));
+        }
+        this.events.push({
+          type: "tool_call_cancelled",
+          callId,
+          toolName: pending?.toolName ?? "",
+          reason,
+        });
+        return undefined;
+      }
       case "compacted": {
         const c = kind.value;
         this.events.push({
@@ -729,17 +765,15 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     });
     const controller = new AbortController();
     const pending: PendingCall = {
+      toolName: call.toolName,
       controller,
       expired: false,
-      // The server fails the call once its tool timeout passes and rejects a
-      // later result (UNKNOWN_CALL_ID), so give up slightly before it does.
-      timer: setTimeout(
-        () => {
-          pending.expired = true;
-          controller.abort(abortError(`the server stopped waiting for ${call.toolName} (tool timeout)`));
-        },
-        Math.max(0, this.init.toolTimeoutMs - Math.min(1_000, this.init.toolTimeoutMs * 0.02)),
-      ),
+      // Normally tool_call_cancelled arrives first; this covers a server that
+      // does not send it.
+      timer: setTimeout(() => {
+        pending.expired = true;
+        controller.abort(abortError(`the server stopped waiting for ${call.toolName} (tool timeout)`));
+      }, this.init.toolTimeoutMs + TOOL_TIMEOUT_FALLBACK_GRACE_MS),
     };
     pending.timer.unref();
     this.pending.set(call.callId, pending);
@@ -865,6 +899,7 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableErrorRecovery: o.errorRecovery === false,
       disableCompaction: o.compaction === false,
       disableCoercion: o.coercion === false,
+      disableRepeatGuard: o.repeatGuard === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },

@@ -33,6 +33,7 @@ export {
   type ServerInfo,
   type StreamOptions,
   type TlsOptions,
+  type ToolCallCancelledEvent,
   type ToolCallEvent,
   type ToolFailure,
   type ToolResultEvent,

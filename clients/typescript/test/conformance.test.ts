@@ -135,6 +135,7 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_error_recovery: "errorRecovery",
   disable_compaction: "compaction",
   disable_coercion: "coercion",
+  disable_repeat_guard: "repeatGuard",
 };
 
 function buildOptions(raw: Json): RunOptions {
