@@ -46,6 +46,7 @@ const SCRIPTS: Record<string, unknown[]> = {
   ts_resolution: [call("get_weather", { city: "Pariss" }), paris, report],
   ts_stream_loss: [paris, report],
   ts_break: [paris, report],
+  ts_long_tool: [paris, report],
 };
 
 const weatherArgs = z.object({ city: z.string().describe("City name") });
@@ -293,6 +294,24 @@ describe("concurrency and timeouts", () => {
       events.map((e) => e.sent),
       [false, true, true],
     );
+  });
+});
+
+describe("keepalive", () => {
+  test("a tool outlasting several keepalive pings does not kill the run", async () => {
+    // The client pings every 5 s while the stream is silent; the server must
+    // accept that rather than answer GOAWAY too_many_pings.
+    const pinging = createForgeClient({ address: server.address, keepaliveMs: 5_000 });
+    try {
+      const wf = weatherWorkflow("ts_long_tool", async (_args, { signal }) => {
+        await sleep(11_000, undefined, { signal });
+        return "sunny";
+      });
+      const result = await pinging.run(wf, "What's the weather in Paris?");
+      assert.deepEqual(result.value, { text: "Paris: sunny" });
+    } finally {
+      pinging.close();
+    }
   });
 });
 
