@@ -5,7 +5,16 @@
  */
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  type Http2SecureServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type IncomingHttpHeaders,
+  createServer as createHttp2Server,
+  createSecureServer,
+} from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -25,7 +34,7 @@ import {
   workflow,
 } from "@forge-sidecar/client";
 import { z } from "zod";
-import { type RunningServer, startForgeServer } from "./helpers.js";
+import { REPO_ROOT, type RunningServer, startForgeServer } from "./helpers.js";
 
 const call = (name: string, args: Record<string, unknown>) => ({ tool_calls: [{ name, args }] });
 const paris = call("get_weather", { city: "Paris" });
@@ -379,6 +388,69 @@ describe("events and errors", () => {
       await assert.rejects(dead.run(wf, "hi"), ConnectionLostError);
     } finally {
       dead.close();
+    }
+  });
+
+  /** A bare HTTP/2 server that refuses every call the way an auth proxy would. */
+  async function refusingServer(
+    make: (handler: (req: Http2ServerRequest, res: Http2ServerResponse) => void) => Http2Server | Http2SecureServer,
+  ): Promise<{ port: number; seen: IncomingHttpHeaders[]; close: () => Promise<unknown> }> {
+    const seen: IncomingHttpHeaders[] = [];
+    const h2 = make((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200, { "content-type": "application/grpc", "grpc-status": "16", "grpc-message": "bad token" });
+      res.end();
+    });
+    await new Promise<void>((resolve) => h2.listen(0, "127.0.0.1", resolve));
+    const { port } = h2.address() as { port: number };
+    return { port, seen, close: () => new Promise((resolve) => h2.close(resolve)) };
+  }
+
+  test("the bearer token and extra headers go out as gRPC metadata", async () => {
+    const h2 = await refusingServer((handler) => createHttp2Server(handler));
+    const authed = createForgeClient({
+      address: `127.0.0.1:${h2.port}`,
+      token: async () => "t0k",
+      headers: { "x-request-id": "abc" },
+    });
+    try {
+      const err = await authed.serverInfo().then(
+        () => assert.fail("should be refused"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RequestRejectedError, String(err));
+      assert.equal(err.code, "UNAUTHENTICATED");
+      assert.equal(err.serverMessage, "bad token");
+      assert.equal(h2.seen[0]?.["authorization"], "Bearer t0k");
+      assert.equal(h2.seen[0]?.["x-request-id"], "abc");
+      assert.equal(h2.seen[0]?.[":path"], "/forge.v1.ForgeService/GetServerInfo");
+    } finally {
+      authed.close();
+      await h2.close();
+    }
+  });
+
+  test("TLS: the server certificate is checked against the given CA", async () => {
+    const fixtures = join(REPO_ROOT, "clients", "typescript", "test", "fixtures");
+    const cert = readFileSync(join(fixtures, "localhost.crt"));
+    const key = readFileSync(join(fixtures, "localhost.key"));
+    const h2 = await refusingServer((handler) => createSecureServer({ cert, key }, handler));
+    const trusted = createForgeClient({ address: `127.0.0.1:${h2.port}`, tls: { ca: cert }, token: "t" });
+    const untrusted = createForgeClient({ address: `https://127.0.0.1:${h2.port}` });
+    try {
+      await assert.rejects(trusted.serverInfo(), (e: unknown) => e instanceof RequestRejectedError);
+      assert.equal(h2.seen[0]?.[":scheme"], "https");
+      assert.equal(h2.seen[0]?.["authorization"], "Bearer t");
+      await assert.rejects(untrusted.serverInfo(), (e: unknown) => {
+        assert.ok(e instanceof ConnectionLostError, String(e));
+        assert.match(e.message, /self.signed|certificate/i);
+        return true;
+      });
+      assert.equal(h2.seen.length, 1);
+    } finally {
+      trusted.close();
+      untrusted.close();
+      await h2.close();
     }
   });
 
