@@ -23,6 +23,7 @@ import {
   ConnectionLostError,
   type ForgeClient,
   type ForgeEvent,
+  type MessageInput,
   RequestRejectedError,
   RunFailedError,
   ToolExecutionError,
@@ -352,8 +353,14 @@ describe("events and errors", () => {
     const tool = events.find((e) => e.type === "tool_call");
     assert.deepEqual(tool?.type === "tool_call" ? tool.arguments : undefined, { city: "Paris" });
     // A transcript continues a conversation as priorMessages.
-    const prior = result.transcript.filter((m) => !m.transient);
+    const prior: MessageInput[] = result.transcript.filter((m) => !m.transient);
     assert.equal(prior[0]?.type, "system_prompt");
+    const again = await client.run(wf, "And in Oslo?", { priorMessages: prior });
+    assert.deepEqual(
+      again.transcript.slice(0, prior.length).map((m) => [m.type, m.content]),
+      prior.map((m) => [m.type, m.content]),
+    );
+    assert.equal(again.transcript[prior.length]?.content, "And in Oslo?");
     assert.throws(() => stream[Symbol.asyncIterator](), /only once/);
   });
 
