@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` (see bench/RESULTS.md). Run from the repository root."""

@@ -1,0 +1,16 @@
+"""Every built-in scenario, by group: plumbing, model quality, compaction."""
+
+from __future__ import annotations
+
+from forge_evals.scenario import Scenario
+from forge_evals.scenarios import compaction, model_quality, plumbing
+
+ALL_SCENARIOS: tuple[Scenario, ...] = (
+    *plumbing.SCENARIOS,
+    *model_quality.SCENARIOS,
+    *compaction.SCENARIOS,
+)
+
+BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
+
+__all__ = ["ALL_SCENARIOS", "BY_NAME"]
