@@ -57,6 +57,8 @@ class RunRecord:
     # Model time as the backend measured it (llama-server timings).
     model_ms: float = 0.0
     budget_tokens: int | None = None
+    # The calls the client executed, in order, with tool errors ("  ! ...").
+    trace: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     timestamp: str = ""

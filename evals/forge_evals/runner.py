@@ -84,6 +84,10 @@ def plan(
     ]
 
 
+# Per record: the executed calls (and tool errors), bounded.
+TRACE_CHARS = 160
+TRACE_ENTRIES = 40
+
 # Failure reasons that say the server or backend broke, not the model.
 INFRA_REASONS = frozenset({"BACKEND", "INTERNAL"})
 
@@ -97,6 +101,7 @@ class _Observed:
     tool_calls: list[ToolCallStarted] = field(default_factory=list)
     tool_errors: int = 0
     compactions: list[Compacted] = field(default_factory=list)
+    trace: list[str] = field(default_factory=list)
 
 
 async def run_one(
@@ -120,8 +125,11 @@ async def run_one(
     def on_event(event: Event) -> None:
         if isinstance(event, ToolCallStarted):
             seen.tool_calls.append(event)
+            args = json.dumps(event.arguments, ensure_ascii=False, separators=(",", ":"))
+            seen.trace.append(f"{event.tool_name}({args})"[:TRACE_CHARS])
         elif isinstance(event, ToolCallFinished) and event.error is not None:
             seen.tool_errors += 1
+            seen.trace.append(f"  ! {event.error}"[:TRACE_CHARS])
         elif isinstance(event, Compacted):
             seen.compactions.append(event)
 
@@ -165,6 +173,7 @@ async def run_one(
     record.elapsed_s = round(time.perf_counter() - start, 4)
     record.tool_calls = len(seen.tool_calls)
     record.tool_errors = seen.tool_errors
+    record.trace = seen.trace[:TRACE_ENTRIES]
     record.compactions = len(seen.compactions)
     record.max_compaction_phase = max((c.phase for c in seen.compactions), default=0)
     counts = _message_counts(transcript)
