@@ -44,7 +44,7 @@ class CompactionResult:
     messages_before: int
 
 
-@dataclass
+@dataclass(eq=False)  # identity: two units with equal text are still different turns
 class _Unit:
     """Messages that stay or go together."""
 
@@ -121,6 +121,9 @@ class Compactor:
             phase = 0
         else:
             out, after, phase = await self._tiered(messages, target, summary)
+        if after >= tokens:
+            # Nothing could be removed profitably: leave the context as it was.
+            return messages, None, tokens
         result = CompactionResult(out, self.strategy, phase, tokens, after, len(messages))
         return out, result, after
 
@@ -142,6 +145,11 @@ class Compactor:
                     break
             tail_start = i
         tail_start = max(tail_start, last_user + 1)
+        # The summary belongs to the compactable middle (phase 2 replaces it),
+        # never to the protected tail.
+        summaries = [i for i, u in enumerate(units) if u.kind == "summary"]
+        if summaries:
+            tail_start = max(tail_start, summaries[-1] + 1)
         head = units[:head_end]
         middle = units[head_end:tail_start]
         tail = units[tail_start:]
@@ -179,6 +187,7 @@ class Compactor:
         if tokens <= target:
             return out, tokens, 1
         # Phase 2: old rounds go, oldest first, behind one summary message.
+        phase1_out, phase1_tokens = out, tokens
         kept = [u for u in phase1 if u.kind != "summary"]
         dropped_any = False
         for unit in [u for u in kept if u.kind == "round"]:
@@ -187,9 +196,11 @@ class Compactor:
             kept.remove(unit)
             dropped_any = True
             out, tokens = await measure(_with_summary(kept, summary))
-        if dropped_any or any(u.kind == "summary" for u in phase1):
-            kept = _with_summary(kept, summary)
+        kept = _with_summary(kept, summary) if dropped_any else phase1
         out, tokens = await measure(kept)
+        if tokens >= phase1_tokens:
+            # The summary outweighs the little that was dropped: no gain.
+            kept, out, tokens = phase1, phase1_out, phase1_tokens
         if tokens <= target:
             return out, tokens, 2
         # Phase 3: reasoning, older user turns and leftovers go too.
