@@ -32,7 +32,7 @@ HOST ?= 127.0.0.1
 PORT ?= 50051
 RUN_ARGS ?=
 
-.PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean ts-install lint-ts test-ts
+.PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean ts-install lint-ts test-ts bench
 
 install: $(STAMP)
 
@@ -99,6 +99,14 @@ test-go: $(STAMP)
 	cd $(GO_SDK) && PATH="$(dir $(GO)):$$PATH" FORGE_PYTHON="$(abspath $(PY))" $(GO) test $(GO_TEST_FLAGS) ./...
 
 test: proto-check lint test-python test-go test-ts
+
+# Benchmarks (not part of `make test`): each prints a table and writes JSON to
+# bench/results/. Every figure is a ratio against a baseline measured in the
+# same run; see bench/RESULTS.md (each script has --help for its knobs).
+bench: $(STAMP)
+	$(PY) -m bench.roundtrip
+	$(PY) -m bench.concurrency
+	$(PY) -m bench.real_model
 
 run: $(STAMP)
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)

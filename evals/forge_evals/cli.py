@@ -155,7 +155,7 @@ async def open_target(args: argparse.Namespace) -> AsyncIterator[Target]:
             {
                 "backend": info.backend,
                 "model": info.model,
-                "tool_call_mode": getattr(info, "tool_call_mode", ""),
+                "tool_call_mode": info.tool_call_mode,
                 "context_budget_tokens": info.context_budget_tokens,
             },
         )
