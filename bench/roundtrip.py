@@ -9,7 +9,10 @@ against an instant scripted model, three ways, in the same run:
   and a local tool executor, no network (what the loop itself costs);
 - grpc echo: a bare grpc.aio bidirectional stream (own process) answering
   each message with one reply, message sizes equal to Forge's tool result
-  and tool call (the floor for any Python gRPC round trip).
+  and tool call (the floor for any Python gRPC round trip);
+- forge+go-sdk and forge+typescript-sdk: the same server and workflow driven
+  by bench/go/roundtrip (Go SDK) and bench/ts/roundtrip.mjs (TypeScript SDK,
+  the built clients/typescript/dist), when Go / Node and the build are there.
 
 Per-iteration latency is the time between two consecutive tool invocations
 as the tool function sees them. Reported as p50/p99 and as ratios against
@@ -24,6 +27,8 @@ import argparse
 import asyncio
 import itertools
 import json
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +38,7 @@ import grpc
 
 from bench._common import (
     RESULTS_DIR,
+    ROOT,
     fmt,
     forge_server_argv,
     free_port,
@@ -174,6 +180,54 @@ async def measure_in_process(iterations: int, runs: int, warmup: int) -> list[fl
     return samples
 
 
+# ── the Go and TypeScript SDKs ───────────────────────────────────────────
+
+
+def go_binary() -> Path | None:
+    """Build bench/go/roundtrip once; None when there is no Go toolchain."""
+    go = shutil.which("go") or (
+        "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
+    )
+    if go is None:
+        return None
+    out = RESULTS_DIR / "roundtrip-go"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [go, "build", "-o", str(out), "./roundtrip"], cwd=ROOT / "bench" / "go", check=True
+    )
+    return out
+
+
+def ts_command() -> list[str] | None:
+    node = shutil.which("node")
+    if node is None or not (ROOT / "clients" / "typescript" / "dist" / "index.js").exists():
+        return None
+    return [node, str(ROOT / "bench" / "ts" / "roundtrip.mjs")]
+
+
+async def measure_external(
+    command: list[str], address: str, iterations: int, runs: int, warmup: int
+) -> list[float]:
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        f"--{'addr' if command[0].endswith('roundtrip-go') else 'address'}",
+        address,
+        "--iterations",
+        str(iterations),
+        "--runs",
+        str(runs),
+        "--warmup",
+        str(warmup),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{command[-1]} failed: {err.decode()[-2000:]}")
+    samples: list[float] = json.loads(out)["samples_us"]
+    return [us / 1e6 for us in samples]
+
+
 # ── bare gRPC echo ───────────────────────────────────────────────────────
 
 
@@ -230,6 +284,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         sdk: list[float] = []
         local: list[float] = []
         floor: list[float] = []
+        others: dict[str, list[str]] = {}
+        if not args.python_only:
+            go = go_binary()
+            ts = ts_command()
+            if go is not None:
+                others["forge + go sdk"] = [str(go)]
+            if ts is not None:
+                others["forge + typescript sdk"] = ts
+        other_samples: dict[str, list[float]] = {name: [] for name in others}
         per_round = max(1, args.runs // args.rounds)
         messages = 0.0
         for _ in range(args.rounds):
@@ -239,10 +302,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             floor += await measure_echo(
                 echo.address, args.iterations, per_round, args.warmup, request_bytes
             )
+            for name, command in others.items():
+                other_samples[name] += await measure_external(
+                    command, forge.address, args.iterations, per_round, args.warmup
+                )
     rows = [
         summary("grpc echo (floor)", floor),
         summary("engine in-process", local),
         summary("forge + python sdk", sdk),
+        *(summary(name, samples) for name, samples in other_samples.items()),
     ]
     echo_row, local_row = rows[0], rows[1]
     for row in rows:
@@ -265,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs", type=int, default=20, help="measured runs per path")
     p.add_argument("--rounds", type=int, default=4, help="interleaved rounds")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured runs per round")
+    p.add_argument("--python-only", action="store_true", help="skip the Go and TypeScript SDKs")
     args = p.parse_args(argv)
     data = asyncio.run(run(args))
     headers = ["path", "p50 us", "p99 us", "p50 / echo", "p99 / echo", "p50 / in-proc"]
