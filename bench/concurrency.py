@@ -165,9 +165,9 @@ async def drive(server: ServerProcess, level: Level, body: StreamBody, timeout_s
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     for s in stamps:
-        # stamps[0] is the barrier call (before the release): not measured.
-        level.latencies += [b - a for a, b in itertools.pairwise(s[1:])]
-        level.round_trips += max(0, len(s) - 2)
+        # stamps[0] is the release; every later stamp ends one round trip.
+        level.latencies += [b - a for a, b in itertools.pairwise(s)]
+        level.round_trips += max(0, len(s) - 1)
 
 
 def channels_for(streams: int) -> int:
