@@ -234,7 +234,8 @@ def markdown(report: Report, *, chart: str | None = None) -> str:
 
 
 def chart(report: Report, path: Path) -> Path:
-    """Grouped bars: score per scenario, one bar per ablation; one panel per config."""
+    """Grouped bars: score per scenario, one bar per ablation (completeness as a
+    dashed outline); one panel per config."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -250,14 +251,22 @@ def chart(report: Report, path: Path) -> Path:
         width = 0.8 / max(1, len(ablations))
         for j, a in enumerate(ablations):
             xs = [i + (j - (len(ablations) - 1) / 2) * width for i in range(len(scenarios))]
-            ys = [
-                m.score if (m := report.cell(cfg, name, a)) is not None else 0.0
-                for name in scenarios
-            ]
-            ax.bar(xs, ys, width, label=a)
+            cells = [report.cell(cfg, name, a) for name in scenarios]
+            bars = ax.bar(xs, [m.score if m else 0.0 for m in cells], width, label=a)
+            # Completeness as an outline over the score: how many runs ended
+            # with a terminal call at all, right or wrong.
+            ax.bar(
+                xs,
+                [m.completeness if m else 0.0 for m in cells],
+                width,
+                fill=False,
+                edgecolor=bars.patches[0].get_facecolor() if bars.patches else "black",
+                linestyle="--",
+                linewidth=0.8,
+            )
         ax.set_xticks(range(len(scenarios)), scenarios, rotation=35, ha="right")
         ax.set_ylim(0, 1.05)
-        ax.set_ylabel("score (correct / runs)")
+        ax.set_ylabel("score (filled); completeness (dashed)")
         ax.set_title(cfg, fontsize=10)
         ax.grid(axis="y", alpha=0.3)
         if ablations:
