@@ -596,7 +596,7 @@ def test_compaction_keeps_histories_valid(
 def test_compaction_never_adds_tokens(history: list[Message], budget: int, strategy: str) -> None:
     out, _, tokens = compact(strategy, history, budget)
     # Compaction never makes the model's view bigger, summary included.
-    assert tokens <= size(history)
+    assert tokens == size(out) <= size(history)
 
 
 @PROPERTY_SETTINGS
@@ -637,6 +637,9 @@ def test_repeated_compaction_keeps_histories_valid(
     last_user = [m for m in history if m.type is MessageType.USER_INPUT][-1]
     assert any(m is last_user for m in second)
     assert tokens == size(second)
+    # A second compaction replaces the summary; it never adds another one.
+    assert sum(m.type is MessageType.SUMMARY for m in second) <= 1
+    assert tokens <= size(grown)
 
 
 def test_units_of_keeps_rounds_whole() -> None:

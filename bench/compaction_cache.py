@@ -1,0 +1,522 @@
+"""Compaction vs. llama-server's prompt cache: what each compaction costs.
+
+One managed llama-server (bundled Gemma 3 270M, one slot, --ctx-size 4096,
+--swa-full, --cache-reuse 64: LlamaServerConfig's cache defaults) runs the
+same 10-iteration workflow once per variant: nine required steps whose tools
+return 170-300 tokens of deterministic text, then a terminal tool. Each turn's
+grammar admits only the next tool, so every variant makes the same calls and
+only the compaction differs. The context budget (2600 tokens by default)
+makes compaction fire during the run.
+
+Variants:
+  tiered              Forge's Compactor (forge_core.context), as the engine runs it.
+  rewrite-everything  the reference library's way (a Compactor subclass here):
+                      every compaction rewrites every old tool result in place
+                      (shorter each time, with a marker naming the compaction),
+                      then drops the oldest rounds behind a summary.
+  none                no compaction and a budget it never reaches: every
+                      iteration only appends (the best case for the cache).
+  drop-only (sketch)  not the engine: removes whole units oldest first and
+                      appends the summary at the end, so that every compaction
+                      only deletes spans, which llama-server's --cache-reuse
+                      can shift; shows what a cache-friendly placement gains.
+
+Each variant's system prompt starts with its own session id, so no variant
+finds another's prompts in llama-server's cache. Printed per variant: the
+cache-hit ratio (cache_n / prompt tokens over the run), the tokens llama-server
+had to evaluate, the total prompt-eval time (sum of usage prompt_ms) and the
+ratios rewrite-everything / tiered. JSON: bench/results/compaction_cache.json.
+
+    .venv/bin/python -m bench.compaction_cache [--budget 2600] [--repeats 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import forge_core.loop as loop_module
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest, ChunkSink, Usage
+from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.context import (
+    KEEP_RECENT,
+    CompactionResult,
+    Compactor,
+    Counter,
+)
+from forge_core.errors import ForgeError
+from forge_core.llama_process import (
+    LlamaServerConfig,
+    ManagedLlamaServer,
+    bundled_binary,
+    bundled_model,
+)
+from forge_core.loop import ToolOutcome, run_workflow
+from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, validate_workflow
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "compaction_cache.json"
+STEPS = 9
+
+# --------------------------------------------------------------------------- workflow
+
+
+def step_output(k: int) -> str:
+    """Deterministic tool output, 170-300 tokens for the bundled model."""
+    lines = 4 + (k * 3) % 4
+    return "\n".join(
+        f"Part {k}, reading {j}: sensor S{k}{j:02d} at {20 + (k * j) % 13}.{(k + j) % 10} C, "
+        f"pressure {990 + (k * 7 + j * 3) % 40} hPa, vibration {(k * j) % 9}.{j} mm/s, "
+        f"status {'nominal' if (k + j) % 4 else 'check'}."
+        for j in range(1, lines + 1)
+    )
+
+
+def inspection_workflow(session: str) -> Workflow:
+    tools = [
+        ToolSpec(
+            f"step_{k}",
+            f"Read part {k} of the inspection log.",
+            {"type": "object", "properties": {}},
+            prerequisites=[Prerequisite(f"step_{k - 1}")] if k > 1 else [],
+        )
+        for k in range(1, STEPS + 1)
+    ]
+    tools.append(
+        ToolSpec(
+            "finish",
+            "Report the inspection result. Ends the task.",
+            {
+                "type": "object",
+                "properties": {"status": {"type": "string", "enum": ["ok", "check"]}},
+                "required": ["status"],
+            },
+        )
+    )
+    wf = Workflow(
+        "inspection",
+        tools,
+        required_steps=[f"step_{k}" for k in range(1, STEPS + 1)],
+        terminal_tools=["finish"],
+        system_prompt=f"Session {session}. You are an inspection agent that calls tools.\n"
+        "Read every part of the inspection log in order, then report the result.",
+    )
+    validate_workflow(wf)
+    return wf
+
+
+class InspectionTools:
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        outcomes = []
+        for c in calls:
+            self.done.append(c.name)
+            if c.name.startswith("step_"):
+                outcomes.append(ToolOutcome(output=step_output(int(c.name[5:]))))
+            else:
+                outcomes.append(ToolOutcome(output=str(c.args.get("status", ""))))
+        return outcomes
+
+
+class NextStepOnly:
+    """The real backend with each turn's grammar narrowed to the next tool (the
+    prompt is unchanged: it always lists every tool)."""
+
+    def __init__(self, inner: LlamaServerBackend, tools: InspectionTools) -> None:
+        self.inner = inner
+        self.tools = tools
+
+    def info(self) -> BackendInfo:
+        return self.inner.info()
+
+    async def count_tokens(self, request: ChatRequest) -> int:
+        return await self.inner.count_tokens(request)
+
+    def forget_run(self, run_id: str) -> None:
+        self.inner.forget_run(run_id)
+
+    async def aclose(self) -> None:
+        return None
+
+    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        pending = [f"step_{k}" for k in range(1, STEPS + 1) if f"step_{k}" not in self.tools.done]
+        request.allowed = pending[:1] or ["finish"]
+        return await self.inner.complete(request, on_chunk)
+
+
+# --------------------------------------------------------------------------- compactors
+
+REWRITE_CHARS = 400
+REWRITE_MIN_CHARS = 50
+
+
+def summary_message(text: str) -> Message:
+    return Message(MessageRole.USER, text, MessageType.SUMMARY)
+
+
+class RewriteEverything(Compactor):
+    """The reference library's behaviour: each compaction rewrites the old history.
+
+    Every tool result outside the protected recent rounds is cut to a length
+    that halves with each compaction (400, 200, 100, 50 characters of its
+    original) behind a marker naming the compaction, so the tokens of every
+    old result change every time; corrections go; if that is not enough, the
+    oldest rounds go behind one summary after the user input (as Forge's
+    phase 2 does).
+    """
+
+    def __init__(
+        self, strategy: str, budget_tokens: int, count: Counter, keep_recent: int = KEEP_RECENT
+    ) -> None:
+        super().__init__(strategy, budget_tokens, count, keep_recent)
+        self.compactions = 0
+        self.originals: dict[str, str] = {}
+
+    async def _tiered(
+        self, messages: list[Message], target: int, summary: str
+    ) -> tuple[list[Message], int, int]:
+        self.compactions += 1
+        keep = max(REWRITE_CHARS >> (self.compactions - 1), REWRITE_MIN_CHARS)
+        head, middle, tail = self._split(messages)
+
+        def rewrite(m: Message) -> Message:
+            if m.type is not MessageType.TOOL_RESULT:
+                return m
+            original = self.originals.setdefault(m.tool_call_id, m.content)
+            return replace(m, content=f"[compacted {self.compactions}] {original[:keep]}")
+
+        kept = [
+            replace(u, messages=[rewrite(m) for m in u.messages])
+            for u in middle
+            if u.kind not in ("blocked", "failed", "summary")
+        ]
+        fixed = [m for u in head for m in u.messages]
+        rest = [m for u in tail for m in u.messages]
+
+        def assemble(with_summary: bool) -> list[Message]:
+            out = list(fixed)
+            for u in kept:
+                out += u.messages
+                if with_summary and u.kind == "user" and u is users[-1]:
+                    out.append(summary_message(summary))
+            return out + rest
+
+        users = [u for u in kept if u.kind == "user"]
+        had_summary = any(u.kind == "summary" for u in middle)
+        out = assemble(had_summary and bool(users))
+        tokens = await self.count(out)
+        phase = 1
+        for unit in [u for u in kept if u.kind == "round"]:
+            if tokens <= target:
+                break
+            kept.remove(unit)
+            phase = 2
+            out = assemble(bool(users))
+            tokens = await self.count(out)
+        return out, tokens, phase
+
+
+class DropOnly(Compactor):
+    """A sketch, not the engine: every compaction only deletes spans.
+
+    Whole units go oldest first (never the system prompt, the current user
+    input or the protected recent rounds); the old summary is removed and the
+    new one appended at the very end, after everything llama-server can reuse.
+    """
+
+    async def _tiered(
+        self, messages: list[Message], target: int, summary: str
+    ) -> tuple[list[Message], int, int]:
+        head, middle, tail = self._split(messages)
+        tail = [u for u in tail if u.kind != "summary"]
+        current = [u for u in middle if u.kind == "user"][-1:]
+        kept = [u for u in middle if u.kind != "summary"]
+
+        def assemble() -> list[Message]:
+            return [m for u in head + kept + tail for m in u.messages] + [summary_message(summary)]
+
+        out = assemble()
+        tokens = await self.count(out)
+        for unit in [u for u in kept if not any(u is c for c in current)]:
+            if tokens <= target:
+                break
+            kept.remove(unit)
+            out = assemble()
+            tokens = await self.count(out)
+        return out, tokens, 2
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class VariantResult:
+    name: str
+    iterations: int
+    completed: bool
+    compactions: list[dict[str, int]]
+    prompt_tokens: int
+    cached_tokens: int
+    prompt_ms: float
+    wall_s: float
+    per_iteration: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def evaluated(self) -> int:
+        return self.prompt_tokens - self.cached_tokens
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+VARIANTS: dict[str, type[Compactor] | None] = {
+    "tiered": Compactor,
+    "rewrite-everything": RewriteEverything,
+    "none": None,
+    "drop-only (sketch)": DropOnly,
+}
+
+
+async def run_variant(
+    name: str, backend: LlamaServerBackend, budget: int, max_iterations: int
+) -> VariantResult:
+    compactor = VARIANTS[name]
+    tools = InspectionTools()
+    compactions: list[dict[str, int]] = []
+
+    async def on_compact(result: CompactionResult, iteration: int) -> None:
+        compactions.append(
+            {
+                "iteration": iteration,
+                "phase": result.phase,
+                "tokens_before": result.tokens_before,
+                "tokens_after": result.tokens_after,
+                "messages_before": result.messages_before,
+                "messages_after": len(result.messages),
+            }
+        )
+
+    options = (
+        RunOptions(context_budget_tokens=budget, max_iterations=max_iterations)
+        if compactor is not None
+        else RunOptions(compaction=False, max_iterations=max_iterations)
+    )
+    started = time.monotonic()
+    completed = False
+    try:
+        # _Run builds its Compactor from this module attribute.
+        with patch.object(loop_module, "Compactor", compactor or Compactor):
+            result = await run_workflow(
+                inspection_workflow(uuid.uuid4().hex[:12]),
+                "Inspect the machine and report.",
+                backend=NextStepOnly(backend, tools),
+                executor=tools,
+                options=options,
+                on_compact=on_compact,
+            )
+        usage, iterations, completed = result.usage, result.iterations, True
+    except ForgeError as exc:
+        usage, iterations = exc.usage or Usage(), exc.iterations
+    wall = time.monotonic() - started
+    compacted_at = {c["iteration"] for c in compactions}
+    return VariantResult(
+        name=name,
+        iterations=iterations,
+        completed=completed,
+        compactions=compactions,
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_prompt_tokens,
+        prompt_ms=usage.prompt_ms,
+        wall_s=wall,
+        per_iteration=[
+            {
+                "iteration": it.iteration,
+                "prompt_tokens": it.prompt_tokens,
+                "cache_n": it.cached_prompt_tokens,
+                "prompt_n": it.prompt_tokens - it.cached_prompt_tokens,
+                "cache_hit_ratio": round(it.cache_hit_ratio, 4),
+                "prompt_ms": round(it.prompt_ms, 1),
+                "compacted": it.iteration in compacted_at,
+            }
+            for it in usage.iterations
+        ],
+    )
+
+
+def merged(runs: list[VariantResult]) -> VariantResult:
+    """Totals over the repeats (token counts repeat exactly; times vary)."""
+    first = runs[0]
+    return replace(
+        first,
+        prompt_tokens=sum(r.prompt_tokens for r in runs),
+        cached_tokens=sum(r.cached_tokens for r in runs),
+        prompt_ms=sum(r.prompt_ms for r in runs),
+        wall_s=sum(r.wall_s for r in runs),
+    )
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(items: list[str]) -> str:
+        return "  ".join(
+            item.ljust(w) if i == 0 else item.rjust(w)
+            for i, (item, w) in enumerate(zip(items, widths, strict=True))
+        )
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def per_iteration_table(result: VariantResult) -> str:
+    rows = [
+        [
+            str(it["iteration"]),
+            str(it["prompt_tokens"]),
+            str(it["cache_n"]),
+            str(it["prompt_n"]),
+            f"{it['cache_hit_ratio']:.3f}",
+            f"{it['prompt_ms']:.0f}",
+            "yes" if it["compacted"] else "",
+        ]
+        for it in result.per_iteration
+    ]
+    headers = ["iter", "prompt", "cache_n", "prompt_n", "ratio", "prompt_ms", "compacted"]
+    return table(headers, rows)
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    config = LlamaServerConfig(
+        model_path=bundled_model(), binary=bundled_binary(), ctx_size=args.ctx_size, slots=1
+    )
+    managed = ManagedLlamaServer(config)
+    await managed.start()
+    try:
+        backend = await LlamaServerBackend.connect(managed.url, backend_mode="managed")
+        backend.wait_ready = managed.wait_ready
+        try:
+            # Warm-up: one-time costs (first graph, page cache) are nobody's.
+            await run_variant("none", backend, args.budget, 2)
+            runs: dict[str, list[VariantResult]] = {name: [] for name in args.variants}
+            for _ in range(args.repeats):
+                for name in args.variants:
+                    runs[name].append(
+                        await run_variant(name, backend, args.budget, args.max_iterations)
+                    )
+        finally:
+            await backend.aclose()
+    finally:
+        await managed.stop()
+    results = {name: merged(rs) for name, rs in runs.items()}
+
+    headers = [
+        "variant",
+        "iters",
+        "compactions",
+        "prompt tok",
+        "cached tok",
+        "evaluated tok",
+        "cache-hit",
+        "prompt-eval ms",
+        "wall s",
+    ]
+    rows = [
+        [
+            r.name,
+            str(r.iterations),
+            ",".join(f"{c['iteration']}:p{c['phase']}" for c in r.compactions) or "-",
+            str(r.prompt_tokens),
+            str(r.cached_tokens),
+            str(r.evaluated),
+            f"{r.cache_hit_ratio:.3f}",
+            f"{r.prompt_ms:.0f}",
+            f"{r.wall_s:.1f}",
+        ]
+        for r in results.values()
+    ]
+    summary = table(headers, rows)
+    ratios: dict[str, float] = {}
+    tiered, baseline = results.get("tiered"), results.get("rewrite-everything")
+    if tiered is not None and baseline is not None:
+        ratios = {
+            "prompt_ms_baseline_over_tiered": baseline.prompt_ms / tiered.prompt_ms,
+            "evaluated_tokens_baseline_over_tiered": baseline.evaluated / tiered.evaluated,
+            "cache_hit_ratio_tiered": tiered.cache_hit_ratio,
+            "cache_hit_ratio_baseline": baseline.cache_hit_ratio,
+        }
+    print(
+        f"compaction vs prompt cache: budget {args.budget} tokens, {args.repeats} run(s) per "
+        f"variant, llama-server --ctx-size {args.ctx_size} --parallel 1 --swa-full "
+        f"--cache-reuse {config.cache_reuse}\n"
+    )
+    print(summary)
+    if ratios:
+        print(
+            f"\nrewrite-everything / tiered: prompt-eval ms x"
+            f"{ratios['prompt_ms_baseline_over_tiered']:.2f}, evaluated tokens x"
+            f"{ratios['evaluated_tokens_baseline_over_tiered']:.2f}"
+        )
+    for r in results.values():
+        print(f"\n{r.name} (first run), per iteration:\n{per_iteration_table(runs[r.name][0])}")
+    return {
+        "benchmark": "compaction_cache",
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "config": {
+            "budget_tokens": args.budget,
+            "max_iterations": args.max_iterations,
+            "repeats": args.repeats,
+            "ctx_size": args.ctx_size,
+            "slots": 1,
+            "swa_full": config.swa_full,
+            "cache_reuse": config.cache_reuse,
+            "model": config.model_path.name,
+        },
+        "variants": [
+            {
+                **{k: v for k, v in asdict(r).items() if k != "per_iteration"},
+                "evaluated_tokens": r.evaluated,
+                "cache_hit_ratio": round(r.cache_hit_ratio, 4),
+                "runs": [asdict(x) for x in runs[r.name]],
+            }
+            for r in results.values()
+        ],
+        "ratios": ratios,
+        "table": summary,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--budget", type=int, default=2600, help="context budget per run (tokens)")
+    p.add_argument("--max-iterations", type=int, default=14)
+    p.add_argument("--ctx-size", type=int, default=4096)
+    p.add_argument("--repeats", type=int, default=1, help="runs per variant (totals are summed)")
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(VARIANTS),
+        choices=list(VARIANTS),
+        help="which variants to run, in this order",
+    )
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args()
+    data = asyncio.run(bench(args))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+
+
+if __name__ == "__main__":
+    main()
