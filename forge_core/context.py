@@ -12,8 +12,9 @@ nothing. So compaction here:
   every backend's pairing rules;
 - fires at 75% of the budget and compacts down to 60% ("larger, rarer
   steps"), so most iterations are pure appends;
-- keeps its one summary message at a fixed place (right after the current
-  user input) and only rewrites it when it compacts again.
+- never edits a kept message: the one summary of removed rounds goes at the
+  very end of the prompt (deleted and re-appended at the next compaction), and
+  shortening tool results in place is the last resort of the last phase.
 
 Strategies: `none`, `sliding_window` (drop the oldest rounds) and `tiered`
 (three phases, as in the reference library, adapted to the above).
@@ -145,11 +146,6 @@ class Compactor:
                     break
             tail_start = i
         tail_start = max(tail_start, last_user + 1)
-        # The summary belongs to the compactable middle (phase 2 replaces it),
-        # never to the protected tail.
-        summaries = [i for i, u in enumerate(units) if u.kind == "summary"]
-        if summaries:
-            tail_start = max(tail_start, summaries[-1] + 1)
         head = units[:head_end]
         middle = units[head_end:tail_start]
         tail = units[tail_start:]
@@ -171,42 +167,43 @@ class Compactor:
     async def _tiered(
         self, messages: list[Message], target: int, summary: str
     ) -> tuple[list[Message], int, int]:
+        """Three phases, each only *deleting* messages (llama-server shifts the
+        cached KV over a deleted span but re-evaluates everything after an
+        inserted or edited token), with the one summary appended at the end.
+        """
         head, middle, tail = self._split(messages)
 
         async def measure(units: list[_Unit]) -> tuple[list[Message], int]:
-            out = _flatten(head + units + tail)
+            out = _flatten(units)
             return out, await self.count(out)
 
-        # Phase 1: corrections and failed attempts go; old results shrink.
-        phase1 = [
-            _truncated(u) if u.kind == "round" else u
-            for u in middle
-            if u.kind not in ("blocked", "failed")
-        ]
+        # Phase 1: corrections and failed attempts go; everything else stays put.
+        phase1 = head + [u for u in middle if u.kind not in ("blocked", "failed")] + tail
         out, tokens = await measure(phase1)
         if tokens <= target:
             return out, tokens, 1
-        # Phase 2: old rounds go, oldest first, behind one summary message.
         phase1_out, phase1_tokens = out, tokens
-        kept = [u for u in phase1 if u.kind != "summary"]
-        dropped_any = False
+        # Phase 2: old rounds go, oldest first; the summary of what they did is
+        # (re)written at the very end, so nothing before it changes.
+        note = _Unit("summary", [Message(MessageRole.USER, summary, MessageType.SUMMARY)])
+        kept = [u for u in middle if u.kind not in ("blocked", "failed", "summary")]
+        rest = [u for u in tail if u.kind != "summary"]
         for unit in [u for u in kept if u.kind == "round"]:
+            kept.remove(unit)
+            out, tokens = await measure(head + kept + rest + [note])
             if tokens <= target:
                 break
-            kept.remove(unit)
-            dropped_any = True
-            out, tokens = await measure(_with_summary(kept, summary))
-        kept = _with_summary(kept, summary) if dropped_any else phase1
-        out, tokens = await measure(kept)
         if tokens >= phase1_tokens:
-            # The summary outweighs the little that was dropped: no gain.
-            kept, out, tokens = phase1, phase1_out, phase1_tokens
+            # The summary outweighs the little that could be dropped.
+            out, tokens = phase1_out, phase1_tokens
         if tokens <= target:
             return out, tokens, 2
-        # Phase 3: reasoning, older user turns and leftovers go too.
-        last_user = [u for u in kept if u.kind == "user"][-1:]
-        phase3 = [u for u in kept if u.kind == "summary" or u in last_user]
-        out, tokens = await measure(phase3)
+        # Phase 3: reasoning, older user turns and leftovers go too; as a last
+        # resort the results in the protected rounds are shortened.
+        current_user = [u for u in kept if u.kind == "user"][-1:]
+        out, tokens = await measure(head + current_user + rest + [note])
+        if tokens > target:
+            out, tokens = await measure(head + current_user + [_truncated(u) for u in rest] + [note])
         return out, tokens, 3
 
 
@@ -218,15 +215,6 @@ def _truncated(unit: _Unit) -> _Unit:
         for m in unit.messages
     ]
     return _Unit(unit.kind, messages)
-
-
-def _with_summary(units: list[_Unit], summary: str) -> list[_Unit]:
-    """Place the summary right after the current user input (a fixed spot)."""
-    without = [u for u in units if u.kind != "summary"]
-    note = _Unit("summary", [Message(MessageRole.USER, summary, MessageType.SUMMARY)])
-    users = [i for i, u in enumerate(without) if u.kind == "user"]
-    at = (users[-1] + 1) if users else 0
-    return [*without[:at], note, *without[at:]]
 
 
 def estimate_tokens(messages: list[Message]) -> int:
