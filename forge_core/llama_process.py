@@ -146,9 +146,24 @@ class ManagedLlamaServer:
         self._watch = asyncio.create_task(self._supervise())
 
     async def wait_ready(self, timeout_s: float | None = None) -> None:
-        """Return once the server answers health checks (after a restart)."""
+        """Return once the server answers health checks (after a restart).
+
+        Checks /health itself rather than trusting the ready flag alone: right
+        after a crash the supervisor may not have seen the exit yet, and a
+        restarted server answers 503 while it loads the model.
+        """
         timeout = timeout_s if timeout_s is not None else self.config.startup_timeout_s
-        await asyncio.wait_for(self._ready.wait(), timeout)
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(base_url=self.url, timeout=2.0) as http:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"llama-server at {self.url} not ready after {timeout:.0f}s")
+                await asyncio.wait_for(self._ready.wait(), remaining)
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get("/health")).status_code == 200:
+                        return
+                await asyncio.sleep(0.2)
 
     async def _supervise(self) -> None:
         while not self._stopping:

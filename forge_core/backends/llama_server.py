@@ -177,6 +177,8 @@ class LlamaServerBackend:
         if cached is not None:
             return cached
         resp = await self._http.post("/tokenize", json={"content": text, "add_special": False})
+        if resp.status_code == 503:
+            raise _Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
         if resp.status_code != 200:
             raise BackendError(f"llama-server /tokenize answered HTTP {resp.status_code}")
         count = len(resp.json().get("tokens", []))
@@ -189,6 +191,8 @@ class LlamaServerBackend:
         """(tokens the template adds per message, tokens added once per prompt)."""
         probe = [{"role": "user", "content": "x"}]
         resp = await self._http.post("/apply-template", json={"messages": probe * 2})
+        if resp.status_code == 503:
+            raise _Unavailable("HTTP 503 from /apply-template")
         two = resp.json().get("prompt", "") if resp.status_code == 200 else ""
         resp = await self._http.post("/apply-template", json={"messages": probe})
         one = resp.json().get("prompt", "") if resp.status_code == 200 else ""
@@ -323,6 +327,8 @@ class LlamaServerBackend:
         async with self._http.stream("POST", "/v1/chat/completions", json=body) as resp:
             if resp.status_code != 200:
                 await resp.aread()
+                if resp.status_code == 503:
+                    raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
                 raise _http_error(resp.status_code, resp.text)
             async for line in resp.aiter_lines():
                 if not line.startswith("data:"):
@@ -361,6 +367,10 @@ class LlamaServerBackend:
 
 class _BrokenStream(Exception):
     pass
+
+
+class _Unavailable(httpx.TransportError):
+    """503: the server is up but not serving (loading a model after a restart)."""
 
 
 def _prompt_key(body: dict[str, Any]) -> int:

@@ -348,15 +348,6 @@ async def test_run_continues_on_the_restarted_llama_server() -> None:
     await run_killing_the_server(until="healthy")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="BUG (the two strict xfails below pin it down deterministically): the brief's "
-    "scenario, a tool that SIGKILLs llama-server and returns at once, failed the run in 19 of "
-    "21 runs here: the next request either comes before the supervisor has seen the exit "
-    "(wait_ready() returns at once, the retries hit the dead port: BACKEND 'All connection "
-    "attempts failed') or while the restarted server loads (BACKEND '/tokenize answered HTTP "
-    "503'). Not strict: under load the race sometimes goes the supervisor's way",
-)
 async def test_run_survives_a_killed_llama_server() -> None:
     await run_killing_the_server()
 
@@ -373,12 +364,6 @@ def wait_until_refused(port: int) -> None:
     raise TimeoutError(f"port {port} still accepts connections")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: ManagedLlamaServer.wait_ready() returns at once when the process is already "
-    "dead but the supervisor has not yet seen the exit (its ready event is still set), so "
-    "LlamaServerBackend retries against the dead port instead of waiting for the restart",
-)
 async def test_wait_ready_waits_for_a_server_that_just_died() -> None:
     managed = ManagedLlamaServer(small_config(ctx_size=512))
     await managed.start()
@@ -398,13 +383,6 @@ async def test_wait_ready_waits_for_a_server_that_just_died() -> None:
         await managed.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: while the restarted llama-server loads its model it answers 503; "
-    "LlamaServerBackend only waits for wait_ready() after a transport error, so "
-    "count_tokens (/tokenize) and complete (/v1/chat/completions) fail the run with "
-    "BACKEND 'llama-server /tokenize answered HTTP 503' instead of waiting",
-)
 async def test_run_survives_a_llama_server_that_is_still_loading() -> None:
     await run_killing_the_server(until="loading")
 
