@@ -290,8 +290,15 @@ VARIANTS: dict[str, type[Compactor] | None] = {
 
 
 async def run_variant(
-    name: str, backend: LlamaServerBackend, budget: int, max_iterations: int
+    name: str,
+    backend: LlamaServerBackend,
+    budget: int,
+    max_iterations: int,
+    session: str = "",
+    label: str = "",
 ) -> VariantResult:
+    """One run; `session` fixes the system prompt (a repeat finds its prefix
+    cached on the slot the scheduler sends it back to)."""
     compactor = VARIANTS[name]
     tools = InspectionTools()
     compactions: list[dict[str, int]] = []
@@ -319,7 +326,7 @@ async def run_variant(
         # _Run builds its Compactor from this module attribute.
         with patch.object(loop_module, "Compactor", compactor or Compactor):
             result = await run_workflow(
-                inspection_workflow(uuid.uuid4().hex[:12]),
+                inspection_workflow(session or uuid.uuid4().hex[:12]),
                 "Inspect the machine and report.",
                 backend=NextStepOnly(backend, tools),
                 executor=tools,
@@ -332,7 +339,7 @@ async def run_variant(
     wall = time.monotonic() - started
     compacted_at = {c["iteration"] for c in compactions}
     return VariantResult(
-        name=name,
+        name=label or name,
         iterations=iterations,
         completed=completed,
         compactions=compactions,
@@ -414,6 +421,20 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     runs[name].append(
                         await run_variant(name, backend, args.budget, args.max_iterations)
                     )
+            if "tiered" in args.variants:
+                # A workflow that runs again: its system prompt and tools are
+                # still cached on the slot that served it (prefix affinity).
+                await run_variant("tiered", backend, args.budget, args.max_iterations, "warm")
+                runs["tiered, 2nd run of the workflow"] = [
+                    await run_variant(
+                        "tiered",
+                        backend,
+                        args.budget,
+                        args.max_iterations,
+                        "warm",
+                        "tiered, 2nd run of the workflow",
+                    )
+                ]
         finally:
             await backend.aclose()
     finally:

@@ -40,6 +40,7 @@ class _Waiter:
     on_queue: QueueSink | None = field(compare=False, default=None)
     preempted: bool = field(compare=False, default=False)
     position: int = field(compare=False, default=-1)
+    prefix: str = field(compare=False, default="")
 
 
 class SlotScheduler:
@@ -48,6 +49,9 @@ class SlotScheduler:
         self.leases: dict[int, Lease] = {}
         # run id -> the slot whose KV cache holds its conversation
         self.affinity: dict[str, int] = {}
+        # prompt prefix (system prompt + tools) -> the slot that served it last:
+        # a new run of the same workflow starts with its prefix already cached.
+        self.prefix_home: dict[str, int] = {}
         self._queue: list[_Waiter] = []
         self._seq = itertools.count()
 
@@ -61,10 +65,11 @@ class SlotScheduler:
         priority: int,
         on_queue: QueueSink | None = None,
         preempted: bool = False,
+        prefix: str = "",
     ) -> Lease:
-        slot = self._free_slot(run_id)
+        slot = self._free_slot(run_id, prefix)
         if slot is not None and not self._queue:
-            return self._grant(slot, run_id, priority)
+            return self._grant(slot, run_id, priority, prefix)
         waiter = _Waiter(
             priority,
             next(self._seq),
@@ -72,6 +77,7 @@ class SlotScheduler:
             asyncio.get_running_loop().create_future(),
             on_queue,
             preempted,
+            prefix=prefix,
         )
         heapq.heappush(self._queue, waiter)
         self._preempt_for(priority)
@@ -95,19 +101,27 @@ class SlotScheduler:
         """The run ended: its slot is no longer worth keeping for it."""
         self.affinity.pop(run_id, None)
 
-    def _grant(self, slot: int, run_id: str, priority: int) -> Lease:
+    def _grant(self, slot: int, run_id: str, priority: int, prefix: str = "") -> Lease:
         lease = Lease(slot, run_id, priority)
         self.leases[slot] = lease
         self.affinity[run_id] = slot
+        if prefix:
+            self.prefix_home[prefix] = slot
+            if len(self.prefix_home) > 1024:
+                self.prefix_home.pop(next(iter(self.prefix_home)))
         return lease
 
-    def _free_slot(self, run_id: str) -> int | None:
+    def _free_slot(self, run_id: str, prefix: str = "") -> int | None:
         free = [s for s in range(self.slots) if s not in self.leases]
         if not free:
             return None
         mine = self.affinity.get(run_id)
         if mine in free:
             return mine
+        if run_id not in self.affinity and prefix:
+            home = self.prefix_home.get(prefix)
+            if home in free and home not in self.affinity.values():
+                return home
         # Prefer a slot no live run calls home, so its cache survives.
         homes = set(self.affinity.values())
         unclaimed = [s for s in free if s not in homes]
@@ -131,11 +145,11 @@ class SlotScheduler:
             if head.future.done():
                 heapq.heappop(self._queue)
                 continue
-            slot = self._free_slot(head.run_id)
+            slot = self._free_slot(head.run_id, head.prefix)
             if slot is None:
                 break
             heapq.heappop(self._queue)
-            head.future.set_result(self._grant(slot, head.run_id, head.priority))
+            head.future.set_result(self._grant(slot, head.run_id, head.priority, head.prefix))
             if head.on_queue is not None and head.position != 0:
                 head.position = 0
                 await head.on_queue(0, head.preempted)

@@ -246,7 +246,7 @@ class LlamaServerBackend:
         preempted = False
         while True:
             lease = await self.scheduler.acquire(
-                request.run_id, request.priority, request.on_queue, preempted
+                request.run_id, request.priority, request.on_queue, preempted, _prefix_key(request)
             )
             work = asyncio.ensure_future(self._complete_on(lease.slot, request, on_chunk))
             stop = asyncio.ensure_future(lease.preempted.wait())
@@ -371,6 +371,12 @@ class _BrokenStream(Exception):
 
 class _Unavailable(httpx.TransportError):
     """503: the server is up but not serving (loading a model after a restart)."""
+
+
+def _prefix_key(request: ChatRequest) -> str:
+    """What every prompt of a workflow starts with: its system prompt and tools."""
+    system = request.messages[0].content if request.messages else ""
+    return f"{request.workflow_name}\0{system}\0{','.join(t.name for t in request.tools)}"
 
 
 def _prompt_key(body: dict[str, Any]) -> int:

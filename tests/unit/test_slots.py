@@ -125,3 +125,20 @@ async def test_a_cancelled_waiter_leaves_the_queue() -> None:
     sched.release(holder)
     again = await sched.acquire("next", 0)
     assert again.slot == 0
+
+
+async def test_a_new_run_of_the_same_workflow_starts_on_the_slot_with_its_prefix() -> None:
+    sched = SlotScheduler(3)
+    first = await sched.acquire("run-1", 0, prefix="weather")
+    other = await sched.acquire("run-x", 0, prefix="orders")
+    sched.release(first)
+    sched.release(other)
+    sched.forget("run-1")  # the first run ended
+    await settle()
+    again = await sched.acquire("run-2", 0, prefix="weather")
+    assert again.slot == first.slot
+    # A different workflow does not take that slot while another is free.
+    sched.release(again)
+    await settle()
+    third = await sched.acquire("run-3", 0, prefix="billing")
+    assert third.slot not in (first.slot, other.slot)
