@@ -203,7 +203,9 @@ class Compactor:
         current_user = [u for u in kept if u.kind == "user"][-1:]
         out, tokens = await measure(head + current_user + rest + [note])
         if tokens > target:
-            out, tokens = await measure(head + current_user + [_truncated(u) for u in rest] + [note])
+            out, tokens = await measure(
+                head + current_user + [_truncated(u) for u in rest] + [note]
+            )
         return out, tokens, 3
 
 
