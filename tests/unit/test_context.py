@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import pytest
@@ -163,6 +164,32 @@ def is_truncation_of(short: Message, original: Message) -> bool:
     )
 
 
+def shortened(m: Message) -> Message:
+    """What phase 3's last resort makes of a message of the protected tail."""
+    if m.type is MessageType.TOOL_RESULT and len(m.content) > TRUNCATE_CHARS + 20:
+        return replace(m, content=m.content[:TRUNCATE_CHARS] + " …[truncated]")
+    return m
+
+
+def summary_of(text: str = SUMMARY_TEXT) -> Message:
+    return Message(MessageRole.USER, text, MessageType.SUMMARY)
+
+
+def contains(messages: list[Message], msg: Message) -> bool:
+    return any(m is msg for m in messages)
+
+
+def assert_only_deletions(out: list[Message], original: list[Message]) -> None:
+    """`out` is `original` with messages deleted: every message is the very same
+    object as before, and they are in the same order."""
+    at = []
+    for msg in out:
+        found = [j for j, o in enumerate(original) if o is msg]
+        assert found, f"{msg} is not one of the original messages"
+        at.append(found[0])
+    assert at == sorted(set(at)), "kept messages changed order"
+
+
 BIG = "x" * 2000
 
 
@@ -190,14 +217,19 @@ def test_nothing_happens_at_or_under_the_trigger() -> None:
 
 
 def test_compaction_that_cannot_gain_anything_leaves_the_context_alone() -> None:
-    h = History()
-    h.user("Report on record 42.")
-    h.round(BIG)
-    h.round(BIG)  # both rounds are protected (KEEP_RECENT)
-    total = size(h.messages)
-    out, result, tokens = compact("tiered", h.messages, math.floor(total / TRIGGER) - 1)
-    assert result is None
-    assert out is h.messages and tokens == total
+    short = "x" * (TRUNCATE_CHARS + 20)  # too short to be worth shortening
+    for droppable in ([], ["ok"]):
+        h = History()
+        h.user("Report on record 42.")
+        for text in droppable:
+            h.round(text)  # dropping it saves less than the summary costs
+        h.round(short)
+        h.round(short)  # the last two rounds are protected (KEEP_RECENT)
+        total = size(h.messages)
+        budget = math.floor(total / TRIGGER) - 1
+        out, result, tokens = compact("tiered", h.messages, budget)
+        assert result is None, droppable
+        assert out is h.messages and tokens == total
 
 
 def test_none_never_changes_anything() -> None:
@@ -227,26 +259,19 @@ def tiered_fixture() -> tuple[History, dict[str, Any]]:
     h = History()
     parts: dict[str, Any] = {}
     parts["user"] = h.user("Report on record 42.")
-    parts["r1"] = h.round("a" * 1500, "short result")
+    parts["r1"] = h.round("a" * 400, "short result")
     parts["blocked"] = h.blocked("[Step] call fetch first", "[Step] not executed")
-    parts["failed"] = h.failed()
-    parts["r2"] = h.round("b" * 1500)
+    parts["failed"] = h.failed("I think it is fine. " * 60)
+    parts["r2"] = h.round("b" * 400)
     parts["reasoning"] = h.reasoning("Now I check the last two.")
-    parts["r3"] = h.round("c" * 1500)
-    parts["r4"] = h.round("d" * 1500)
+    parts["r3"] = h.round("c" * 400)
+    parts["r4"] = h.round("d" * 400)
     return h, parts
 
 
-def test_tiered_phase_1_drops_corrections_and_truncates_old_results_only() -> None:
+def test_tiered_phase_1_drops_corrections_and_failed_attempts_only() -> None:
     h, p = tiered_fixture()
-    truncated = [
-        m if len(m.content) <= TRUNCATE_CHARS + 20 else Message(
-            m.role, m.content[:TRUNCATE_CHARS] + " …[truncated]", m.type,
-            tool_call_id=m.tool_call_id, tool_name=m.tool_name,
-        )
-        for m in [*p["r1"], *p["r2"]]
-    ]  # fmt: skip
-    expected = [h.messages[0], p["user"], *truncated[:3], *truncated[3:], p["reasoning"]]
+    expected = [h.messages[0], p["user"], *p["r1"], *p["r2"], p["reasoning"]]
     expected += [*p["r3"], *p["r4"]]
     budget = budget_for(expected, h.messages)
 
@@ -257,36 +282,84 @@ def test_tiered_phase_1_drops_corrections_and_truncates_old_results_only() -> No
     assert tokens == size(out) == result.tokens_after <= int(budget * LOW_WATER)
     assert result.tokens_before == size(h.messages)
     assert result.messages_before == len(h.messages)
-    # No correction survives; the protected recent rounds and the user input
-    # are the very same objects, untouched.
+    # No correction survives; everything else is the very same object, old
+    # results included (phase 1 no longer shortens them).
     assert not any(m.transient for m in out)
-    assert out[1] is p["user"]
-    assert out[-len(p["r3"]) - len(p["r4"]) :] == [*p["r3"], *p["r4"]]
-    assert all(a is b for a, b in zip(out[-4:], [*p["r3"], *p["r4"]], strict=True))
-    assert is_truncation_of(out[3], p["r1"][1])
-    assert out[4] is p["r1"][2]  # short results stay as they were
+    assert all(a is b for a, b in zip(out, expected, strict=True))
+    assert out[3].content == "a" * 400
     assert MessageType.SUMMARY not in types_of(out)
+
+
+def test_tiered_phase_1_only_deletes_messages() -> None:
+    """Phase 1 keeps every other message as the very object it was, in the same
+    order, and an earlier summary stays where it is: the prompt up to the first
+    deleted message is unchanged."""
+    h = History()
+    h.user("An earlier question.")
+    h.round("p" * 300)
+    failed_before = h.failed("t" * 1200)
+    old_summary = summary_of("[summary one]")
+    h.messages.append(old_summary)
+    user = h.user("Report on record 42.")
+    h.reasoning("Let me look.")
+    blocked = h.blocked("[Step] call fetch first " * 20, "[Step] not executed")
+    h.round("a" * 300, "short")
+    failed_after = h.failed("u" * 1200)
+    h.round("b" * 300)
+    tail_start = len(h.messages)
+    h.blocked("[Prerequisite] fetch first")  # inside the protected tail: it stays
+    h.round("c" * 300)
+    h.round("d" * 300)
+    tail = h.messages[tail_start:]
+    removed = [*failed_before, *blocked, *failed_after]
+    expected = [m for m in h.messages if not contains(removed, m)]
+    budget = budget_for(expected, h.messages)
+
+    out, result, tokens = compact("tiered", h.messages, budget, summary="[summary two]")
+
+    assert result is not None and result.phase == 1
+    assert out == expected
+    assert_only_deletions(out, h.messages)
+    assert [m for m in h.messages if not contains(out, m)] == removed
+    assert all(m.transient for m in removed)
+    # The earlier summary is neither replaced nor moved.
+    assert [m.content for m in out if m.type is MessageType.SUMMARY] == ["[summary one]"]
+    summary_at = next(i for i, m in enumerate(out) if m is old_summary)
+    assert out[summary_at + 1] is user
+    assert all(a is b for a, b in zip(out[-len(tail) :], tail, strict=True))
+    assert tokens == size(out) <= int(budget * LOW_WATER)
 
 
 def test_tiered_keeps_keep_recent_rounds_whatever_their_size() -> None:
     h = History()
-    h.user("go")
+    user = h.user("go")
     rounds = [h.round(ch * 3000) for ch in "abcde"]
-    out, result, _ = compact("tiered", h.messages, 4000)
-    assert result is not None
     tail = [m for r in rounds[-KEEP_RECENT:] for m in r]
-    assert out[-len(tail) :] == tail
-    assert all(a is b for a, b in zip(out[-len(tail) :], tail, strict=True))
+    # With room for them, the protected rounds stay exactly as they were.
+    expected = [h.messages[0], user, *tail, summary_of()]
+    budget = budget_for(expected, h.messages)
+    out, result, _ = compact("tiered", h.messages, budget)
+    assert result is not None and result.phase == 2
+    assert out == expected
+    assert all(a is b for a, b in zip(out[2:-1], tail, strict=True))
+    # Without room even for them, they still stay: only their results shrink.
+    out, result, tokens = compact("tiered", h.messages, 4000)
+    assert result is not None and result.phase == 3
+    assert out == [h.messages[0], user, *[shortened(m) for m in tail], summary_of()]
+    for short, original in zip(out[2:-1], tail, strict=True):
+        if original.type is MessageType.TOOL_CALL:
+            assert short is original
+        else:
+            assert is_truncation_of(short, original)
+    assert tokens == size(out) <= int(4000 * LOW_WATER)
 
 
-def test_tiered_phase_2_drops_old_rounds_oldest_first_behind_one_summary() -> None:
+def test_tiered_phase_2_drops_old_rounds_oldest_first_and_appends_one_summary() -> None:
     h = History()
     user = h.user("Report on record 42.")
-    rounds = [h.round(ch * 150) for ch in "abcdefgh"]  # too short to truncate
-    # Rounds a..c go: one summary after the user input, d..h stay.
-    expected = [h.messages[0], user]
-    expected.append(Message(MessageRole.USER, SUMMARY_TEXT, MessageType.SUMMARY))
-    expected += [m for r in rounds[3:] for m in r]
+    rounds = [h.round(ch * 150) for ch in "abcdefgh"]
+    # Rounds a..c go; d..h stay as they were, and the summary comes after them.
+    expected = [h.messages[0], user, *[m for r in rounds[3:] for m in r], summary_of()]
     budget = budget_for(expected, h.messages)
     assert size([*expected, *rounds[2]]) > budget * LOW_WATER  # c must go too
 
@@ -294,13 +367,52 @@ def test_tiered_phase_2_drops_old_rounds_oldest_first_behind_one_summary() -> No
 
     assert result is not None and result.phase == 2
     assert out == expected
-    assert tokens == size(out) <= int(budget * LOW_WATER)
+    assert tokens == size(out) == result.tokens_after <= int(budget * LOW_WATER)
     summaries = [i for i, m in enumerate(out) if m.type is MessageType.SUMMARY]
-    assert summaries == [out.index(user) + 1]
-    assert out[summaries[0]].role is MessageRole.USER
+    assert summaries == [len(out) - 1]
+    assert out[-1].role is MessageRole.USER and out[-1].content == SUMMARY_TEXT
+    assert_only_deletions(out[:-1], h.messages)
 
 
-def test_a_second_compaction_replaces_the_summary_in_place() -> None:
+def test_tiered_phase_2_only_deletes_before_the_summary() -> None:
+    """Everything before the appended summary is an original message object, in
+    the original order: phase 2 only deletes (rounds, corrections, the old
+    summary) and appends."""
+    h = History()
+    earlier = h.user("An earlier question.")
+    old_round = h.round("p" * 300)
+    thinking = h.reasoning("thinking " * 10)
+    old_summary = summary_of("[summary one]")
+    h.messages.append(old_summary)
+    user = h.user("Report on record 42.")
+    blocked = h.blocked("[Step] call fetch first")
+    rounds = [h.round(ch * 300) for ch in "abcdef"]
+    tail_start = len(h.messages)
+    h.failed()
+    h.reasoning("Almost there.")
+    h.round("g" * 300)
+    h.blocked("[Step] not yet")
+    h.round("h" * 300)
+    tail = h.messages[tail_start:]
+    # The old round and rounds a, b go, with the correction and the old summary.
+    expected = [h.messages[0], earlier, thinking, user]
+    expected += [*[m for r in rounds[2:] for m in r], *tail, summary_of("[summary two]")]
+    budget = budget_for(expected, h.messages)
+    assert size([*expected, *rounds[1]]) > budget * LOW_WATER  # b must go too
+
+    out, result, tokens = compact("tiered", h.messages, budget, summary="[summary two]")
+
+    assert result is not None and result.phase == 2
+    assert out == expected
+    assert out[-1] == summary_of("[summary two]")
+    assert_only_deletions(out[:-1], h.messages)
+    gone = [m for m in h.messages if not contains(out, m)]
+    assert gone == [*old_round, old_summary, *blocked, *rounds[0], *rounds[1]]
+    assert all(a is b for a, b in zip(out[-1 - len(tail) : -1], tail, strict=True))
+    assert tokens == size(out) <= int(budget * LOW_WATER)
+
+
+def test_a_second_compaction_moves_the_summary_to_the_end() -> None:
     h = History()
     user = h.user("Report on record 42.")
     for ch in "abcdefgh":
@@ -308,57 +420,107 @@ def test_a_second_compaction_replaces_the_summary_in_place() -> None:
     budget = 1500
     first, r1, _ = compact("tiered", h.messages, budget, summary="[summary one]")
     assert r1 is not None and r1.phase == 2
+    assert first[-1] == summary_of("[summary one]")
     h.messages = list(first)
     for ch in "ijklmn":
         h.round(ch * 150)
+    grown = list(h.messages)
     second, r2, tokens = compact("tiered", h.messages, budget, summary="[summary two]")
 
     assert r2 is not None and r2.phase == 2
-    summaries = [m for m in second if m.type is MessageType.SUMMARY]
-    assert [m.content for m in summaries] == ["[summary two]"]
-    assert second[second.index(user) + 1] is summaries[0]
-    assert tokens <= int(budget * LOW_WATER)
-    # What the first compaction kept and the second did not drop is untouched.
-    kept_first = [m for m in first if m.type is not MessageType.SUMMARY]
-    survivors = [m for m in second if any(m is k for k in kept_first)]
-    assert survivors == [m for m in kept_first if m in survivors]
+    # The first summary is deleted from where it was; the new one comes last.
+    assert [m.content for m in second if m.type is MessageType.SUMMARY] == ["[summary two]"]
+    assert second[-1] == summary_of("[summary two]")
+    assert not contains(second, first[-1])
+    assert second[1] is user
+    assert tokens == size(second) <= int(budget * LOW_WATER)
+    # What the first compaction kept and the second did not drop is untouched,
+    # in the same order; the rounds that stayed are the newest ones.
+    assert_only_deletions(second[:-1], grown)
+    calls = [m for m in grown if m.type is MessageType.TOOL_CALL]
+    kept_calls = [m for m in second if m.type is MessageType.TOOL_CALL]
+    assert kept_calls and all(
+        a is b for a, b in zip(kept_calls, calls[-len(kept_calls) :], strict=True)
+    )
 
 
 def test_a_summary_in_the_protected_tail_is_replaced_not_duplicated() -> None:
     h = History()
-    h.user("An earlier question.")
+    earlier = h.user("An earlier question.")
     for ch in "pqrstu":
         h.round(ch * 150)
     user = h.user("A follow-up question.")
-    # Iteration 1 of the new turn: the earlier turn's oldest rounds go.
+    # Iteration 1 of the new turn: the earlier turn's oldest rounds go, and the
+    # summary is appended right after the new input (the end of the prompt).
     first, r1, _ = compact("tiered", h.messages, 1400, summary="[summary one]")
     assert r1 is not None and r1.phase == 2
     assert types_of(first).count(MessageType.SUMMARY) == 1
-    assert first[first.index(user) + 1].type is MessageType.SUMMARY
-    # Iteration 2: one new round, a large one; the earlier turn must shrink again.
+    assert first[-2] is user and first[-1] == summary_of("[summary one]")
+    # Iteration 2: one new round, a large one, after the summary, which is now
+    # in the protected tail; the earlier turn must shrink again.
     h.messages = list(first)
-    h.round("n" * 700)
-    second, r2, _ = compact("tiered", h.messages, 1400, summary="[summary two]")
-    assert r2 is not None
+    big = h.round("n" * 600)
+    grown = list(h.messages)
+    second, r2, tokens = compact("tiered", h.messages, 1400, summary="[summary two]")
+    assert r2 is not None and r2.phase == 2
+    # All of the earlier turn's rounds go; its input stays (phase 2 drops rounds).
+    assert second == [h.messages[0], earlier, user, *big, summary_of("[summary two]")]
     assert [m.content for m in second if m.type is MessageType.SUMMARY] == ["[summary two]"]
+    assert second[-1] == summary_of("[summary two]")
+    assert all(a is b for a, b in zip(second[-1 - len(big) : -1], big, strict=True))
+    assert_only_deletions(second[:-1], grown)
+    assert tokens == size(second) <= int(1400 * LOW_WATER)
 
 
 def test_tiered_never_makes_the_context_bigger() -> None:
     h = History()
-    h.user("Report on record 42.")
+    user = h.user("Report on record 42.")
     h.round("ok")
-    h.round("a" * 3000)
-    h.round("b" * 3000)
+    tail = [*h.round("a" * 3000), *h.round("b" * 3000)]
     summary = "[Earlier turns were removed to fit the context (iteration 4). " + (
         "Tools already called successfully: read. Still required: check.]"
     )
     budget = size(h.messages) + 20
-    _, result, tokens = compact("tiered", h.messages, budget, summary=summary)
+    out, result, tokens = compact("tiered", h.messages, budget, summary=summary)
     assert result is not None
     assert tokens <= size(h.messages)
+    # Dropping the small round does not pay for the summary; shortening the
+    # protected results does.
+    assert result.phase == 3
+    assert out == [h.messages[0], user, *[shortened(m) for m in tail], summary_of(summary)]
+    assert tokens == size(out) < size(h.messages)
 
 
-def test_tiered_phase_3_keeps_system_user_summary_and_the_protected_tail() -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: phase 2's fall-back to phase 1's result has no effect (phase 1 is "
+        "over the target, so the run always goes on to phase 3), and phase 3 "
+        "rebuilds from scratch with the summary appended; when it can drop and "
+        "shorten less than the summary costs, the result is bigger than phase "
+        "1's, here even over the budget that phase 1's result fits (the loop "
+        "then raises ContextBudgetExceededError)"
+    ),
+)
+def test_tiered_never_ends_bigger_than_its_phase_1() -> None:
+    h = History()
+    h.user("Report on record 42.")
+    h.failed("t" * 2000)  # a long wrong answer: phase 1 drops it
+    h.round("z")  # dropping this one saves less than the summary costs
+    h.round("x" * 100)
+    h.round("y" * 100)  # nothing in the protected rounds is long enough to shorten
+    phase1 = [m for m in h.messages if not m.transient]
+    budget = 400
+    assert int(budget * LOW_WATER) < size(phase1) <= budget < size(h.messages)
+
+    out, result, tokens = compact("tiered", h.messages, budget)
+
+    assert result is not None
+    assert tokens <= size(phase1)
+    assert out == phase1  # "phase 1's result is used"
+
+
+def phase_3_fixture(results: int) -> tuple[History, Message, list[Message]]:
     h = History()
     h.user("An earlier question.")
     h.round("old answer " * 10)
@@ -367,16 +529,43 @@ def test_tiered_phase_3_keeps_system_user_summary_and_the_protected_tail() -> No
     h.reasoning("more thinking " * 20)
     h.failed()
     h.round("e" * 150)
-    tail = [*h.round("f" * 3000), *h.round("g" * 3000)]
+    tail = [*h.round("f" * results), *h.round("g" * results)]
+    return h, user, tail
 
-    out, result, tokens = compact("tiered", h.messages, 4000)
+
+def test_tiered_phase_3_keeps_system_user_the_protected_tail_and_the_summary() -> None:
+    h, user, tail = phase_3_fixture(300)
+    expected = [h.messages[0], user, *tail, summary_of()]
+    budget = budget_for(expected, h.messages)
+
+    out, result, tokens = compact("tiered", h.messages, budget)
 
     assert result is not None and result.phase == 3
+    assert out == expected
     assert out[0] is h.messages[0]
     assert out[1] is user
-    assert out[2].type is MessageType.SUMMARY and out[2].content == SUMMARY_TEXT
-    assert out[3:] == tail
-    assert tokens == size(out)
+    # The protected tail fits as it is: nothing is shortened.
+    assert all(a is b for a, b in zip(out[2:-1], tail, strict=True))
+    assert out[-1] == summary_of()
+    assert tokens == size(out) <= int(budget * LOW_WATER)
+
+
+def test_tiered_phase_3_shortens_protected_results_only_as_a_last_resort() -> None:
+    h, user, tail = phase_3_fixture(3000)
+    budget = 4000
+    assert size([h.messages[0], user, *tail, summary_of()]) > budget * LOW_WATER
+
+    out, result, tokens = compact("tiered", h.messages, budget)
+
+    assert result is not None and result.phase == 3
+    assert out == [h.messages[0], user, *[shortened(m) for m in tail], summary_of()]
+    assert out[0] is h.messages[0] and out[1] is user
+    for short, original in zip(out[2:-1], tail, strict=True):
+        if original.type is MessageType.TOOL_CALL:
+            assert short is original
+        else:
+            assert is_truncation_of(short, original)
+    assert tokens == size(out) <= int(budget * LOW_WATER)
 
 
 def test_tiered_phase_3_keeps_only_the_current_input_when_a_question_repeats() -> None:
@@ -385,24 +574,29 @@ def test_tiered_phase_3_keeps_only_the_current_input_when_a_question_repeats() -
     h.round("old answer " * 10)
     user = h.user("continue")
     h.round("e" * 150)
-    tail = [*h.round("f" * 3000), *h.round("g" * 3000)]
+    tail = [*h.round("f" * 300), *h.round("g" * 300)]
+    expected = [h.messages[0], user, *tail, summary_of()]
+    budget = budget_for(expected, h.messages)
 
-    out, result, _ = compact("tiered", h.messages, 4000)
+    out, result, _ = compact("tiered", h.messages, budget)
 
     assert result is not None and result.phase == 3
-    assert [m.type for m in out[:3]] == [
+    assert out == expected
+    assert types_of(out) == [
         MessageType.SYSTEM_PROMPT,
         MessageType.USER_INPUT,
+        *types_of(tail),
         MessageType.SUMMARY,
     ]
     assert out[1] is user
-    assert out[3:] == tail
+    assert all(a is b for a, b in zip(out[2:-1], tail, strict=True))
 
 
 def test_tiered_lands_at_or_under_low_water_when_possible() -> None:
+    phases = set()
     for budget in range(2000, 20000, 997):
         h = History()
-        h.user("Report on record 42.")
+        user = h.user("Report on record 42.")
         for i in range(12):
             h.round(chr(97 + i) * (100 + 300 * (i % 4)), "ok")
             if i % 3 == 0:
@@ -411,17 +605,28 @@ def test_tiered_lands_at_or_under_low_water_when_possible() -> None:
         if result is None:
             assert size(h.messages) <= budget * TRIGGER
             continue
+        phases.add(result.phase)
         assert tokens == size(out)
-        if result.phase < 3:
-            assert tokens <= int(budget * LOW_WATER), (budget, result)
+        target = int(budget * LOW_WATER)
+        if result.phase == 1:
+            assert tokens <= target, (budget, result)
+            assert_only_deletions(out, h.messages)
+        elif result.phase == 2:
+            assert tokens <= target, (budget, result)
+            assert out[-1] == summary_of()
+            assert_only_deletions(out[:-1], h.messages)
         else:
-            # Over LOW_WATER only when nothing else is left to remove.
-            assert types_of(out[:3]) == [
-                MessageType.SYSTEM_PROMPT,
-                MessageType.USER_INPUT,
-                MessageType.SUMMARY,
-            ]
-            assert out[3:] == h.messages[-8:]  # the last two rounds and a nudge before
+            # Over LOW_WATER only when nothing else is left to remove or shorten.
+            tail = h.messages[-8:]  # the last two rounds and a nudge before
+            assert out[0] is h.messages[0] and out[1] is user
+            assert out[-1] == summary_of()
+            untouched = [h.messages[0], user, *tail, summary_of()]
+            if all(a is b for a, b in zip(out[2:-1], tail, strict=True)):
+                assert tokens <= target, (budget, result)
+            else:
+                assert size(untouched) > target
+                assert out[2:-1] == [shortened(m) for m in tail]
+    assert phases == {2, 3}
 
 
 # --------------------------------------------------------------------------- sliding window
@@ -541,11 +746,13 @@ def assert_valid_pairing(messages: list[Message]) -> None:
 
 
 def assert_subsequence(out: list[Message], original: list[Message]) -> None:
-    """Every kept message appears in the original, in the same order; only the
-    summary is new and only tool results may be shortened."""
+    """Every message is one of the original's, in the same order — the very
+    object, or a shortened tool result — except a new summary, which can only
+    be the last message."""
     pos = -1
-    for msg in out:
-        if msg.type is MessageType.SUMMARY:
+    for k, msg in enumerate(out):
+        if msg.type is MessageType.SUMMARY and not contains(original, msg):
+            assert k == len(out) - 1, f"a new summary at {k} of {len(out)}, not at the end"
             continue
         for j in range(pos + 1, len(original)):
             if msg is original[j] or is_truncation_of(msg, original[j]):
@@ -555,7 +762,67 @@ def assert_subsequence(out: list[Message], original: list[Message]) -> None:
             raise AssertionError(f"{msg} is not in the original after position {pos}")
 
 
-def check_invariants(before: list[Message], out: list[Message]) -> None:
+def protected_suffix(before: list[Message]) -> list[Message]:
+    """Messages every strategy keeps: everything from the KEEP_RECENT-th last
+    (unblocked) round after the current input on, summaries aside."""
+    last_user = max(i for i, m in enumerate(before) if m.type is MessageType.USER_INPUT)
+    calls = [
+        i
+        for i, m in enumerate(before)
+        if i > last_user and m.type is MessageType.TOOL_CALL and not m.transient
+    ]
+    start = calls[-KEEP_RECENT] if len(calls) >= KEEP_RECENT else last_user + 1
+    return [m for m in before[start:] if m.type is not MessageType.SUMMARY]
+
+
+def check_tiered_phases(
+    before: list[Message],
+    out: list[Message],
+    result: CompactionResult | None,
+    budget: int,
+    summary: str,
+) -> None:
+    """What each phase may do, and nothing more."""
+    if result is None:
+        return
+    new = [m for m in out if not contains(before, m)]
+    removed = [m for m in before if not contains(out, m)]
+    if result.phase == 1:
+        # Only deletions, and only of corrections and failed attempts.
+        assert new == []
+        assert all(m.transient for m in removed), removed
+    elif result.phase == 2:
+        # Only deletions (rounds, corrections, the old summary) and one summary
+        # appended at the very end.
+        assert len(new) == 1 and new[0] is out[-1] and out[-1] == summary_of(summary)
+        assert not any(
+            m.type in (MessageType.SYSTEM_PROMPT, MessageType.USER_INPUT, MessageType.REASONING)
+            for m in removed
+        ), removed
+    else:
+        assert result.phase == 3
+        # System, current input, the protected tail (without old summaries;
+        # shortened only if it did not fit as it is), the new summary.
+        current = [m for m in before if m.type is MessageType.USER_INPUT][-1]
+        assert out[0] is before[0] and out[1] is current and out[-1] == summary_of(summary)
+        kept = out[2:-1]
+        originals = [m for m in before if m.type is not MessageType.SUMMARY]
+        tail = originals[len(originals) - len(kept) :]
+        assert MessageType.USER_INPUT not in types_of(tail)
+        if not all(a is b for a, b in zip(kept, tail, strict=True)):
+            assert kept == [shortened(m) for m in tail]
+            untouched = [out[0], current, *tail, out[-1]]
+            assert size(untouched) > int(budget * LOW_WATER)
+
+
+def check_invariants(
+    before: list[Message],
+    out: list[Message],
+    result: CompactionResult | None = None,
+    strategy: str = "none",
+    budget: int = 0,
+    summary: str = SUMMARY_TEXT,
+) -> None:
     assert out[0] is before[0]
     assert out[0].type is MessageType.SYSTEM_PROMPT
     last_user = [m for m in before if m.type is MessageType.USER_INPUT][-1]
@@ -563,6 +830,18 @@ def check_invariants(before: list[Message], out: list[Message]) -> None:
     assert_valid_pairing(out)
     assert_subsequence(out, before)
     assert sum(m.type is MessageType.SUMMARY for m in out) <= 1
+    # The protected recent rounds (and whatever follows them) are never dropped;
+    # only phase 3's last resort may shorten their results.
+    survivors = [m for m in out if m.type is not MessageType.SUMMARY]
+    protected = protected_suffix(before)
+    assert len(survivors) >= len(protected)
+    for kept, original in zip(survivors[len(survivors) - len(protected) :], protected, strict=True):
+        assert kept is original or is_truncation_of(kept, original), (kept, original)
+    if strategy == "tiered":
+        check_tiered_phases(before, out, result, budget, summary)
+    else:
+        # Nothing new: no summary, nothing shortened.
+        assert all(contains(before, m) for m in out)
 
 
 strategies = st.sampled_from(["none", "sliding_window", "tiered"])
@@ -581,12 +860,13 @@ def test_compaction_keeps_histories_valid(
 ) -> None:
     assert_valid_pairing(history)  # the generator's own contract
     out, result, tokens = compact(strategy, history, budget)
-    check_invariants(history, out)
+    check_invariants(history, out, result, strategy, budget)
     assert tokens == size(out)
     if result is not None:
         assert result.tokens_before == size(history)
         assert result.tokens_after == tokens
         assert result.messages_before == len(history)
+        assert result.messages == out
     else:
         assert out is history
 
@@ -594,9 +874,14 @@ def test_compaction_keeps_histories_valid(
 @PROPERTY_SETTINGS
 @given(history=histories(), budget=st.integers(50, 60000), strategy=strategies)
 def test_compaction_never_adds_tokens(history: list[Message], budget: int, strategy: str) -> None:
-    out, _, tokens = compact(strategy, history, budget)
-    # Compaction never makes the model's view bigger, summary included.
+    out, result, tokens = compact(strategy, history, budget)
+    # Compaction never makes the model's view bigger, summary included; when it
+    # would not make it smaller, it does not happen.
     assert tokens == size(out) <= size(history)
+    if result is not None:
+        assert tokens < size(history)
+    else:
+        assert out is history
 
 
 @PROPERTY_SETTINGS
@@ -630,15 +915,18 @@ def test_repeated_compaction_keeps_histories_valid(
         else:
             renumbered.append(m)
     grown = [*first, *renumbered]
-    second, _, tokens = compact(strategy, grown, budget, summary="[second summary]")
+    second, result, tokens = compact(strategy, grown, budget, summary="[second summary]")
     assert second[0] is history[0]
-    assert_valid_pairing(second)
-    assert_subsequence(second, grown)
     last_user = [m for m in history if m.type is MessageType.USER_INPUT][-1]
     assert any(m is last_user for m in second)
+    # Valid pairing, only deletions (and phase 3's shortening), the protected
+    # tail kept, a new summary only at the end, what each phase may do.
+    check_invariants(grown, second, result, strategy, budget, summary="[second summary]")
     assert tokens == size(second)
     # A second compaction replaces the summary; it never adds another one.
     assert sum(m.type is MessageType.SUMMARY for m in second) <= 1
+    if result is not None and result.phase >= 2:
+        assert "[first summary]" not in [m.content for m in second]
     assert tokens <= size(grown)
 
 
@@ -708,9 +996,11 @@ def reading_script(pages: int) -> ScriptedBackend:
 async def test_the_loop_compacts_what_the_model_sees_but_not_the_transcript() -> None:
     backend = reading_script(8)
     compactions: list[tuple[CompactionResult, int]] = []
+    views: list[list[Message]] = []
 
     async def on_compact(result: CompactionResult, iteration: int) -> None:
         compactions.append((result, iteration))
+        views.append(list(result.messages))  # the loop goes on appending to it
 
     result = await run_workflow(
         context_workflow(),
@@ -722,29 +1012,34 @@ async def test_the_loop_compacts_what_the_model_sees_but_not_the_transcript() ->
 
     assert result.terminal_tool == "submit"
     assert compactions, "a 2000-token budget cannot hold eight 500-token results"
-    for event, iteration in compactions:
-        assert event.strategy == "tiered"
-        assert event.tokens_before > 2000 * TRIGGER
-        assert event.tokens_after <= 2000
-        assert 1 <= iteration <= result.iterations
     # The transcript is the whole conversation: every result at full length.
     t = result.transcript
     results = [m for m in t if m.type is MessageType.TOOL_RESULT]
     assert len(results) == 9
     assert all(LONG_OUTPUT in m.content for m in results[:8])
     assert MessageType.SUMMARY not in types_of(t)
-    # What the backend received after the first compaction is the compacted view.
     requests: list[ChatRequest] = list(backend.requests)
     assert len(requests) == 9
+    for (event, iteration), view in zip(compactions, views, strict=True):
+        assert event.strategy == "tiered"
+        assert event.tokens_before > 2000 * TRIGGER
+        assert event.tokens_after <= 2000 * LOW_WATER
+        assert 1 <= iteration <= result.iterations
+        # Old rounds go behind a summary at the very end of what the model sees:
+        # exactly what the backend received at that iteration.
+        assert event.phase == 2
+        sent = requests[iteration - 1].messages
+        assert sent == view
+        assert sent[-1].type is MessageType.SUMMARY
+        assert_only_deletions(sent[:-1], t)
+    # What the backend received after the first compaction is the compacted view:
+    # transcript messages, unchanged and in order, and one summary.
     first = compactions[0][1]
     for req in requests[first - 1 :]:
         assert estimate_tokens(req.messages) <= 2000
         assert len(req.messages) < len(t)
-        shortened = any(
-            m.type is MessageType.SUMMARY or m.content.endswith("…[truncated]")
-            for m in req.messages
-        )
-        assert shortened
+        assert types_of(req.messages).count(MessageType.SUMMARY) == 1
+        assert_only_deletions([m for m in req.messages if m.type is not MessageType.SUMMARY], t)
         assert req.messages[0] is t[0] and req.messages[1] is t[1]
         assert_valid_pairing(req.messages)
     for req in requests[: first - 1]:
@@ -885,14 +1180,48 @@ async def test_compaction_never_fails_a_run_that_fits_without_it() -> None:
 
 
 async def test_with_compaction_a_context_that_cannot_fit_fails_the_run() -> None:
-    # The protected tail alone (2 rounds of ~500 tokens) exceeds a 900-token budget.
+    # Even phase 3's last resort — the system prompt, the input, the two
+    # protected rounds with their results shortened and the summary — needs
+    # more than a 150-token budget once there are two rounds.
     backend = reading_script(8)
-    backend.context_budget_tokens = 900
+    backend.context_budget_tokens = 150
+    seen: list[CompactionResult] = []
+
+    async def on_compact(result: CompactionResult, iteration: int) -> None:
+        seen.append(result)
+
     with pytest.raises(ContextBudgetExceededError) as info:
         await run_workflow(
             context_workflow(),
             "Read the pages, then submit.",
             backend=backend,
             executor=LongOutputs(),
+            on_compact=on_compact,
         )
-    assert int(info.value.details["estimated_tokens"]) > 900
+    err = info.value
+    assert seen and all(r.phase == 3 for r in seen)
+    last = seen[-1]
+    assert types_of(last.messages) == [
+        MessageType.SYSTEM_PROMPT,
+        MessageType.USER_INPUT,
+        MessageType.TOOL_CALL,
+        MessageType.TOOL_RESULT,
+        MessageType.TOOL_CALL,
+        MessageType.TOOL_RESULT,
+        MessageType.SUMMARY,
+    ]
+    assert all(
+        m.content.endswith(" …[truncated]")
+        for m in last.messages
+        if m.type is MessageType.TOOL_RESULT
+    )
+    assert int(err.details["estimated_tokens"]) == last.tokens_after > 150
+    assert err.details["budget_tokens"] == "150"
+    # It fails before sending a context that does not fit; what was sent did.
+    requests = list(backend.requests)
+    assert requests and all(estimate_tokens(r.messages) <= 150 for r in requests)
+    assert len(requests) == err.iterations - 1
+    # The transcript still has every result at full length.
+    results = [m for m in err.transcript if m.type is MessageType.TOOL_RESULT]
+    assert len(results) == len(requests)
+    assert all(LONG_OUTPUT in m.content for m in results)
