@@ -125,7 +125,8 @@ class Compactor:
         if after >= tokens:
             # Nothing could be removed profitably: leave the context as it was.
             return messages, None, tokens
-        result = CompactionResult(out, self.strategy, phase, tokens, after, len(messages))
+        # A copy: the loop keeps appending to the list it sends to the model.
+        result = CompactionResult(list(out), self.strategy, phase, tokens, after, len(messages))
         return out, result, after
 
     def _split(self, messages: list[Message]) -> tuple[list[_Unit], list[_Unit], list[_Unit]]:
@@ -206,6 +207,9 @@ class Compactor:
             out, tokens = await measure(
                 head + current_user + [_truncated(u) for u in rest] + [note]
             )
+        if tokens >= phase1_tokens:
+            # What phase 3 removes costs less than the summary it adds.
+            return phase1_out, phase1_tokens, 1
         return out, tokens, 3
 
 

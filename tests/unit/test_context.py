@@ -491,17 +491,6 @@ def test_tiered_never_makes_the_context_bigger() -> None:
     assert tokens == size(out) < size(h.messages)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: phase 2's fall-back to phase 1's result has no effect (phase 1 is "
-        "over the target, so the run always goes on to phase 3), and phase 3 "
-        "rebuilds from scratch with the summary appended; when it can drop and "
-        "shorten less than the summary costs, the result is bigger than phase "
-        "1's, here even over the budget that phase 1's result fits (the loop "
-        "then raises ContextBudgetExceededError)"
-    ),
-)
 def test_tiered_never_ends_bigger_than_its_phase_1() -> None:
     h = History()
     h.user("Report on record 42.")
