@@ -181,6 +181,10 @@ class _Run:
         self.call_seq = 0
         # (name, args) of the last batch that ran successfully, for check_repeats.
         self.last_success: list[tuple[str, dict[str, Any]]] = []
+        # The last batch whose every call found nothing (resolution errors),
+        # with the messages: the same lookup again cannot find anything else.
+        self.last_unresolved: list[tuple[str, dict[str, Any]]] = []
+        self.last_unresolved_errors: list[str] = []
         self.banned: set[str] = set()
 
     def next_call_id(self) -> str:
@@ -276,6 +280,8 @@ class _Run:
                 return None
             if not await self.check_prerequisites(infos):
                 return None
+        # Only a batch that passed every check ends a streak of invalid ones.
+        self.retries = 0
         self.premature = 0
         self.prereq_violations = 0
         return await self.run_tools(infos)
@@ -337,6 +343,15 @@ class _Run:
         repeat would waste a tool call and usually loops until max_iterations.
         """
         repeated = [(c.name, c.args) for c in infos]
+        if self.last_unresolved and repeated == self.last_unresolved:
+            hint = nudges.repeated_unresolved([c.name for c in infos], self.last_unresolved_errors)
+            await self.reject_batch(
+                infos, dict.fromkeys(range(len(infos)), hint), MessageType.RETRY_NUDGE
+            )
+            self.record_retry(
+                f"the model repeated a lookup of {infos[0].name!r} that found nothing"
+            )
+            return False
         if not self.last_success or repeated != self.last_success:
             return True
         hint = nudges.repeated_call(
@@ -385,7 +400,6 @@ class _Run:
                 where = "/".join(str(p) for p in error.absolute_path) or "(root)"
                 problems[i] = nudges.invalid_arguments(call.name, f"at '{where}': {error.message}")
         if not problems:
-            self.retries = 0
             return True
         await self.reject_batch(
             infos,
@@ -517,6 +531,9 @@ class _Run:
                 transcript=list(self.transcript),
             )
         self.last_success = [(c.name, c.args) for c in infos] if all(o.ok for o in outcomes) else []
+        unresolved = all(not o.ok and o.error_kind is ToolErrorKind.RESOLUTION for o in outcomes)
+        self.last_unresolved = [(c.name, c.args) for c in infos] if unresolved else []
+        self.last_unresolved_errors = [o.error or "" for o in outcomes] if unresolved else []
         if hard_errors:
             self.tool_errors += 1
             if self.tool_errors > self.opts.tool_error_budget:

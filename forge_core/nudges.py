@@ -68,3 +68,13 @@ def compaction_summary(completed: list[str], pending: list[str], iteration: int)
         f"[Earlier turns were removed to fit the context (iteration {iteration}). "
         f"Tools already called successfully: {done}.{todo}]"
     )
+
+
+def repeated_unresolved(names: list[str], errors: list[str]) -> str:
+    what = ", ".join(repr(n) for n in names)
+    why = "; ".join(e for e in errors if e) or "nothing was found"
+    return (
+        f"[Repeated] You already called {what} with exactly these arguments and it found "
+        f"nothing ({why}). Calling it again cannot change that: use different arguments "
+        "or another tool."
+    )

@@ -651,3 +651,45 @@ async def test_constrained_decoding_switch_is_forwarded() -> None:
     backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
     await run([], backend=backend, options=RunOptions(constrained_decoding=False))
     assert [r.constrained for r in backend.requests] == [False, False]
+
+
+async def test_repeating_a_lookup_that_found_nothing_is_rejected_and_counted() -> None:
+    """The 270M model repeated an identical 'not found' call until max_iterations
+    (eval: 15 times per run); the identical repeat now costs a retry instead of
+    another tool execution."""
+    from forge_core.backends.scripted import ScriptedBackend, call
+    from forge_core.errors import ToolCallError
+    from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
+    from forge_core.workflow import RunOptions, ToolSpec, Workflow
+
+    executed: list[dict[str, object]] = []
+
+    class NotFound:
+        async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            executed.extend(c.args for c in calls)
+            return [
+                ToolOutcome(error="no user named Bob", error_kind=ToolErrorKind.RESOLUTION)
+                for _ in calls
+            ]
+
+    schema = {"type": "object", "properties": {"user": {"type": "string"}}}
+    wf = Workflow(
+        "lookup",
+        tools=[ToolSpec("find_user", "Find", schema), ToolSpec("done", "Done", schema)],
+        required_steps=["find_user"],
+        terminal_tools=["done"],
+    )
+    backend = ScriptedBackend(scripts={"lookup": [call("find_user", user="Bob")] * 10})
+    with pytest.raises(ToolCallError) as failed:
+        await run_workflow(
+            wf,
+            "Find Bob",
+            backend=backend,
+            executor=NotFound(),
+            options=RunOptions(max_retries=2, max_iterations=10),
+        )
+    # Executed once; the next three identical calls were rejected (3 > max_retries 2).
+    assert executed == [{"user": "Bob"}]
+    assert failed.value.iterations == 4
+    nudges = [m.content for m in failed.value.transcript if m.content.startswith("[Repeated]")]
+    assert len(nudges) == 3 and "no user named Bob" in nudges[0]

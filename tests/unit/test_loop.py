@@ -650,8 +650,10 @@ async def test_resolution_errors_do_not_count_and_do_not_complete_a_step() -> No
         [
             call("fetch", id="zz"),
             call("submit", answer="x"),  # premature: the failed fetch is no step
-            call("fetch", id="zz"),
-            call("fetch", id="zz"),
+            # Different ids: an identical repeat of a lookup that found nothing
+            # is rejected by the repeat guard (test_guardrail_switches).
+            call("fetch", id="yy"),
+            call("fetch", id="xx"),
             call("fetch", id="1"),
             call("submit", answer="x"),
         ],
