@@ -25,14 +25,16 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.compaction_cache import (  # the workflow the benchmark measures too
+    InspectionTools,
+    NextStepOnly,
+    inspection_workflow,
+)
 from forge_client import ForgeClient
 from forge_client import RunOptions as ClientRunOptions
 from forge_client import Workflow as ClientWorkflow
 from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
     ChatRequest,
-    ChunkSink,
     Usage,
 )
 from forge_core.backends.llama_server import LlamaServerBackend, parse_props, read_props
@@ -45,9 +47,9 @@ from forge_core.llama_process import (
     bundled_model,
     start_managed,
 )
-from forge_core.loop import ToolOutcome, run_workflow
+from forge_core.loop import run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, validate_workflow
+from forge_core.workflow import RunOptions, ToolSpec
 from tests.helpers import address, running_server
 
 pytestmark = pytest.mark.e2e
@@ -389,98 +391,7 @@ async def test_run_survives_a_llama_server_that_is_still_loading() -> None:
 
 # --------------------------------------------------------------------------- prompt cache
 
-STEPS = 9
 CACHE_BUDGET = 2600
-
-
-def inspection_output(k: int) -> str:
-    """Deterministic tool output, 170-300 tokens for the bundled model."""
-    lines = 4 + (k * 3) % 4
-    return "\n".join(
-        f"Part {k}, reading {j}: sensor S{k}{j:02d} at {20 + (k * j) % 13}.{(k + j) % 10} C, "
-        f"pressure {990 + (k * 7 + j * 3) % 40} hPa, vibration {(k * j) % 9}.{j} mm/s, "
-        f"status {'nominal' if (k + j) % 4 else 'check'}."
-        for j in range(1, lines + 1)
-    )
-
-
-def inspection_workflow(session: str) -> Workflow:
-    tools = [
-        ToolSpec(
-            f"step_{k}",
-            f"Read part {k} of the inspection log.",
-            {"type": "object", "properties": {}},
-            prerequisites=[Prerequisite(f"step_{k - 1}")] if k > 1 else [],
-        )
-        for k in range(1, STEPS + 1)
-    ]
-    tools.append(
-        ToolSpec(
-            "finish",
-            "Report the inspection result. Ends the task.",
-            {
-                "type": "object",
-                "properties": {"status": {"type": "string", "enum": ["ok", "check"]}},
-                "required": ["status"],
-            },
-        )
-    )
-    wf = Workflow(
-        "inspection",
-        tools,
-        required_steps=[f"step_{k}" for k in range(1, STEPS + 1)],
-        terminal_tools=["finish"],
-        # A fresh first line per run: nothing from earlier runs is in the cache.
-        system_prompt=f"Session {session}. You are an inspection agent that calls tools.\n"
-        "Read every part of the inspection log in order, then report the result.",
-    )
-    validate_workflow(wf)
-    return wf
-
-
-class InspectionTools:
-    def __init__(self) -> None:
-        self.done: list[str] = []
-
-    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
-        outcomes = []
-        for c in calls:
-            self.done.append(c.name)
-            if c.name.startswith("step_"):
-                outcomes.append(ToolOutcome(output=inspection_output(int(c.name[5:]))))
-            else:
-                outcomes.append(ToolOutcome(output=str(c.args.get("status", ""))))
-        return outcomes
-
-
-class NextStepOnly:
-    """The real backend, with each turn's grammar narrowed to the next step.
-
-    The model's choice is not what this measures: with one allowed tool every
-    run makes the same calls, so the prompts (and their cache hits) are
-    reproducible. The prompt is unchanged (the tool list in it is the full one).
-    """
-
-    def __init__(self, inner: LlamaServerBackend, tools: InspectionTools) -> None:
-        self.inner = inner
-        self.tools = tools
-
-    def info(self) -> BackendInfo:
-        return self.inner.info()
-
-    async def count_tokens(self, request: ChatRequest) -> int:
-        return await self.inner.count_tokens(request)
-
-    def forget_run(self, run_id: str) -> None:
-        self.inner.forget_run(run_id)
-
-    async def aclose(self) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
-        pending = [f"step_{k}" for k in range(1, STEPS + 1) if f"step_{k}" not in self.tools.done]
-        request.allowed = pending[:1] or ["finish"]
-        return await self.inner.complete(request, on_chunk)
 
 
 def cache_table(usage: Usage, compacted_at: set[int]) -> str:
