@@ -11,13 +11,19 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import socket
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from forge_core.backends.llama_server import LlamaServerBackend
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +85,15 @@ class LlamaServerConfig:
     cache_reuse: int = 64
     cache_type_k: str = ""
     cache_type_v: str = ""
+    # Where llama-server may save slot files (--slot-save-path): Forge keeps
+    # each workflow's first prompt there (prefix_snapshots.py). None with
+    # prefix_snapshots: a temporary directory that lives as long as the server.
+    slot_save_path: Path | None = None
+    prefix_snapshots: bool = True
     extra_args: list[str] = field(default_factory=list)
     startup_timeout_s: float = 180.0
 
-    def argv(self, port: int) -> list[str]:
+    def argv(self, port: int, slot_save_path: Path | None = None) -> list[str]:
         args = [
             str(self.binary),
             "--model", str(self.model_path),
@@ -103,6 +114,8 @@ class LlamaServerConfig:
             args += ["--cache-type-k", self.cache_type_k]
         if self.cache_type_v:
             args += ["--cache-type-v", self.cache_type_v]
+        if slot_save_path is not None:
+            args += ["--slot-save-path", str(slot_save_path)]
         return args + self.extra_args
 
 
@@ -130,6 +143,14 @@ class ManagedLlamaServer:
         self._stopping = False
         self._restart_times: deque[float] = deque()
         self.restarts = 0
+        self._own_slot_dir = False
+        self.slot_dir: Path | None = config.slot_save_path
+
+    def attach(self, backend: LlamaServerBackend) -> None:
+        """Let `backend` wait out restarts and use this server's slot files."""
+        backend.wait_ready = self.wait_ready
+        if self.slot_dir is not None and self.config.prefix_snapshots:
+            backend.enable_prefix_snapshots(self.slot_dir)
 
     @property
     def url(self) -> str:
@@ -141,6 +162,9 @@ class ManagedLlamaServer:
 
     async def start(self) -> None:
         self._stopping = False
+        if self.slot_dir is None and self.config.prefix_snapshots:
+            self.slot_dir = Path(tempfile.mkdtemp(prefix="forge-slots-"))
+            self._own_slot_dir = True
         await self._spawn()
         self._ready.set()
         self._watch = asyncio.create_task(self._supervise())
@@ -197,7 +221,7 @@ class ManagedLlamaServer:
         if self._pump is not None:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
-        argv = self.config.argv(self.port)
+        argv = self.config.argv(self.port, self.slot_dir)
         log.info("starting llama-server: %s", " ".join(argv))
         self._proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -264,6 +288,9 @@ class ManagedLlamaServer:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
             self._pump = None
+        if self._own_slot_dir and self.slot_dir is not None:
+            shutil.rmtree(self.slot_dir, ignore_errors=True)
+            self.slot_dir, self._own_slot_dir = None, False
 
 
 async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedLlamaServer:

@@ -37,6 +37,7 @@ from forge_core.errors import (
 )
 from forge_core.grammar import build_grammar
 from forge_core.parsing import parse_response
+from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
 from forge_core.slots import SlotScheduler
 
@@ -99,6 +100,10 @@ class LlamaServerBackend:
         # so in-flight inference retries instead of failing the run.
         self.wait_ready: Callable[[], Awaitable[None]] | None = None
         self.scheduler = SlotScheduler(slots)
+        # Runs that have had a model call answered (their first call may
+        # restore a saved workflow prefix first).
+        self._started: set[str] = set()
+        self.snapshots: PrefixSnapshots | None = None
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
         self._http = httpx.AsyncClient(
@@ -274,6 +279,22 @@ class LlamaServerBackend:
 
     def forget_run(self, run_id: str) -> None:
         self.scheduler.forget(run_id)
+        self._started.discard(run_id)
+
+    def enable_prefix_snapshots(self, directory: Path | None = None) -> None:
+        """Save each workflow's first prompt and restore it for later runs
+        (the server needs --slot-save-path; `directory` is it, if local)."""
+        self.snapshots = PrefixSnapshots(self._http, directory)
+
+    async def _restore_prefix(self, slot: int, request: ChatRequest, key: str) -> None:
+        """Before a run's first call: put its workflow's saved prefix on the slot,
+        unless another live run keeps its own conversation there."""
+        if self.snapshots is None or not key or not self.snapshots.has(key):
+            return
+        others = [r for r, s in self.scheduler.affinity.items() if s == slot]
+        if any(r != request.run_id for r in others):
+            return
+        await self.snapshots.restore(slot, key)
 
     async def _complete_on(
         self, slot: int, request: ChatRequest, on_chunk: ChunkSink | None
@@ -285,6 +306,10 @@ class LlamaServerBackend:
         body = self.request_body(request)
         # Pinning keeps the run on the slot that holds its KV cache.
         body["id_slot"] = slot
+        first = request.run_id not in self._started
+        key = snapshot_key(body) if first and self.snapshots is not None else ""
+        if key:
+            await self._restore_prefix(slot, request, key)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self.wait_ready else 0)
         for attempt in range(1, attempts + 1):
@@ -292,6 +317,10 @@ class LlamaServerBackend:
                 reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
                 self._calibrate(body, reply.usage.prompt_tokens)
                 reply.usage.slot = slot
+                if first:
+                    self._started.add(request.run_id)
+                    if key and self.snapshots is not None:
+                        await self.snapshots.save(slot, key)
                 return reply
             except (httpx.TransportError, _BrokenStream) as exc:
                 if attempt == attempts:

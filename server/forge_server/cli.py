@@ -93,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--cache-type-k", default="", help="managed: KV cache type for K (e.g. q8_0)")
     be.add_argument("--cache-type-v", default="", help="managed: KV cache type for V")
     be.add_argument(
+        "--prefix-snapshots",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="save each workflow's first prompt cache to a slot file and restore it when the "
+        "workflow runs again (auto: on for a managed server, which gets a --slot-save-path; "
+        "on: also for an external one started with --slot-save-path)",
+    )
+    be.add_argument(
         "--budget-mode",
         choices=["backend", "manual", "forge-full", "forge-fast"],
         default="backend",
@@ -150,6 +158,7 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
                 threads=args.threads,
                 cache_type_k=args.cache_type_k,
                 cache_type_v=args.cache_type_v,
+                prefix_snapshots=args.prefix_snapshots != "off",
             )
             managed = await start_managed(config, args.budget_mode)
             url = managed.url
@@ -161,8 +170,10 @@ async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
             tool_call_mode=args.tool_call_mode,
         )
         if managed is not None:
-            backend.wait_ready = managed.wait_ready
+            managed.attach(backend)
             backend.info().kv_cache_type = args.cache_type_k or "f16"
+        elif args.prefix_snapshots == "on":
+            backend.enable_prefix_snapshots()
         try:
             yield backend
         finally:
