@@ -1,12 +1,12 @@
 """Compaction vs. llama-server's prompt cache: what each compaction costs.
 
 One managed llama-server (bundled Gemma 3 270M, one slot, --ctx-size 4096,
---swa-full, --cache-reuse 64: LlamaServerConfig's cache defaults) runs the
-same 10-iteration workflow once per variant: nine required steps whose tools
-return 170-300 tokens of deterministic text, then a terminal tool. Each turn's
-grammar admits only the next tool, so every variant makes the same calls and
-only the compaction differs. The context budget (2600 tokens by default)
-makes compaction fire during the run.
+--swa-full, --cache-reuse 64 and a --slot-save-path for prefix snapshots:
+LlamaServerConfig's defaults) runs each workload of bench/workloads.py (nine
+required steps with deterministic tool results, then a terminal tool) once
+per variant. Each turn's grammar admits only the next tool, so every variant
+makes the same calls and only the compaction differs. Each workload's context
+budget makes compaction fire during its 10 iterations.
 
 Variants:
   tiered              Forge's Compactor (forge_core.context), as the engine runs it.
@@ -16,18 +16,19 @@ Variants:
                       then drops the oldest rounds behind a summary.
   none                no compaction and a budget it never reaches: every
                       iteration only appends (the best case for the cache).
-  drop-only (sketch)  not the engine: removes whole units oldest first and
-                      appends the summary at the end, so that every compaction
-                      only deletes spans, which llama-server's --cache-reuse
-                      can shift; shows what a cache-friendly placement gains.
+  ..., 2nd run        a second run of the same workflow about another case
+                      (other user message, other tool results): its first
+                      call finds the workflow prefix in the snapshot the
+                      first run saved (forge_core/prefix_snapshots.py).
 
-Each variant's system prompt starts with its own session id, so no variant
-finds another's prompts in llama-server's cache. Printed per variant: the
-cache-hit ratio (cache_n / prompt tokens over the run), the tokens llama-server
-had to evaluate, the total prompt-eval time (sum of usage prompt_ms) and the
-ratios rewrite-everything / tiered. JSON: bench/results/compaction_cache.json.
+Every other run's system prompt starts with its own session id, so it finds
+nothing of another run in llama-server's cache: its first iteration is cold.
+Printed per variant: the cache-hit ratio (cache_n / prompt tokens over the
+run), the tokens llama-server had to evaluate, the total prompt-eval time (sum
+of usage prompt_ms) and the ratios rewrite-everything / tiered.
+JSON: bench/results/compaction_cache.json.
 
-    .venv/bin/python -m bench.compaction_cache [--budget 2600] [--repeats 1]
+    .venv/bin/python -m bench.compaction_cache [--workloads inspection triage] [--repeats 1]
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from typing import Any
 from unittest.mock import patch
 
 import forge_core.loop as loop_module
-from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest, ChunkSink, Usage
+from bench.workloads import WORKLOADS, NextStepOnly, ScriptedTools, Workload
+from forge_core.backends.base import Usage
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.context import (
     KEEP_RECENT,
@@ -59,100 +61,12 @@ from forge_core.llama_process import (
     bundled_binary,
     bundled_model,
 )
-from forge_core.loop import ToolOutcome, run_workflow
-from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, validate_workflow
+from forge_core.loop import run_workflow
+from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.workflow import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "compaction_cache.json"
-STEPS = 9
-
-# --------------------------------------------------------------------------- workflow
-
-
-def step_output(k: int) -> str:
-    """Deterministic tool output, 170-300 tokens for the bundled model."""
-    lines = 4 + (k * 3) % 4
-    return "\n".join(
-        f"Part {k}, reading {j}: sensor S{k}{j:02d} at {20 + (k * j) % 13}.{(k + j) % 10} C, "
-        f"pressure {990 + (k * 7 + j * 3) % 40} hPa, vibration {(k * j) % 9}.{j} mm/s, "
-        f"status {'nominal' if (k + j) % 4 else 'check'}."
-        for j in range(1, lines + 1)
-    )
-
-
-def inspection_workflow(session: str) -> Workflow:
-    tools = [
-        ToolSpec(
-            f"step_{k}",
-            f"Read part {k} of the inspection log.",
-            {"type": "object", "properties": {}},
-            prerequisites=[Prerequisite(f"step_{k - 1}")] if k > 1 else [],
-        )
-        for k in range(1, STEPS + 1)
-    ]
-    tools.append(
-        ToolSpec(
-            "finish",
-            "Report the inspection result. Ends the task.",
-            {
-                "type": "object",
-                "properties": {"status": {"type": "string", "enum": ["ok", "check"]}},
-                "required": ["status"],
-            },
-        )
-    )
-    wf = Workflow(
-        "inspection",
-        tools,
-        required_steps=[f"step_{k}" for k in range(1, STEPS + 1)],
-        terminal_tools=["finish"],
-        system_prompt=f"Session {session}. You are an inspection agent that calls tools.\n"
-        "Read every part of the inspection log in order, then report the result.",
-    )
-    validate_workflow(wf)
-    return wf
-
-
-class InspectionTools:
-    def __init__(self) -> None:
-        self.done: list[str] = []
-
-    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
-        outcomes = []
-        for c in calls:
-            self.done.append(c.name)
-            if c.name.startswith("step_"):
-                outcomes.append(ToolOutcome(output=step_output(int(c.name[5:]))))
-            else:
-                outcomes.append(ToolOutcome(output=str(c.args.get("status", ""))))
-        return outcomes
-
-
-class NextStepOnly:
-    """The real backend with each turn's grammar narrowed to the next tool (the
-    prompt is unchanged: it always lists every tool)."""
-
-    def __init__(self, inner: LlamaServerBackend, tools: InspectionTools) -> None:
-        self.inner = inner
-        self.tools = tools
-
-    def info(self) -> BackendInfo:
-        return self.inner.info()
-
-    async def count_tokens(self, request: ChatRequest) -> int:
-        return await self.inner.count_tokens(request)
-
-    def forget_run(self, run_id: str) -> None:
-        self.inner.forget_run(run_id)
-
-    async def aclose(self) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
-        pending = [f"step_{k}" for k in range(1, STEPS + 1) if f"step_{k}" not in self.tools.done]
-        request.allowed = pending[:1] or ["finish"]
-        return await self.inner.complete(request, on_chunk)
 
 
 # --------------------------------------------------------------------------- compactors
@@ -227,36 +141,6 @@ class RewriteEverything(Compactor):
         return out, tokens, phase
 
 
-class DropOnly(Compactor):
-    """A sketch, not the engine: every compaction only deletes spans.
-
-    Whole units go oldest first (never the system prompt, the current user
-    input or the protected recent rounds); the old summary is removed and the
-    new one appended at the very end, after everything llama-server can reuse.
-    """
-
-    async def _tiered(
-        self, messages: list[Message], target: int, summary: str
-    ) -> tuple[list[Message], int, int]:
-        head, middle, tail = self._split(messages)
-        tail = [u for u in tail if u.kind != "summary"]
-        current = [u for u in middle if u.kind == "user"][-1:]
-        kept = [u for u in middle if u.kind != "summary"]
-
-        def assemble() -> list[Message]:
-            return [m for u in head + kept + tail for m in u.messages] + [summary_message(summary)]
-
-        out = assemble()
-        tokens = await self.count(out)
-        for unit in [u for u in kept if not any(u is c for c in current)]:
-            if tokens <= target:
-                break
-            kept.remove(unit)
-            out = assemble()
-            tokens = await self.count(out)
-        return out, tokens, 2
-
-
 # --------------------------------------------------------------------------- runs
 
 
@@ -285,22 +169,25 @@ VARIANTS: dict[str, type[Compactor] | None] = {
     "tiered": Compactor,
     "rewrite-everything": RewriteEverything,
     "none": None,
-    "drop-only (sketch)": DropOnly,
 }
 
 
 async def run_variant(
     name: str,
     backend: LlamaServerBackend,
-    budget: int,
+    workload: Workload,
     max_iterations: int,
+    *,
+    budget: int = 0,
     session: str = "",
+    case: int = 0,
     label: str = "",
 ) -> VariantResult:
-    """One run; `session` fixes the system prompt (a repeat finds its prefix
-    cached on the slot the scheduler sends it back to)."""
+    """One run of `workload` about `case`. `session` fixes the system prompt:
+    runs with the same session share the workflow prefix (a later run restores
+    it from the prefix snapshot the first one saved)."""
     compactor = VARIANTS[name]
-    tools = InspectionTools()
+    tools = ScriptedTools(workload, case)
     compactions: list[dict[str, int]] = []
 
     async def on_compact(result: CompactionResult, iteration: int) -> None:
@@ -316,7 +203,7 @@ async def run_variant(
         )
 
     options = (
-        RunOptions(context_budget_tokens=budget, max_iterations=max_iterations)
+        RunOptions(context_budget_tokens=budget or workload.budget, max_iterations=max_iterations)
         if compactor is not None
         else RunOptions(compaction=False, max_iterations=max_iterations)
     )
@@ -326,8 +213,8 @@ async def run_variant(
         # _Run builds its Compactor from this module attribute.
         with patch.object(loop_module, "Compactor", compactor or Compactor):
             result = await run_workflow(
-                inspection_workflow(session or uuid.uuid4().hex[:12]),
-                "Inspect the machine and report.",
+                workload.build(session or uuid.uuid4().hex[:12]),
+                workload.user_message(case),
                 backend=NextStepOnly(backend, tools),
                 executor=tools,
                 options=options,
@@ -359,6 +246,25 @@ async def run_variant(
             }
             for it in usage.iterations
         ],
+    )
+
+
+async def warm_run(
+    name: str, backend: LlamaServerBackend, workload: Workload, max_iterations: int, budget: int
+) -> VariantResult:
+    """The second run of a workflow (another case): its prefix comes back from
+    the snapshot the first run saved, whatever that run left on the slot."""
+    session = uuid.uuid4().hex[:12]
+    await run_variant(name, backend, workload, max_iterations, budget=budget, session=session)
+    return await run_variant(
+        name,
+        backend,
+        workload,
+        max_iterations,
+        budget=budget,
+        session=session,
+        case=1,
+        label=f"{name}, 2nd run of the workflow",
     )
 
 
@@ -403,44 +309,7 @@ def per_iteration_table(result: VariantResult) -> str:
     return table(headers, rows)
 
 
-async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    config = LlamaServerConfig(
-        model_path=bundled_model(), binary=bundled_binary(), ctx_size=args.ctx_size, slots=1
-    )
-    managed = ManagedLlamaServer(config)
-    await managed.start()
-    try:
-        backend = await LlamaServerBackend.connect(managed.url, backend_mode="managed")
-        backend.wait_ready = managed.wait_ready
-        try:
-            # Warm-up: one-time costs (first graph, page cache) are nobody's.
-            await run_variant("none", backend, args.budget, 2)
-            runs: dict[str, list[VariantResult]] = {name: [] for name in args.variants}
-            for _ in range(args.repeats):
-                for name in args.variants:
-                    runs[name].append(
-                        await run_variant(name, backend, args.budget, args.max_iterations)
-                    )
-            if "tiered" in args.variants:
-                # A workflow that runs again: its system prompt and tools are
-                # still cached on the slot that served it (prefix affinity).
-                await run_variant("tiered", backend, args.budget, args.max_iterations, "warm")
-                runs["tiered, 2nd run of the workflow"] = [
-                    await run_variant(
-                        "tiered",
-                        backend,
-                        args.budget,
-                        args.max_iterations,
-                        "warm",
-                        "tiered, 2nd run of the workflow",
-                    )
-                ]
-        finally:
-            await backend.aclose()
-    finally:
-        await managed.stop()
-    results = {name: merged(rs) for name, rs in runs.items()}
-
+def summary_table(results: dict[str, VariantResult]) -> str:
     headers = [
         "variant",
         "iters",
@@ -466,7 +335,24 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         ]
         for r in results.values()
     ]
-    summary = table(headers, rows)
+    return table(headers, rows)
+
+
+async def bench_workload(
+    backend: LlamaServerBackend, workload: Workload, args: argparse.Namespace
+) -> dict[str, Any]:
+    budget = args.budget or workload.budget
+    runs: dict[str, list[VariantResult]] = {name: [] for name in args.variants}
+    for _ in range(args.repeats):
+        for name in args.variants:
+            runs[name].append(
+                await run_variant(name, backend, workload, args.max_iterations, budget=budget)
+            )
+    for name in [v for v in ("tiered", "rewrite-everything") if v in args.variants]:
+        warm = await warm_run(name, backend, workload, args.max_iterations, budget)
+        runs[warm.name] = [warm]
+    results = {name: merged(rs) for name, rs in runs.items()}
+    summary = summary_table(results)
     ratios: dict[str, float] = {}
     tiered, baseline = results.get("tiered"), results.get("rewrite-everything")
     if tiered is not None and baseline is not None:
@@ -476,11 +362,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             "cache_hit_ratio_tiered": tiered.cache_hit_ratio,
             "cache_hit_ratio_baseline": baseline.cache_hit_ratio,
         }
-    print(
-        f"compaction vs prompt cache: budget {args.budget} tokens, {args.repeats} run(s) per "
-        f"variant, llama-server --ctx-size {args.ctx_size} --parallel 1 --swa-full "
-        f"--cache-reuse {config.cache_reuse}\n"
-    )
+    print(f"\n=== workload {workload.name}: context budget {budget} tokens, "
+          f"{args.repeats} run(s) per variant\n")  # fmt: skip
     print(summary)
     if ratios:
         print(
@@ -491,19 +374,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     for r in results.values():
         print(f"\n{r.name} (first run), per iteration:\n{per_iteration_table(runs[r.name][0])}")
     return {
-        "benchmark": "compaction_cache",
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "config": {
-            "budget_tokens": args.budget,
-            "max_iterations": args.max_iterations,
-            "repeats": args.repeats,
-            "ctx_size": args.ctx_size,
-            "slots": 1,
-            "swa_full": config.swa_full,
-            "cache_reuse": config.cache_reuse,
-            "model": config.model_path.name,
-        },
+        "workload": workload.name,
+        "budget_tokens": budget,
         "variants": [
             {
                 **{k: v for k, v in asdict(r).items() if k != "per_iteration"},
@@ -518,9 +390,53 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    config = LlamaServerConfig(
+        model_path=bundled_model(), binary=bundled_binary(), ctx_size=args.ctx_size, slots=1
+    )
+    managed = ManagedLlamaServer(config)
+    await managed.start()
+    try:
+        backend = await LlamaServerBackend.connect(managed.url, backend_mode="managed")
+        managed.attach(backend)
+        print(
+            f"compaction vs prompt cache: llama-server --ctx-size {args.ctx_size} --parallel 1 "
+            f"--swa-full --cache-reuse {config.cache_reuse}, prefix snapshots on"
+        )
+        try:
+            # Warm-up: one-time costs (first graph, page cache) are nobody's.
+            await run_variant("none", backend, WORKLOADS["inspection"], 2)
+            workloads = [
+                await bench_workload(backend, WORKLOADS[name], args) for name in args.workloads
+            ]
+        finally:
+            await backend.aclose()
+    finally:
+        await managed.stop()
+    return {
+        "benchmark": "compaction_cache",
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "config": {
+            "max_iterations": args.max_iterations,
+            "repeats": args.repeats,
+            "ctx_size": args.ctx_size,
+            "slots": 1,
+            "swa_full": config.swa_full,
+            "cache_reuse": config.cache_reuse,
+            "prefix_snapshots": True,
+            "model": config.model_path.name,
+        },
+        "workloads": workloads,
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    p.add_argument("--budget", type=int, default=2600, help="context budget per run (tokens)")
+    p.add_argument(
+        "--budget", type=int, default=0, help="context budget per run (default: the workload's)"
+    )
+    p.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
     p.add_argument("--max-iterations", type=int, default=14)
     p.add_argument("--ctx-size", type=int, default=4096)
     p.add_argument("--repeats", type=int, default=1, help="runs per variant (totals are summed)")
