@@ -35,6 +35,9 @@ import httpx
 log = logging.getLogger(__name__)
 
 MAX_SNAPSHOTS = 32
+# A file holds the KV cache of every saved token: ~18 KB a token for the
+# 270M model, ~130 KB for an 8B one. Beyond this total the oldest files go.
+MAX_SNAPSHOT_BYTES = 2 << 30
 
 
 def snapshot_key(body: dict[str, Any]) -> str:
@@ -52,13 +55,19 @@ class PrefixSnapshots:
     """Which workflow prefixes have a saved slot file, and the save/restore calls."""
 
     def __init__(
-        self, http: httpx.AsyncClient, directory: Path | None = None, limit: int = MAX_SNAPSHOTS
+        self,
+        http: httpx.AsyncClient,
+        directory: Path | None = None,
+        limit: int = MAX_SNAPSHOTS,
+        limit_bytes: int = MAX_SNAPSHOT_BYTES,
     ) -> None:
         self._http = http
         # Known only for a managed server: old files are deleted there.
         self.directory = directory
         self.limit = limit
-        self._files: OrderedDict[str, str] = OrderedDict()
+        self.limit_bytes = limit_bytes
+        # key -> (file name, bytes written), least recently used first
+        self._files: OrderedDict[str, tuple[str, int]] = OrderedDict()
         self.enabled = True
         self.restores = 0
         self.saves = 0
@@ -67,10 +76,10 @@ class PrefixSnapshots:
         return key in self._files
 
     async def restore(self, slot: int, key: str) -> bool:
-        filename = self._files.get(key)
-        if filename is None or not self.enabled:
+        entry = self._files.get(key)
+        if entry is None or not self.enabled:
             return False
-        ok = await self._action(slot, "restore", filename)
+        ok = await self._action(slot, "restore", entry[0]) is not None
         if ok:
             self._files.move_to_end(key)
             self.restores += 1
@@ -82,31 +91,42 @@ class PrefixSnapshots:
         if not key or key in self._files or not self.enabled:
             return False
         filename = f"forge-prefix-{key}.bin"
-        if not await self._action(slot, "save", filename):
+        answer = await self._action(slot, "save", filename)
+        if answer is None:
             return False
-        self._files[key] = filename
+        self._files[key] = (filename, int(answer.get("n_written", 0)))
         self.saves += 1
-        while len(self._files) > self.limit:
-            _, old = self._files.popitem(last=False)
+        while len(self._files) > 1 and (
+            len(self._files) > self.limit or self.stored_bytes > self.limit_bytes
+        ):
+            _, (old, _) = self._files.popitem(last=False)
             if self.directory is not None:
                 with contextlib.suppress(OSError):
                     (self.directory / old).unlink()
         return True
 
-    async def _action(self, slot: int, action: str, filename: str) -> bool:
+    @property
+    def stored_bytes(self) -> int:
+        return sum(size for _, size in self._files.values())
+
+    async def _action(self, slot: int, action: str, filename: str) -> dict[str, Any] | None:
         try:
             resp = await self._http.post(
                 f"/slots/{slot}", params={"action": action}, json={"filename": filename}
             )
         except httpx.HTTPError as exc:
             log.warning("llama-server slot %s failed: %s", action, exc)
-            return False
+            return None
         if resp.status_code == 200:
-            return True
+            try:
+                answer = resp.json()
+            except ValueError:
+                answer = None
+            return answer if isinstance(answer, dict) else {}
         if resp.status_code in (400, 501) and "slot-save-path" in resp.text.replace("_", "-"):
             # The server was started without --slot-save-path: stop trying.
             log.warning("llama-server cannot save slots (%s); prefix snapshots off", resp.text)
             self.enabled = False
         else:
             log.warning("llama-server slot %s answered %d: %s", action, resp.status_code, resp.text)
-        return False
+        return None

@@ -512,16 +512,16 @@ async def test_prompt_cache_hit_ratio_across_compaction(
 # --------------------------------------------------------------------------- prefix snapshots
 
 
-def order_request(run_id: str, question: str) -> ChatRequest:
+def order_request(
+    run_id: str,
+    question: str,
+    system: str = "You are an agent that answers questions about customer orders.",
+) -> ChatRequest:
     return ChatRequest(
         run_id=run_id,
         workflow_name="orders",
         messages=[
-            Message(
-                MessageRole.SYSTEM,
-                "You are an agent that answers questions about customer orders.",
-                MessageType.SYSTEM_PROMPT,
-            ),
+            Message(MessageRole.SYSTEM, system, MessageType.SYSTEM_PROMPT),
             Message(MessageRole.USER, question, MessageType.USER_INPUT),
         ],
         tools=ORDER_TOOLS,
@@ -551,6 +551,15 @@ async def test_snapshot_is_not_restored_over_a_live_run() -> None:
         assert snapshots.restores == 1
         usage = reply.usage
         assert usage.cached_prompt_tokens >= 0.7 * usage.prompt_tokens, usage
+        # Past the byte budget the older workflow's file goes.
+        first_file = next(managed.slot_dir.iterdir())
+        assert snapshots.stored_bytes == first_file.stat().st_size
+        snapshots.limit_bytes = snapshots.stored_bytes + 1
+        other = order_request("d", "Any refunds?", system="You audit refunds.")
+        await backend.complete(other, None)
+        assert snapshots.saves == 2
+        assert [p.name for p in managed.slot_dir.iterdir()] != [first_file.name]
+        assert len(list(managed.slot_dir.iterdir())) == 1
     finally:
         await backend.aclose()
         await managed.stop()
