@@ -107,6 +107,7 @@ bench: $(STAMP)
 	$(PY) -m bench.roundtrip
 	$(PY) -m bench.concurrency
 	$(PY) -m bench.real_model
+	$(PY) -m bench.compaction_cache
 
 run: $(STAMP)
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
