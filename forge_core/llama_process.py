@@ -165,7 +165,11 @@ class ManagedLlamaServer:
         if self.slot_dir is None and self.config.prefix_snapshots:
             self.slot_dir = Path(tempfile.mkdtemp(prefix="forge-slots-"))
             self._own_slot_dir = True
-        await self._spawn()
+        try:
+            await self._spawn()
+        except BaseException:
+            self._remove_slot_dir()
+            raise
         self._ready.set()
         self._watch = asyncio.create_task(self._supervise())
 
@@ -288,6 +292,9 @@ class ManagedLlamaServer:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
             self._pump = None
+        self._remove_slot_dir()
+
+    def _remove_slot_dir(self) -> None:
         if self._own_slot_dir and self.slot_dir is not None:
             shutil.rmtree(self.slot_dir, ignore_errors=True)
             self.slot_dir, self._own_slot_dir = None, False

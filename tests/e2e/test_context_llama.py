@@ -18,9 +18,11 @@ import json
 import os
 import signal
 import socket
+import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -586,3 +588,25 @@ async def test_snapshots_switch_off_on_a_server_without_slot_save_path() -> None
     finally:
         await backend.aclose()
         await managed.stop()
+
+
+async def test_a_server_that_cannot_start_leaves_no_slot_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created: list[Path] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(prefix: str | None = None) -> str:
+        path = mkdtemp(prefix=prefix, dir=tmp_path)
+        created.append(Path(path))
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
+    broken = tmp_path / "not-a-model.gguf"
+    broken.write_bytes(b"this is not a GGUF file")
+    config = replace(small_config(startup_timeout_s=60.0), model_path=broken)
+    managed = ManagedLlamaServer(config)
+    with pytest.raises(RuntimeError, match="exited with code"):
+        await managed.start()
+    assert len(created) == 1 and managed.slot_dir is None
+    assert not created[0].exists()
