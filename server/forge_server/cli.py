@@ -21,10 +21,14 @@ from forge_core.llama_process import (
     bundled_model,
     start_managed,
 )
+from forge_core.llama_startup import LlamaStartupError
 from forge_server import __version__
 from forge_server.app import ServerOptions, serve_until_signalled, start_server
 
 log = logging.getLogger("forge_server")
+
+# The managed llama-server could not start (its message says why).
+EXIT_LLAMA_STARTUP = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,7 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--model", type=Path, help="GGUF model file (default: bundled Gemma 3 270M)")
     be.add_argument("--ctx-size", type=int, default=8192, help="managed: total KV context")
     be.add_argument("--slots", type=int, default=2, help="managed: parallel slots (--parallel)")
-    be.add_argument("--threads", type=int, default=0, help="managed: CPU threads (0 = auto)")
+    be.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="managed: CPU threads (0 = auto: the CPUs available to this process, after any "
+        "cgroup quota, minus one; see README)",
+    )
     be.add_argument("--cache-type-k", default="", help="managed: KV cache type for K (e.g. q8_0)")
     be.add_argument("--cache-type-v", default="", help="managed: KV cache type for V")
     be.add_argument(
@@ -255,7 +265,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.budget_mode == "manual" and args.budget_tokens <= 0:
         raise SystemExit("--budget-mode manual needs --budget-tokens N")
-    asyncio.run(serve(args))
+    try:
+        asyncio.run(serve(args))
+    except LlamaStartupError as exc:
+        # One readable message, not a traceback: what happened, why, what to do.
+        print(f"forge-server: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_LLAMA_STARTUP) from None
 
 
 if __name__ == "__main__":

@@ -20,6 +20,18 @@ from forge_core.llama_process import (
 from forge_server.app import ForgeServer
 from tests.helpers import running_server
 
+# Per-test limit for the e2e tests (pytest-timeout; the global default is
+# 300 s). Sized for a loaded 2-core machine: a test that first builds a shared
+# fixture (two 10-iteration runs for the cache tests) pays for it, and on
+# shared cores a model call can take ten times its idle time.
+E2E_TIMEOUT_S = 1200
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
+
 
 @pytest.fixture(scope="session")
 async def llama_server() -> AsyncIterator[ManagedLlamaServer]:

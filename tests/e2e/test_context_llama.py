@@ -46,6 +46,7 @@ from forge_core.llama_process import (
     bundled_model,
     start_managed,
 )
+from forge_core.llama_startup import LlamaStartupError
 from forge_core.loop import run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import RunOptions, ToolSpec
@@ -443,7 +444,7 @@ async def run_triage(backend: LlamaServerBackend, session: str, case: int) -> Ca
     return run
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def cache_runs(llama_server: ManagedLlamaServer) -> tuple[CacheRun, CacheRun]:
     """Two 10-iteration runs of the triage workflow (bench/workloads.py) about
     different customers, with a budget that makes tiered compaction fire,
@@ -606,7 +607,7 @@ async def test_a_server_that_cannot_start_leaves_no_slot_directory(
     broken.write_bytes(b"this is not a GGUF file")
     config = replace(small_config(startup_timeout_s=60.0), model_path=broken)
     managed = ManagedLlamaServer(config)
-    with pytest.raises(RuntimeError, match="exited with code"):
+    with pytest.raises(LlamaStartupError, match="could not load the model"):
         await managed.start()
     assert len(created) == 1 and managed.slot_dir is None
     assert not created[0].exists()
