@@ -9,6 +9,14 @@ at most one optional space between tokens — and bounds every string and array,
 so a call always finishes. It parsed 30/30 at T=0.8 where the schema-derived
 one did not, with ~30% fewer tokens generated.
 
+Two more things keep a small model's values sane. String bounds shrink so a
+whole call fits in the turn's `max_tokens` (a call cut off there is no call),
+and identifier-like fields (`*_id`, `code`, `sku`, `email`, ...) without a
+`maxLength` get a short one: a 270M model otherwise fills an id with
+"9000...0" up to the bound. And a call that already failed can be excluded:
+for a tool whose failed call had one string (or enum) argument, the grammar no
+longer admits that value, so the model cannot loop on it.
+
 Only the schema keywords tool parameters use in practice are translated
 (type, properties, required, enum, const, items, anyOf/oneOf, local $ref,
 maxLength/maxItems); for anything else `build_grammar` returns None and the
@@ -27,6 +35,23 @@ from forge_core.workflow import ToolSpec
 MAX_STRING = 200
 MAX_ITEMS = 16
 MAX_CALLS = 8
+# Default bound for identifier-like strings that declare no maxLength.
+MAX_IDENTIFIER = 48
+# Never bound a string below this to fit max_tokens.
+MIN_STRING_BOUND = 16
+# Tokens a call needs besides its string values (braces, keys, numbers).
+CALL_OVERHEAD_TOKENS = 24
+
+_IDENTIFIER = re.compile(
+    r"(^|_|-)(id|ids|uuid|guid|code|key|sku|ref|reference|number|no|email|ticker|symbol|"
+    r"username|handle|slug)$|[a-z0-9](Id|ID|Code|Key|Ref|Number|Email)$",
+)
+
+
+def is_identifier_like(name: str) -> bool:
+    """A parameter name that names a thing rather than holding prose."""
+    return bool(_IDENTIFIER.search(name)) or name.lower() in {"id", "email", "sku", "ticker"}
+
 
 _BASE_RULES = {
     "sp": '" "?',
@@ -66,12 +91,26 @@ class Unsupported(Exception):
     """The schema uses a keyword this translator does not handle."""
 
 
-def build_grammar(tools: list[ToolSpec], parallel: bool = False) -> str | None:
+def build_grammar(
+    tools: list[ToolSpec],
+    parallel: bool = False,
+    *,
+    max_tokens: int = 0,
+    excluded: list[tuple[str, dict[str, Any]]] | None = None,
+) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
-    them when `parallel`), or None when a schema needs the JSON-Schema path."""
+    them when `parallel`), or None when a schema needs the JSON-Schema path.
+
+    `max_tokens` (0: no limit) bounds strings so a call fits; `excluded` are
+    calls that failed earlier, left out where expressible (see module doc).
+    """
     builder = _Builder()
     try:
-        calls = [builder.call(tool) for tool in tools]
+        calls = []
+        for tool in tools:
+            builder.string_bound = _string_bound(tool, max_tokens, parallel)
+            builder.exclude = _exclusions(tool, excluded or [])
+            calls.append(builder.call(tool))
     except Unsupported:
         return None
     builder.rules["call"] = " | ".join(calls)
@@ -84,6 +123,56 @@ def build_grammar(tools: list[ToolSpec], parallel: bool = False) -> str | None:
     return "\n".join(f"{name} ::= {builder.rules[name]}" for name in order) + "\n"
 
 
+def _count_strings(schema: Any, depth: int = 0) -> int:
+    """String leaves of a schema (arrays count their item once)."""
+    if not isinstance(schema, dict) or depth > 8:
+        return 0
+    if schema.get("type") == "string" and "enum" not in schema and "const" not in schema:
+        return 1
+    total = sum(_count_strings(s, depth + 1) for s in schema.get("properties", {}).values())
+    total += _count_strings(schema.get("items"), depth + 1)
+    for key in ("anyOf", "oneOf"):
+        total += max((_count_strings(s, depth + 1) for s in schema.get(key, [])), default=0)
+    return total
+
+
+def _string_bound(tool: ToolSpec, max_tokens: int, parallel: bool) -> int:
+    """The longest string this tool's call may hold so that the call fits in
+    `max_tokens`, counting a character as a token (digit runs and rare
+    words tokenize that badly)."""
+    if max_tokens <= 0:
+        return MAX_STRING
+    strings = _count_strings(tool.parameters)
+    if strings == 0:
+        return MAX_STRING
+    # A parallel batch must fit too; two calls' worth is what we protect.
+    budget = (max_tokens // 2 if parallel else max_tokens) - CALL_OVERHEAD_TOKENS
+    return max(MIN_STRING_BOUND, min(MAX_STRING, budget // strings))
+
+
+def _exclusions(tool: ToolSpec, excluded: list[tuple[str, dict[str, Any]]]) -> dict[str, set[Any]]:
+    """Per top-level parameter, the values to leave out: from failed calls of
+    this tool that had exactly one argument (the lookup that found nothing)."""
+    out: dict[str, set[Any]] = {}
+    for name, args in excluded:
+        if name != tool.name or len(args) != 1:
+            continue
+        ((key, value),) = args.items()
+        if isinstance(value, str):
+            out.setdefault(key, set()).add(value)
+    return out
+
+
+def _class_char(c: str) -> str:
+    code = ord(c)
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+def _plain(value: str) -> bool:
+    """A value whose JSON encoding is itself (no escapes needed)."""
+    return all(c not in '"\\' and ord(c) >= 0x20 and ord(c) != 0x7F for c in value)
+
+
 def _literal(value: Any) -> str:
     """A GBNF string literal matching the compact JSON encoding of `value`."""
     return json.dumps(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
@@ -94,6 +183,8 @@ class _Builder:
         self.rules: dict[str, str] = dict(_BASE_RULES)
         self._root: dict[str, Any] = {}
         self._resolving: set[str] = set()
+        self.string_bound = MAX_STRING
+        self.exclude: dict[str, set[Any]] = {}
 
     def rule(self, hint: str, body: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-") or "r"
@@ -113,7 +204,14 @@ class _Builder:
         )
         return self.rule(f"call-{tool.name}", body)
 
-    def value(self, schema: Any, hint: str, object_default: bool = False) -> str:
+    def value(
+        self,
+        schema: Any,
+        hint: str,
+        object_default: bool = False,
+        name: str = "",
+        excluded: set[Any] | None = None,
+    ) -> str:
         if schema is True or schema == {}:
             raise Unsupported("free-form value")
         if not isinstance(schema, dict):
@@ -126,7 +224,8 @@ class _Builder:
         if "const" in schema:
             return self.rule(hint, _literal(schema["const"]))
         if "enum" in schema:
-            return self.rule(hint, " | ".join(_literal(v) for v in schema["enum"]))
+            values = [v for v in schema["enum"] if v not in (excluded or ())] or schema["enum"]
+            return self.rule(hint, " | ".join(_literal(v) for v in values))
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [self.value(s, f"{hint}-{i}") for i, s in enumerate(schema[key])]
@@ -143,11 +242,43 @@ class _Builder:
             if "format" in schema:
                 raise Unsupported("string format")
             low = int(schema.get("minLength", 0))
-            high = int(schema.get("maxLength", MAX_STRING))
-            return self.rule(hint, f'"\\"" char{{{low},{max(low, high)}}} "\\""')
+            default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
+            high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
+            plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
+            if plain:
+                return self.string_excluding(plain, low, high, hint)
+            return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')
         if kind in ("integer", "number", "boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")
+
+    def string_excluding(self, values: set[str], low: int, high: int, hint: str) -> str:
+        """A JSON string of `low`..`high` characters that is none of `values`.
+
+        A trie over the excluded values: at each node the string may end
+        (unless the prefix is itself excluded), continue down the trie, or
+        leave it with any other character and then be free.
+        """
+        counter = [0]
+
+        def node(prefix: str) -> str:
+            depth = len(prefix)
+            kids = sorted({v[depth] for v in values if len(v) > depth and v.startswith(prefix)})
+            options = []
+            if depth >= low and prefix not in values:
+                options.append('"\\""')
+            if depth < high:
+                for c in kids:
+                    options.append(f"{json.dumps(c)} {node(prefix + c)}")
+                rest_low, rest_high = max(0, low - depth - 1), high - depth - 1
+                other = "".join(_class_char(c) for c in kids)
+                escape = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+                first = f'([^"\\\\\\x7F\\x00-\\x1F{other}] | {escape})'
+                options.append(f'{first} char{{{rest_low},{rest_high}}} "\\""')
+            counter[0] += 1
+            return self.rule(f"{hint}-x{counter[0]}", " | ".join(options) or '"\\""')
+
+        return self.rule(hint, f'"\\"" {node("")}')
 
     def ref(self, ref: str, hint: str) -> str:
         match = re.fullmatch(r"#/(\$defs|definitions)/([^/]+)", ref)
@@ -171,7 +302,15 @@ class _Builder:
             raise Unsupported("free-form object")
         required = [k for k in props if k in set(schema.get("required", []))]
         optional = [k for k in props if k not in required]
-        pairs = {k: f'{_literal(k)} sp ":" sp {self.value(props[k], f"{hint}-{k}")}' for k in props}
+        # Exclusions apply to the call's own (top-level) arguments only.
+        top = hint.endswith("-args") and schema is self._root
+        pairs = {
+            k: f'{_literal(k)} sp ":" sp '
+            + self.value(
+                props[k], f"{hint}-{k}", name=k, excluded=self.exclude.get(k) if top else None
+            )
+            for k in props
+        }
         parts = [pairs[k] for k in required]
         body = ' sp "," sp '.join(parts)
         if optional:

@@ -12,6 +12,7 @@ model. A successful terminal call ends the run.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -137,6 +138,27 @@ async def run_workflow(
             backend.forget_run(run.run_id)
 
 
+@dataclass
+class FailedCall:
+    name: str
+    args: dict[str, Any]
+    error: str
+    # How often it ran and failed; how often it was then asked for again.
+    failures: int = 0
+    resolution: bool = False
+    repeats: int = 0
+
+    @property
+    def blocked(self) -> bool:
+        """Nothing found is deterministic: once is enough. A hard error may
+        be transient (an outage, a timeout), so one identical retry runs."""
+        return self.resolution or self.failures >= 2
+
+
+def call_signature(name: str, args: dict[str, Any]) -> str:
+    return name + "\0" + json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
 class _Run:
     def __init__(
         self,
@@ -186,6 +208,9 @@ class _Run:
         self.last_unresolved: list[tuple[str, dict[str, Any]]] = []
         self.last_unresolved_errors: list[str] = []
         self.banned: set[str] = set()
+        # Every call that failed in this run (tool error or nothing found):
+        # signature -> (name, args, the error, how often it was tried again).
+        self.failed: dict[str, FailedCall] = {}
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -213,6 +238,10 @@ class _Run:
             reasoning_replay=opts.reasoning_replay,
             priority=opts.priority,
             cancel_on_preempt=opts.cancel_on_preempt,
+            parameter_docs=opts.parameter_docs,
+            excluded_calls=[(f.name, f.args) for f in self.failed.values() if f.blocked]
+            if opts.loop_breaking
+            else [],
         )
 
     async def count_tokens(self, messages: list[Message]) -> int:
@@ -270,10 +299,14 @@ class _Run:
         calls = await self.next_calls()
         if calls is None:
             return None
+        if self.opts.repeat_guard:
+            calls = _distinct(calls)
         infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
         if self.opts.repeat_guard and not await self.check_repeats(infos):
+            return None
+        if self.opts.loop_breaking and not await self.check_failed_repeats(infos):
             return None
         if self.opts.nudge_steps:
             if not await self.check_steps(infos):
@@ -316,14 +349,20 @@ class _Run:
             return calls
         if text:
             await self.append(Message(MessageRole.ASSISTANT, text, MessageType.TEXT_RESPONSE))
-        await self.append(
-            Message(MessageRole.USER, nudges.retry_nudge(self.tool_names), MessageType.RETRY_NUDGE)
-        )
-        self.record_retry(
-            "the model answered with text instead of a tool call"
-            if text
-            else "the model returned an empty response"
-        )
+        if reply.truncated and request.constrained:
+            # Under a grammar a non-call can only be a call cut off at
+            # max_tokens: say so, rather than "answer with a tool call".
+            nudge = nudges.truncated_call(opts.max_tokens)
+            why = f"the model's tool call was cut off at max_tokens ({opts.max_tokens})"
+        else:
+            nudge = nudges.retry_nudge(self.tool_names)
+            why = (
+                "the model answered with text instead of a tool call"
+                if text
+                else "the model returned an empty response"
+            )
+        await self.append(Message(MessageRole.USER, nudge, MessageType.RETRY_NUDGE))
+        self.record_retry(why)
         return None
 
     def allowed_tools(self) -> list[str]:
@@ -363,6 +402,43 @@ class _Run:
         self.banned = {c.name for c in infos}
         self.record_retry(f"the model repeated {infos[0].name!r} with the same arguments")
         return False
+
+    async def check_failed_repeats(self, infos: list[ToolCallInfo]) -> bool:
+        """Reject a batch that repeats any call that already failed in this run.
+
+        The same call cannot succeed the second time (a tool error for these
+        arguments, or nothing found): running it again only loops until
+        max_iterations. Each repeat escalates the nudge; under a grammar the
+        failed values are also left out of the next turns (grammar.py).
+        """
+        repeats = {
+            i: failed
+            for i, c in enumerate(infos)
+            if (failed := self.failed.get(call_signature(c.name, c.args))) and failed.blocked
+        }
+        if not repeats:
+            return True
+        texts: dict[int, str] = {}
+        for i, call in enumerate(infos):
+            failed = repeats.get(i)
+            if failed is None:
+                texts[i] = nudges.not_executed(call.name)
+                continue
+            failed.repeats += 1
+            texts[i] = nudges.repeated_failure(
+                call.name, failed.error, self.failed_values(call.name), tier=failed.repeats
+            )
+        await self.reject_batch(infos, texts, MessageType.RETRY_NUDGE)
+        first = infos[next(iter(repeats))]
+        self.record_retry(f"the model repeated a call of {first.name!r} that already failed")
+        return False
+
+    def failed_values(self, tool: str) -> list[str]:
+        return [
+            json.dumps(f.args, ensure_ascii=False)
+            for f in self.failed.values()
+            if f.name == tool and f.blocked
+        ]
 
     def chunk_sink(self) -> ChunkSink | None:
         if not self.opts.stream_chunks or self.on_chunk is None:
@@ -519,8 +595,14 @@ class _Run:
                 self.steps.record(call)
                 if call.name in self.wf.terminal_set and terminal_result is None:
                     terminal_result = (call, outcome.output)
-            elif outcome.error_kind is ToolErrorKind.HARD:
-                hard_errors.append(f"{call.name}: {outcome.error}")
+            else:
+                sig = call_signature(call.name, call.args)
+                failed = self.failed.setdefault(sig, FailedCall(call.name, call.args, ""))
+                failed.error = outcome.error or ""
+                failed.failures += 1
+                failed.resolution |= outcome.error_kind is ToolErrorKind.RESOLUTION
+                if outcome.error_kind is ToolErrorKind.HARD:
+                    hard_errors.append(f"{call.name}: {outcome.error}")
         if terminal_result is not None:
             return RunResult(
                 terminal_tool=terminal_result[0].name,
@@ -585,3 +667,16 @@ class _Run:
             iteration=self.iteration,
             completed_steps=self.steps.completed_names(),
         )
+
+
+def _distinct(calls: list[ToolCall]) -> list[ToolCall]:
+    """A batch without exact duplicates: the same call twice in one turn is a
+    model stuttering (a parallel array it did not know how to end)."""
+    seen: set[str] = set()
+    out = []
+    for call in calls:
+        sig = call_signature(call.name, call.args)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(call)
+    return out

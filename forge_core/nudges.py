@@ -78,3 +78,32 @@ def repeated_unresolved(names: list[str], errors: list[str]) -> str:
         f"nothing ({why}). Calling it again cannot change that: use different arguments "
         "or another tool."
     )
+
+
+def repeated_failure(name: str, error: str, failed: list[str], tier: int) -> str:
+    """A call identical to one that already failed; firmer each time."""
+    why = error or "it failed"
+    tried = "; ".join(failed[-5:])
+    if tier <= 1:
+        return (
+            f"[Repeated] This exact {name!r} call already failed: {why}. It will fail again. "
+            "Look at the conversation for the right value and call it with different "
+            "arguments, or call another tool."
+        )
+    if tier == 2:
+        return (
+            f"[Repeated] Again the same failed {name!r} call. Arguments that already failed: "
+            f"{tried}. Use a value that appears in the user's message or a tool result."
+        )
+    return (
+        f"[Repeated] Final warning: {name!r} with {tried} cannot work. Your next answer must "
+        "use different arguments or a different tool."
+    )
+
+
+def truncated_call(max_tokens: int) -> str:
+    return (
+        f"[Truncated] Your tool call was cut off after {max_tokens} tokens, so it was not run. "
+        "Call the tool again with short argument values: ids and names exactly as they "
+        "appear in the conversation, no padding."
+    )

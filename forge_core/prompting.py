@@ -14,16 +14,35 @@ from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.workflow import ToolSpec
 
 
-def tool_prompt(tools: list[ToolSpec], parallel: bool = False) -> str:
+def tool_prompt(tools: list[ToolSpec], parallel: bool = False, parameter_docs: bool = True) -> str:
+    """The tool list for the system prompt.
+
+    With `parameter_docs` each signature carries what tells a small model
+    which value to write: enum values as the type, `?` on optional
+    parameters, defaults, and each parameter's description (with its format
+    or pattern) on an indented line below the tool. Without it, only names
+    and types.
+    """
     lines = [
         "",
         "You can call these tools:",
     ]
     for tool in tools:
-        props = tool.parameters.get("properties", {})
-        params = ", ".join(f"{name}: {_type_of(schema)}" for name, schema in props.items())
+        props: dict[str, Any] = tool.parameters.get("properties", {})
+        required = set(tool.parameters.get("required", []))
         desc = f": {tool.description}" if tool.description else ""
+        if not parameter_docs:
+            params = ", ".join(f"{name}: {_type_of(schema)}" for name, schema in props.items())
+            lines.append(f"- {tool.name}({params}){desc}")
+            continue
+        params = ", ".join(
+            _signature(name, schema, name in required) for name, schema in props.items()
+        )
         lines.append(f"- {tool.name}({params}){desc}")
+        for name, schema in props.items():
+            doc = _parameter_doc(schema)
+            if doc:
+                lines.append(f"    {name}: {doc}")
     if parallel:
         lines.append(
             'Answer with a JSON array of one or more objects {"tool": "<name>", "args": {...}}, '
@@ -47,6 +66,57 @@ def _type_of(schema: Any) -> str:
     return "any"
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# Enums longer than this are summarised in the type and listed in full only
+# by the grammar: the prompt would otherwise grow with every value.
+MAX_ENUM_IN_PROMPT = 12
+
+
+def _rich_type(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    if "const" in schema:
+        return _compact(schema["const"])
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        shown = "|".join(_compact(v) for v in enum[:MAX_ENUM_IN_PROMPT])
+        return shown + ("|..." if len(enum) > MAX_ENUM_IN_PROMPT else "")
+    if schema.get("type") == "array":
+        return f"{_rich_type(schema.get('items', {}))}[]"
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return "|".join(_rich_type(o) for o in options)
+    return _type_of(schema)
+
+
+def _signature(name: str, schema: Any, required: bool) -> str:
+    text = f"{name}{'' if required else '?'}: {_rich_type(schema)}"
+    if isinstance(schema, dict) and "default" in schema:
+        text += f" = {_compact(schema['default'])}"
+    return text
+
+
+def _parameter_doc(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return ""
+    parts = []
+    description = str(schema.get("description", "")).strip()
+    if description:
+        parts.append(description)
+    if schema.get("format"):
+        parts.append(f"format {schema['format']}")
+    if schema.get("pattern"):
+        parts.append(f"pattern {schema['pattern']}")
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        parts.append("e.g. " + ", ".join(_compact(e) for e in examples[:3]))
+    return "; ".join(parts)
+
+
 def call_as_text(name: str, args: dict[str, Any]) -> str:
     return json.dumps({"tool": name, "args": args}, ensure_ascii=False)
 
@@ -67,6 +137,7 @@ def to_chat_messages(
     *,
     parallel: bool = False,
     reasoning_replay: str = "keep_last",
+    parameter_docs: bool = True,
 ) -> list[dict[str, Any]]:
     """OpenAI-style chat messages for a model without a tool-call template.
 
@@ -85,7 +156,7 @@ def to_chat_messages(
                 pending_thought = f"<think>\n{msg.content}\n</think>\n"
             continue
         if msg.role is MessageRole.SYSTEM and not prompt_added:
-            content = msg.content + "\n" + tool_prompt(tools, parallel)
+            content = msg.content + "\n" + tool_prompt(tools, parallel, parameter_docs)
             out.append({"role": "system", "content": content})
             prompt_added = True
             continue
@@ -104,5 +175,6 @@ def to_chat_messages(
         # result in between means that turn never came.
         pending_thought = ""
     if not prompt_added:
-        out.insert(0, {"role": "system", "content": tool_prompt(tools, parallel).lstrip()})
+        prompt = tool_prompt(tools, parallel, parameter_docs).lstrip()
+        out.insert(0, {"role": "system", "content": prompt})
     return out

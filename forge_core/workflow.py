@@ -67,6 +67,13 @@ class RunOptions:
     compaction: bool = True
     coercion: bool = True
     repeat_guard: bool = True
+    # A call identical to one that already failed (tool error or nothing
+    # found) is not run again: it is rejected with an escalating nudge and,
+    # under a grammar, left out of what the model can write.
+    loop_breaking: bool = True
+    # Prompt mode: each parameter's enum values, required flag, default and
+    # description go into the tool list (else names and types only).
+    parameter_docs: bool = True
     # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
     compaction_strategy: str = "tiered"
     # 0: the backend's budget; otherwise min(this, the backend's).

@@ -97,6 +97,8 @@ type caseOptions struct {
 		DisableConstrainedDecoding bool   `json:"disable_constrained_decoding"`
 		DisableCoercion            bool   `json:"disable_coercion"`
 		DisableRepeatGuard         bool   `json:"disable_repeat_guard"`
+		DisableLoopBreaking        bool   `json:"disable_loop_breaking"`
+		DisableParameterDocs       bool   `json:"disable_parameter_docs"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -258,6 +260,8 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableConstrainedDecoding: g.DisableConstrainedDecoding,
 		DisableCoercion:            g.DisableCoercion,
 		DisableRepeatGuard:         g.DisableRepeatGuard,
+		DisableLoopBreaking:        g.DisableLoopBreaking,
+		DisableParameterDocs:       g.DisableParameterDocs,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(

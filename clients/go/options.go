@@ -253,6 +253,12 @@ type Guardrails struct {
 	// DisableRepeatGuard: let the model repeat its previous successful call
 	// unchanged.
 	DisableRepeatGuard bool
+	// DisableLoopBreaking: let the model run a call identical to one that
+	// already failed in this run.
+	DisableLoopBreaking bool
+	// DisableParameterDocs: describe tool parameters by name and type only
+	// (no enum values, required flags, defaults or descriptions).
+	DisableParameterDocs bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -269,6 +275,8 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableConstrainedDecoding: g.DisableConstrainedDecoding,
 			DisableCoercion:            g.DisableCoercion,
 			DisableRepeatGuard:         g.DisableRepeatGuard,
+			DisableLoopBreaking:        g.DisableLoopBreaking,
+			DisableParameterDocs:       g.DisableParameterDocs,
 			Enforcement:                g.Enforcement,
 		}
 	}

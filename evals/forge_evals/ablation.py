@@ -20,6 +20,8 @@ GUARDRAILS = (
     "compaction",
     "coercion",
     "repeat_guard",
+    "loop_breaking",
+    "parameter_docs",
 )
 
 
@@ -55,6 +57,8 @@ class Ablation:
             compaction=on["compaction"],
             coercion=on["coercion"],
             repeat_guard=on["repeat_guard"],
+            loop_breaking=on["loop_breaking"],
+            parameter_docs=on["parameter_docs"],
         )
 
 
@@ -80,6 +84,16 @@ PRESETS: dict[str, Ablation] = {
             "no-recovery", "the first tool error fails the run", frozenset({"error_recovery"})
         ),
         Ablation("no-compaction", "the conversation is never compacted", frozenset({"compaction"})),
+        Ablation(
+            "no-loop-breaking",
+            "a call identical to one that already failed may run again",
+            frozenset({"loop_breaking"}),
+        ),
+        Ablation(
+            "no-parameter-docs",
+            "tools described by parameter names and types only",
+            frozenset({"parameter_docs"}),
+        ),
         Ablation("bare", "every guardrail off", frozenset(GUARDRAILS)),
     )
 }

@@ -120,6 +120,11 @@ class ChatRequest:
     # Told the run's queue position while it waits for a slot (0: got one),
     # and whether it waits because it was preempted.
     on_queue: Callable[[int, bool], Awaitable[None]] | None = None
+    # Prompt mode: describe each parameter (enum, required, default, description).
+    parameter_docs: bool = True
+    # Calls that failed earlier in the run, (name, args): a grammar-constrained
+    # backend leaves them out of what the model can write where it can.
+    excluded_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -130,6 +135,8 @@ class BackendReply:
     raw_text: str = ""
     # Chain-of-thought the backend reported separately (e.g. reasoning_content).
     reasoning: str = ""
+    # Generation stopped at max_tokens (finish_reason "length").
+    truncated: bool = False
 
 
 @dataclass

@@ -222,6 +222,7 @@ class LlamaServerBackend:
                 request.tools,
                 parallel=request.parallel,
                 reasoning_replay=request.reasoning_replay,
+                parameter_docs=request.parameter_docs,
             ),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
@@ -230,7 +231,12 @@ class LlamaServerBackend:
         }
         if self.constrains(request):
             allowed = [t for t in request.tools if t.name in set(request.allowed)] or request.tools
-            grammar = build_grammar(allowed, parallel=request.parallel)
+            grammar = build_grammar(
+                allowed,
+                parallel=request.parallel,
+                max_tokens=request.max_tokens,
+                excluded=request.excluded_calls,
+            )
             if grammar is not None:
                 body["grammar"] = grammar
             else:
@@ -353,6 +359,7 @@ class LlamaServerBackend:
         reasoning: list[str] = []
         usage = Usage(model_calls=1)
         finished = False
+        truncated = False
         async with self._http.stream("POST", "/v1/chat/completions", json=body) as resp:
             if resp.status_code != 200:
                 await resp.aread()
@@ -370,6 +377,7 @@ class LlamaServerBackend:
                 if "error" in event:
                     raise _http_error(500, json.dumps(event["error"]))
                 for choice in event.get("choices", []):
+                    truncated = truncated or choice.get("finish_reason") == "length"
                     delta = choice.get("delta", {})
                     if delta.get("reasoning_content"):
                         reasoning.append(delta["reasoning_content"])
@@ -390,7 +398,11 @@ class LlamaServerBackend:
         calls = parse_response(raw, rescue=False).calls if constrained else None
         response: LLMResponse = calls if calls else TextResponse(raw)
         return BackendReply(
-            response=response, usage=usage, raw_text=raw, reasoning="".join(reasoning)
+            response=response,
+            usage=usage,
+            raw_text=raw,
+            reasoning="".join(reasoning),
+            truncated=truncated and not calls,
         )
 
 

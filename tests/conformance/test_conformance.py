@@ -105,7 +105,8 @@ OPTION_KEYS = {
 GUARDRAIL_KEYS = {
     "disable_constrained_decoding", "disable_rescue", "disable_retry_nudges",
     "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
-    "disable_coercion", "disable_repeat_guard", "enforcement",
+    "disable_coercion", "disable_repeat_guard", "disable_loop_breaking",
+    "disable_parameter_docs", "enforcement",
 }  # fmt: skip
 
 
@@ -137,6 +138,8 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         compaction=not guards.get("disable_compaction", False),
         coercion=not guards.get("disable_coercion", False),
         repeat_guard=not guards.get("disable_repeat_guard", False),
+        loop_breaking=not guards.get("disable_loop_breaking", False),
+        parameter_docs=not guards.get("disable_parameter_docs", False),
         enforcement=guards.get("enforcement", "both"),
     )
 

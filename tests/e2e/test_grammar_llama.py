@@ -97,3 +97,51 @@ async def test_every_sampled_call_is_complete_and_valid(
         for call in calls:
             assert set(call) == {"tool", "args"}
             jsonschema.validate(call["args"], schemas[call["tool"]])
+
+
+INVOICE = ToolSpec(
+    "get_invoice",
+    "Fetch an invoice by its id",
+    {
+        "type": "object",
+        "properties": {"invoice_id": {"type": "string"}},
+        "required": ["invoice_id"],
+    },
+)
+
+
+async def invoice_ids(url: str, grammar: str) -> list[str]:
+    out = []
+    for seed in range(3):
+        body: dict[str, Any] = {
+            "messages": [
+                {"role": "system", "content": 'Answer with {"tool": ..., "args": {...}}.'},
+                {"role": "user", "content": "Fetch invoice A-19 for me."},
+            ],
+            "grammar": grammar,
+            "temperature": 0.7,
+            "seed": seed,
+            "max_tokens": 128,
+        }
+        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+            resp = await http.post("/v1/chat/completions", json=body)
+        assert resp.status_code == 200, resp.text
+        call = json.loads(resp.json()["choices"][0]["message"]["content"])
+        out.append(call["args"]["invoice_id"])
+    return out
+
+
+async def test_a_failed_value_is_excluded_from_what_the_model_can_write(
+    llama_server: ManagedLlamaServer,
+) -> None:
+    """The exclusion grammar (loop breaking) compiles in llama-server, and the
+    value the model writes when nothing is excluded is then out of reach."""
+    plain = build_grammar([INVOICE], max_tokens=128)
+    assert plain is not None
+    first = await invoice_ids(llama_server.url, plain)
+    excluded = [("get_invoice", {"invoice_id": v}) for v in set(first)]
+    grammar = build_grammar([INVOICE], max_tokens=128, excluded=excluded)
+    assert grammar is not None
+    second = await invoice_ids(llama_server.url, grammar)
+    assert not set(second) & set(first), (first, second)
+    assert all(0 < len(v) <= 48 for v in second)  # identifier bound

@@ -110,6 +110,8 @@ def test_presets() -> None:
         "no-steps",
         "no-recovery",
         "no-compaction",
+        "no-loop-breaking",
+        "no-parameter-docs",
         "bare",
     }
     assert all(PRESETS["all-on"].switches().values())
@@ -120,6 +122,10 @@ def test_presets() -> None:
     assert opts.max_iterations == 7 and opts.context_budget_tokens == 900
     proto = PRESETS["bare"].run_options(max_iterations=3).to_proto()
     assert proto.guardrails.disable_constrained_decoding and proto.guardrails.disable_repeat_guard
+    assert proto.guardrails.disable_loop_breaking and proto.guardrails.disable_parameter_docs
+    docs_off = PRESETS["no-parameter-docs"].run_options(max_iterations=3).to_proto()
+    assert docs_off.guardrails.disable_parameter_docs
+    assert not docs_off.guardrails.disable_loop_breaking
 
 
 async def measure(responder: Responder, ablation: str = "all-on") -> RunRecord:

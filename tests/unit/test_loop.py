@@ -601,8 +601,14 @@ async def test_hard_tool_error_is_fed_back_and_does_not_complete_a_step() -> Non
 
 async def test_repeated_hard_tool_errors_raise_tool_execution_error() -> None:
     executor = RecordingExecutor({"fetch": ToolOutcome(error="boom")})
+    # The same failing call every time: loop breaking would refuse the third
+    # (test_guardrail_switches); this test is about the error budget.
     with pytest.raises(ToolExecutionError) as info:
-        await run([call("fetch", id="1")] * 4, executor=executor)
+        await run(
+            [call("fetch", id="1")] * 4,
+            executor=executor,
+            options=RunOptions(loop_breaking=False),
+        )
     err = info.value
     assert err.reason is FailureReason.TOOL_EXECUTION
     # Default max_tool_errors=2: the third consecutive failing batch ends the run.
@@ -638,7 +644,7 @@ async def test_successful_batch_resets_the_tool_error_count() -> None:
     result = await run(
         [call("fetch", id="1")] * 6 + [call("submit", answer="x")],
         executor=executor,
-        options=RunOptions(max_iterations=7),
+        options=RunOptions(max_iterations=7, loop_breaking=False),
     )
     assert result.iterations == 7
 

@@ -393,7 +393,8 @@ def test_system_prompt_lists_every_tool(backend: LlamaServerBackend) -> None:
     assert system["role"] == "system"
     assert system["content"].startswith("You audit records.")
     assert "- fetch(id: string): Fetch a record by id" in system["content"]
-    assert "- submit(answer: string, score: integer): Submit the final answer" in system["content"]
+    # score is optional: marked with "?" (parameter docs).
+    assert "- submit(answer: string, score?: integer): Submit the final answer" in system["content"]
     assert "- ping()" in system["content"]
     assert '{"tool": "<name>", "args": {...}}' in system["content"]
     assert sum(m["role"] == "system" for m in messages) == 1

@@ -53,6 +53,8 @@ class RunOptions:
     compaction: bool = True
     coercion: bool = True
     repeat_guard: bool = True
+    loop_breaking: bool = True
+    parameter_docs: bool = True
     compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
     context_budget_tokens: int | None = None
     priority: int = 0
@@ -76,6 +78,8 @@ class RunOptions:
                 disable_compaction=not self.compaction,
                 disable_coercion=not self.coercion,
                 disable_repeat_guard=not self.repeat_guard,
+                disable_loop_breaking=not self.loop_breaking,
+                disable_parameter_docs=not self.parameter_docs,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),

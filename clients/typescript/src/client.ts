@@ -112,6 +112,10 @@ export interface RunOptions {
   coercion?: boolean | undefined;
   /** Reject an unchanged repeat of the previous successful call with a nudge (default on). */
   repeatGuard?: boolean | undefined;
+  /** Refuse a call identical to one that already failed in this run (default on). */
+  loopBreaking?: boolean | undefined;
+  /** Describe each parameter's enum values, required flag, default and description in the prompt (default on). */
+  parameterDocs?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
   /** How the conversation is shortened near the context budget (server default "tiered"). */
@@ -900,6 +904,8 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableCompaction: o.compaction === false,
       disableCoercion: o.coercion === false,
       disableRepeatGuard: o.repeatGuard === false,
+      disableLoopBreaking: o.loopBreaking === false,
+      disableParameterDocs: o.parameterDocs === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },

@@ -136,6 +136,8 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_compaction: "compaction",
   disable_coercion: "coercion",
   disable_repeat_guard: "repeatGuard",
+  disable_loop_breaking: "loopBreaking",
+  disable_parameter_docs: "parameterDocs",
 };
 
 function buildOptions(raw: Json): RunOptions {

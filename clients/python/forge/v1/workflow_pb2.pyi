@@ -239,6 +239,8 @@ class Guardrails(_message.Message):
     DISABLE_COERCION_FIELD_NUMBER: _builtins.int
     ENFORCEMENT_FIELD_NUMBER: _builtins.int
     DISABLE_REPEAT_GUARD_FIELD_NUMBER: _builtins.int
+    DISABLE_LOOP_BREAKING_FIELD_NUMBER: _builtins.int
+    DISABLE_PARAMETER_DOCS_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -261,6 +263,17 @@ class Guardrails(_message.Message):
     the repeat is rejected with a nudge and, for one turn, left out of the
     constraint).
     """
+    disable_loop_breaking: _builtins.bool
+    """Let the model run a call identical to one that already failed in this
+    run. By default such a call is refused with an escalating nudge (after
+    one identical retry of a hard error, which may be transient), and under
+    a grammar the failed value is left out of what the model can write.
+    """
+    disable_parameter_docs: _builtins.bool
+    """Describe tools in the prompt by parameter names and types only. By
+    default each parameter's enum values, required flag, default and
+    description are in the tool list too (prompt and constrained modes).
+    """
     def __init__(
         self,
         *,
@@ -273,10 +286,12 @@ class Guardrails(_message.Message):
         disable_coercion: _builtins.bool = ...,
         enforcement: Global___EnforcementMode.ValueType = ...,
         disable_repeat_guard: _builtins.bool = ...,
+        disable_loop_breaking: _builtins.bool = ...,
+        disable_parameter_docs: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -444,8 +444,17 @@ type Guardrails struct {
 	// the repeat is rejected with a nudge and, for one turn, left out of the
 	// constraint).
 	DisableRepeatGuard bool `protobuf:"varint,9,opt,name=disable_repeat_guard,json=disableRepeatGuard,proto3" json:"disable_repeat_guard,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Let the model run a call identical to one that already failed in this
+	// run. By default such a call is refused with an escalating nudge (after
+	// one identical retry of a hard error, which may be transient), and under
+	// a grammar the failed value is left out of what the model can write.
+	DisableLoopBreaking bool `protobuf:"varint,10,opt,name=disable_loop_breaking,json=disableLoopBreaking,proto3" json:"disable_loop_breaking,omitempty"`
+	// Describe tools in the prompt by parameter names and types only. By
+	// default each parameter's enum values, required flag, default and
+	// description are in the tool list too (prompt and constrained modes).
+	DisableParameterDocs bool `protobuf:"varint,11,opt,name=disable_parameter_docs,json=disableParameterDocs,proto3" json:"disable_parameter_docs,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
@@ -537,6 +546,20 @@ func (x *Guardrails) GetEnforcement() EnforcementMode {
 func (x *Guardrails) GetDisableRepeatGuard() bool {
 	if x != nil {
 		return x.DisableRepeatGuard
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableLoopBreaking() bool {
+	if x != nil {
+		return x.DisableLoopBreaking
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableParameterDocs() bool {
+	if x != nil {
+		return x.DisableParameterDocs
 	}
 	return false
 }
@@ -729,7 +752,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0erequired_steps\x18\x04 \x03(\tR\rrequiredSteps\x12%\n" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
-	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xe0\x03\n" +
+	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xca\x04\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -740,7 +763,10 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x1cdisable_constrained_decoding\x18\x06 \x01(\bR\x1adisableConstrainedDecoding\x12)\n" +
 	"\x10disable_coercion\x18\a \x01(\bR\x0fdisableCoercion\x12;\n" +
 	"\venforcement\x18\b \x01(\x0e2\x19.forge.v1.EnforcementModeR\venforcement\x120\n" +
-	"\x14disable_repeat_guard\x18\t \x01(\bR\x12disableRepeatGuard\"\xd7\x05\n" +
+	"\x14disable_repeat_guard\x18\t \x01(\bR\x12disableRepeatGuard\x122\n" +
+	"\x15disable_loop_breaking\x18\n" +
+	" \x01(\bR\x13disableLoopBreaking\x124\n" +
+	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\"\xd7\x05\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +

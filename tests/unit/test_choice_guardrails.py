@@ -1,0 +1,355 @@
+"""Guardrails for the model's choices (issue 12): loop breaking, duplicate
+calls in a batch, calls cut off at max_tokens, parameter docs in the prompt,
+string bounds and value exclusion in the grammar.
+
+The model is a ScriptedBackend (or a tiny backend that reports a truncated
+reply); tools run in an in-process executor that records each batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from forge_core.backends.base import (
+    BackendInfo,
+    BackendReply,
+    ChatRequest,
+    ChunkSink,
+    TextResponse,
+    ToolCall,
+    Usage,
+)
+from forge_core.backends.scripted import ScriptedBackend, call, calls
+from forge_core.errors import MaxIterationsError
+from forge_core.grammar import MAX_IDENTIFIER, build_grammar, is_identifier_like
+from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
+from forge_core.messages import MessageType, ToolCallInfo
+from forge_core.prompting import tool_prompt
+from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
+
+WF = "wf"
+LOOKUP = ToolSpec(
+    "get_invoice",
+    "Fetch an invoice",
+    {
+        "type": "object",
+        "properties": {"invoice_id": {"type": "string", "description": "like INV-2024-0042"}},
+        "required": ["invoice_id"],
+    },
+)
+SUBMIT = ToolSpec(
+    "submit",
+    "Submit the final answer",
+    {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]},
+)
+
+
+def workflow() -> Workflow:
+    wf = Workflow(name=WF, tools=[LOOKUP, SUBMIT], terminal_tools=["submit"])
+    validate_workflow(wf)
+    return wf
+
+
+class Executor:
+    """Answers get_invoice from a table: an unknown id is a resolution error
+    (or a hard error with `hard`); records every executed call."""
+
+    def __init__(self, known: dict[str, str], hard: bool = False) -> None:
+        self.known, self.hard = known, hard
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+
+    async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        out = []
+        for c in infos:
+            self.executed.append((c.name, c.args))
+            if c.name != "get_invoice":
+                out.append(ToolOutcome(output="done"))
+            elif c.args["invoice_id"] in self.known:
+                out.append(ToolOutcome(output=self.known[c.args["invoice_id"]]))
+            else:
+                kind = ToolErrorKind.HARD if self.hard else ToolErrorKind.RESOLUTION
+                out.append(
+                    ToolOutcome(error="invoice ids look like INV-2024-0042", error_kind=kind)
+                )
+        return out
+
+
+async def test_a_call_that_found_nothing_is_not_run_again_later() -> None:
+    """Not only right after (the repeat guard covers that): any later repeat."""
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                call("get_invoice", invoice_id="123"),
+                call("get_invoice", invoice_id="9"),
+                call("get_invoice", invoice_id="123"),  # loops back to the first miss
+                call("get_invoice", invoice_id="INV-2024-0042"),
+                call("submit", answer="paid"),
+            ]
+        }
+    )
+    executor = Executor({"INV-2024-0042": "paid"})
+    result = await run_workflow(
+        workflow(), "Is invoice INV-2024-0042 paid?", backend=backend, executor=executor
+    )
+    assert result.terminal_tool == "submit"
+    assert [a["invoice_id"] for n, a in executor.executed if n == "get_invoice"] == [
+        "123",
+        "9",
+        "INV-2024-0042",
+    ]
+    nudges = [m.content for m in result.transcript if m.type is MessageType.RETRY_NUDGE]
+    assert len(nudges) == 1 and "This exact 'get_invoice' call already failed" in nudges[0]
+    # From the turn after the first miss on, the grammar excludes what failed.
+    excluded = [list(r.excluded_calls) for r in backend.requests]
+    assert excluded[0] == []
+    assert ("get_invoice", {"invoice_id": "123"}) in excluded[1]
+    assert ("get_invoice", {"invoice_id": "9"}) in excluded[3]
+
+
+async def test_a_hard_error_gets_one_identical_retry_then_escalating_nudges() -> None:
+    """An outage can pass, so one identical retry runs; after that the same
+    call is refused, each time more firmly, until the retry budget ends."""
+    backend = ScriptedBackend(scripts={WF: [call("get_invoice", invoice_id="7")] * 8})
+    executor = Executor({}, hard=True)
+    options = RunOptions(max_iterations=8, max_tool_errors=5, max_retries=3)
+    try:
+        await run_workflow(
+            workflow(), "Invoice 7?", backend=backend, executor=executor, options=options
+        )
+        raise AssertionError("the run should fail")
+    except Exception as exc:  # ToolCallError once the retry budget is spent
+        transcript = exc.transcript  # type: ignore[attr-defined]
+        assert type(exc).__name__ == "ToolCallError", exc
+    assert len(executor.executed) == 2
+    nudges = [m.content for m in transcript if m.type is MessageType.RETRY_NUDGE]
+    assert nudges[0].startswith("[Repeated] This exact")
+    assert nudges[1].startswith("[Repeated] Again")
+    assert nudges[2].startswith("[Repeated] Final warning")
+
+
+async def test_loop_breaking_off_runs_the_same_failing_call_until_max_iterations() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("get_invoice", invoice_id="123")] * 5})
+    executor = Executor({})
+    options = RunOptions(max_iterations=5, loop_breaking=False, repeat_guard=False)
+    try:
+        await run_workflow(workflow(), "x", backend=backend, executor=executor, options=options)
+        raise AssertionError("the run should fail")
+    except MaxIterationsError:
+        pass
+    assert len(executor.executed) == 5
+    assert all(r.excluded_calls == [] for r in backend.requests)
+
+
+async def test_duplicates_in_one_batch_run_once() -> None:
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                calls(
+                    ("get_invoice", {"invoice_id": "A"}),
+                    ("get_invoice", {"invoice_id": "A"}),
+                    ("get_invoice", {"invoice_id": "B"}),
+                    ("get_invoice", {"invoice_id": "A"}),
+                ),
+                call("submit", answer="ok"),
+            ]
+        }
+    )
+    executor = Executor({"A": "a", "B": "b"})
+    result = await run_workflow(
+        workflow(),
+        "A and B",
+        backend=backend,
+        executor=executor,
+        options=RunOptions(parallel_tool_calls=True),
+    )
+    assert result.terminal_tool == "submit"
+    assert executor.executed[:2] == [
+        ("get_invoice", {"invoice_id": "A"}),
+        ("get_invoice", {"invoice_id": "B"}),
+    ]
+    assert len(executor.executed) == 3
+
+
+class TruncatingBackend:
+    """First a constrained reply cut off at max_tokens, then a good call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(name="truncating", model="m", context_budget_tokens=4096)
+
+    async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
+        self.calls += 1
+        if self.calls == 1:
+            cut = '{"tool":"get_invoice","args":{"invoice_id":"900000000000'
+            return BackendReply(TextResponse(cut), Usage(model_calls=1), cut, truncated=True)
+        if self.calls == 2:
+            return BackendReply(
+                [ToolCall("get_invoice", {"invoice_id": "A"})], Usage(model_calls=1)
+            )
+        return BackendReply([ToolCall("submit", {"answer": "a"})], Usage(model_calls=1))
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_call_cut_off_at_max_tokens_is_retried_with_the_cause_named() -> None:
+    result = await run_workflow(
+        workflow(),
+        "A?",
+        backend=TruncatingBackend(),
+        executor=Executor({"A": "a"}),
+        options=RunOptions(max_tokens=64),
+    )
+    assert result.terminal_tool == "submit"
+    nudges = [m.content for m in result.transcript if m.type is MessageType.RETRY_NUDGE]
+    assert len(nudges) == 1
+    assert nudges[0].startswith("[Truncated] Your tool call was cut off after 64 tokens")
+    assert "not a tool call" not in nudges[0]
+
+
+# --------------------------------------------------------------------------- prompt
+
+
+UNITS = ToolSpec(
+    "get_weather",
+    "Current weather",
+    {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name as the user wrote it"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+            "days": {"type": "array", "items": {"type": "integer"}},
+        },
+        "required": ["city"],
+    },
+)
+
+
+def test_parameter_docs_carry_enum_required_default_and_description() -> None:
+    text = tool_prompt([UNITS])
+    assert (
+        '- get_weather(city: string, unit?: "celsius"|"fahrenheit" = "celsius", '
+        "days?: integer[]): Current weather"
+    ) in text
+    assert "    city: City name as the user wrote it" in text
+    bare = tool_prompt([UNITS], parameter_docs=False)
+    assert "- get_weather(city: string, unit: string, days: array): Current weather" in bare
+    assert "celsius" not in bare and "as the user wrote it" not in bare
+
+
+async def test_the_switch_reaches_the_backend_request() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("submit", answer="x")]})
+    for on in (True, False):
+        await run_workflow(
+            workflow(),
+            "x",
+            backend=backend,
+            executor=Executor({}),
+            options=RunOptions(parameter_docs=on),
+        )
+        assert backend.requests[-1].parameter_docs is on
+
+
+# --------------------------------------------------------------------------- grammar
+
+
+def string_bounds(grammar: str, rule: str) -> tuple[int, int]:
+    line = next(ln for ln in grammar.splitlines() if ln.startswith(f"{rule} ::="))
+    match = re.search(r"char\{(\d+),(\d+)\}", line)
+    assert match, line
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_identifier_like_names() -> None:
+    assert all(
+        is_identifier_like(n)
+        for n in ("invoice_id", "id", "customerId", "sku", "order_number", "email", "zip-code")
+    )
+    assert not any(is_identifier_like(n) for n in ("message", "body", "summary", "reason", "idea"))
+
+
+def test_identifier_fields_get_short_bounds_and_every_string_fits_max_tokens() -> None:
+    report = ToolSpec(
+        "report",
+        "",
+        {
+            "type": "object",
+            "properties": {
+                "invoice_id": {"type": "string"},
+                "summary": {"type": "string"},
+                "note": {"type": "string", "maxLength": 1000},
+            },
+            "required": ["invoice_id", "summary", "note"],
+        },
+    )
+    grammar = build_grammar([report], max_tokens=256)
+    assert grammar is not None
+    assert string_bounds(grammar, "report-args-invoice-id") == (0, MAX_IDENTIFIER)
+    # (256 - 24 overhead) // 3 strings = 77: the call cannot outgrow max_tokens.
+    assert string_bounds(grammar, "report-args-summary") == (0, 77)
+    assert string_bounds(grammar, "report-args-note") == (0, 77)
+    unbounded = build_grammar([report])
+    assert unbounded is not None and string_bounds(unbounded, "report-args-summary") == (0, 200)
+
+
+def accepts(grammar: str, rule: str, text: str) -> bool:
+    """Interpret the small subset of GBNF the exclusion rules use."""
+    rules = {}
+    for line in grammar.splitlines():
+        name, _, body = line.partition(" ::= ")
+        rules[name] = body
+
+    # Translate to a Python regex by inlining the (non-recursive) rules.
+    def to_regex(body: str, depth: int = 0) -> str:
+        assert depth < 400
+        out = []
+        for token in re.findall(
+            r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|\{\d+,\d+\}|\{\d+\}|[()|?]|[A-Za-z0-9-]+', body
+        ):
+            if token.startswith('"'):
+                out.append(re.escape(json.loads(token)))
+            elif token.startswith("["):
+                inner = token[1:-1]
+                inner = re.sub(r"\\u([0-9A-F]{4})", lambda m: "\\x{" + m.group(1) + "}", inner)
+                inner = re.sub(
+                    r"\\x\{([0-9A-F]{4})\}", lambda m: re.escape(chr(int(m.group(1), 16))), inner
+                )
+                out.append("[" + inner + "]")
+            elif token.startswith("{") or token in "()|?":
+                out.append(token)
+            else:
+                out.append("(?:" + to_regex(rules[token], depth + 1) + ")")
+        return "".join(out)
+
+    return re.fullmatch(to_regex(rules[rule]), text) is not None
+
+
+def test_excluded_values_cannot_be_written_again() -> None:
+    excluded = [
+        ("get_invoice", {"invoice_id": "A-19"}),
+        ("get_invoice", {"invoice_id": "A-1"}),
+        ("submit", {"answer": "x"}),  # another tool: nothing to exclude here
+    ]
+    grammar = build_grammar([LOOKUP], max_tokens=512, excluded=excluded)
+    assert grammar is not None
+    rule = "get-invoice-args-invoice-id"
+    for value in ("A-19", "A-1"):
+        assert not accepts(grammar, rule, json.dumps(value))
+    for value in ("A-190", "A-2", "A-", "", "INV-2024-0042", "B-19", "A-1x"):
+        assert accepts(grammar, rule, json.dumps(value)), value
+    # Without exclusions every one of them is fine.
+    plain = build_grammar([LOOKUP], max_tokens=512)
+    assert plain is not None and accepts(plain, rule, json.dumps("A-19"))
+
+
+def test_an_excluded_enum_value_is_left_out() -> None:
+    grammar = build_grammar(
+        [UNITS], excluded=[("get_weather", {"unit": "celsius"}), ("get_weather", {"city": "Oslo"})]
+    )
+    assert grammar is not None
+    line = next(ln for ln in grammar.splitlines() if ln.startswith("get-weather-args-unit ::="))
+    assert "celsius" not in line and "fahrenheit" in line
