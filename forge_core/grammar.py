@@ -30,7 +30,10 @@ import json
 import re
 from typing import Any
 
+from forge_core.grounding import is_grounded, is_identifier_like
 from forge_core.workflow import ToolSpec
+
+__all__ = ["MAX_IDENTIFIER", "Unsupported", "build_grammar", "is_identifier_like"]
 
 MAX_STRING = 200
 MAX_ITEMS = 16
@@ -41,16 +44,6 @@ MAX_IDENTIFIER = 48
 MIN_STRING_BOUND = 16
 # Tokens a call needs besides its string values (braces, keys, numbers).
 CALL_OVERHEAD_TOKENS = 24
-
-_IDENTIFIER = re.compile(
-    r"(^|_|-)(id|ids|uuid|guid|code|key|sku|ref|reference|number|no|email|ticker|symbol|"
-    r"username|handle|slug)$|[a-z0-9](Id|ID|Code|Key|Ref|Number|Email)$",
-)
-
-
-def is_identifier_like(name: str) -> bool:
-    """A parameter name that names a thing rather than holding prose."""
-    return bool(_IDENTIFIER.search(name)) or name.lower() in {"id", "email", "sku", "ticker"}
 
 
 _BASE_RULES = {
@@ -97,14 +90,18 @@ def build_grammar(
     *,
     max_tokens: int = 0,
     excluded: list[tuple[str, dict[str, Any]]] | None = None,
+    grounded: list[str] | None = None,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
 
     `max_tokens` (0: no limit) bounds strings so a call fits; `excluded` are
-    calls that failed earlier, left out where expressible (see module doc).
+    calls that failed earlier, left out where expressible (see module doc);
+    `grounded` (None: grounding off) are the values seen in the conversation
+    that grounded parameters are limited to (grounding.py).
     """
     builder = _Builder()
+    builder.grounded = grounded
     try:
         calls = []
         for tool in tools:
@@ -185,6 +182,7 @@ class _Builder:
         self._resolving: set[str] = set()
         self.string_bound = MAX_STRING
         self.exclude: dict[str, set[Any]] = {}
+        self.grounded: list[str] | None = None
 
     def rule(self, hint: str, body: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-") or "r"
@@ -216,7 +214,8 @@ class _Builder:
             raise Unsupported("free-form value")
         if not isinstance(schema, dict):
             raise Unsupported(f"schema {schema!r}")
-        unknown = set(schema) - _SUPPORTED_KEYS
+        # Vendor annotations (x-forge-grounded, ...) are for Forge, not the grammar.
+        unknown = {k for k in schema if not k.startswith("x-")} - _SUPPORTED_KEYS
         if unknown:
             raise Unsupported(", ".join(sorted(unknown)))
         if "$ref" in schema:
@@ -245,6 +244,10 @@ class _Builder:
             default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
             high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
             plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
+            if self.grounded is not None and name and is_grounded(name, schema):
+                seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
+                if seen:
+                    return self.rule(hint, " | ".join(_literal(v) for v in seen))
             if plain:
                 return self.string_excluding(plain, low, high, hint)
             return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')

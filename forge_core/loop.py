@@ -45,6 +45,7 @@ from forge_core.errors import (
     ToolExecutionError,
     WorkflowCancelledError,
 )
+from forge_core.grounding import extract_candidates
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.steps import StepTracker
@@ -242,6 +243,7 @@ class _Run:
             excluded_calls=[(f.name, f.args) for f in self.failed.values() if f.blocked]
             if opts.loop_breaking
             else [],
+            grounded_values=self.grounded_values() if opts.grounding else None,
         )
 
     async def count_tokens(self, messages: list[Message]) -> int:
@@ -432,6 +434,16 @@ class _Run:
         first = infos[next(iter(repeats))]
         self.record_retry(f"the model repeated a call of {first.name!r} that already failed")
         return False
+
+    def grounded_values(self) -> list[str]:
+        """Candidates from what the user said and what tools returned; never
+        from the model's own calls or from nudges."""
+        texts = [
+            m.content
+            for m in self.transcript
+            if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
+        ]
+        return extract_candidates(texts)
 
     def failed_values(self, tool: str) -> list[str]:
         return [

@@ -74,6 +74,10 @@ class RunOptions:
     # Prompt mode: each parameter's enum values, required flag, default and
     # description go into the tool list (else names and types only).
     parameter_docs: bool = True
+    # Identifier-like string parameters (or ones marked x-forge-grounded)
+    # only take values seen in the user's messages and tool results, under a
+    # grammar (grounding.py).
+    grounding: bool = True
     # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
     compaction_strategy: str = "tiered"
     # 0: the backend's budget; otherwise min(this, the backend's).

@@ -99,6 +99,7 @@ type caseOptions struct {
 		DisableRepeatGuard         bool   `json:"disable_repeat_guard"`
 		DisableLoopBreaking        bool   `json:"disable_loop_breaking"`
 		DisableParameterDocs       bool   `json:"disable_parameter_docs"`
+		DisableGrounding           bool   `json:"disable_grounding"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -262,6 +263,7 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableRepeatGuard:         g.DisableRepeatGuard,
 		DisableLoopBreaking:        g.DisableLoopBreaking,
 		DisableParameterDocs:       g.DisableParameterDocs,
+		DisableGrounding:           g.DisableGrounding,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(

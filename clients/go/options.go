@@ -259,6 +259,9 @@ type Guardrails struct {
 	// DisableParameterDocs: describe tool parameters by name and type only
 	// (no enum values, required flags, defaults or descriptions).
 	DisableParameterDocs bool
+	// DisableGrounding: let identifier-like parameters take any value, not
+	// only values seen in the conversation.
+	DisableGrounding bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -277,6 +280,7 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableRepeatGuard:         g.DisableRepeatGuard,
 			DisableLoopBreaking:        g.DisableLoopBreaking,
 			DisableParameterDocs:       g.DisableParameterDocs,
+			DisableGrounding:           g.DisableGrounding,
 			Enforcement:                g.Enforcement,
 		}
 	}

@@ -22,6 +22,7 @@ GUARDRAILS = (
     "repeat_guard",
     "loop_breaking",
     "parameter_docs",
+    "grounding",
 )
 
 
@@ -59,6 +60,7 @@ class Ablation:
             repeat_guard=on["repeat_guard"],
             loop_breaking=on["loop_breaking"],
             parameter_docs=on["parameter_docs"],
+            grounding=on["grounding"],
         )
 
 
@@ -88,6 +90,11 @@ PRESETS: dict[str, Ablation] = {
             "no-loop-breaking",
             "a call identical to one that already failed may run again",
             frozenset({"loop_breaking"}),
+        ),
+        Ablation(
+            "no-grounding",
+            "identifier-like parameters may take values never seen in the conversation",
+            frozenset({"grounding"}),
         ),
         Ablation(
             "no-parameter-docs",

@@ -125,6 +125,9 @@ class ChatRequest:
     # Calls that failed earlier in the run, (name, args): a grammar-constrained
     # backend leaves them out of what the model can write where it can.
     excluded_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Values seen in the conversation that grounded parameters are limited to
+    # (grounding.py); None: grounding off.
+    grounded_values: list[str] | None = None
 
 
 @dataclass

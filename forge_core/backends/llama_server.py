@@ -236,6 +236,7 @@ class LlamaServerBackend:
                 parallel=request.parallel,
                 max_tokens=request.max_tokens,
                 excluded=request.excluded_calls,
+                grounded=request.grounded_values,
             )
             if grammar is not None:
                 body["grammar"] = grammar

@@ -106,7 +106,7 @@ GUARDRAIL_KEYS = {
     "disable_constrained_decoding", "disable_rescue", "disable_retry_nudges",
     "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
     "disable_coercion", "disable_repeat_guard", "disable_loop_breaking",
-    "disable_parameter_docs", "enforcement",
+    "disable_parameter_docs", "disable_grounding", "enforcement",
 }  # fmt: skip
 
 
@@ -140,6 +140,7 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         repeat_guard=not guards.get("disable_repeat_guard", False),
         loop_breaking=not guards.get("disable_loop_breaking", False),
         parameter_docs=not guards.get("disable_parameter_docs", False),
+        grounding=not guards.get("disable_grounding", False),
         enforcement=guards.get("enforcement", "both"),
     )
 

@@ -24,6 +24,7 @@ from forge_core.backends.base import (
 from forge_core.backends.scripted import ScriptedBackend, call, calls
 from forge_core.errors import MaxIterationsError
 from forge_core.grammar import MAX_IDENTIFIER, build_grammar, is_identifier_like
+from forge_core.grounding import extract_candidates, is_grounded
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
 from forge_core.prompting import tool_prompt
@@ -353,3 +354,92 @@ def test_an_excluded_enum_value_is_left_out() -> None:
     assert grammar is not None
     line = next(ln for ln in grammar.splitlines() if ln.startswith("get-weather-args-unit ::="))
     assert "celsius" not in line and "fahrenheit" in line
+
+
+# --------------------------------------------------------------------------- grounding
+
+
+def test_candidates_follow_the_documented_rule() -> None:
+    texts = [
+        "Book flight UA-1942 for dana@example.org, ticker ACME, order #771 and 'Blue Lamp'.",
+        "Found: customer_id=CUS-58213, plan gold, svc-payments is up. Done.",
+    ]
+    assert extract_candidates(texts) == [
+        "Blue Lamp",
+        "dana@example.org",
+        "UA-1942",
+        "ACME",
+        "771",
+        "customer_id",  # a key name is a token too: noise the model can skip
+        "CUS-58213",
+        "svc-payments",
+    ]
+    # Ordinary words, sentence ends and lone letters are no candidates.
+    assert extract_candidates(["The plan is gold. I am done."]) == []
+
+
+def test_which_parameters_are_grounded() -> None:
+    assert is_grounded("invoice_id", {"type": "string"})
+    assert is_grounded("customerId", {"type": "string"})
+    assert is_grounded("email", {"type": "string"})
+    assert not is_grounded("city", {"type": "string"})
+    assert not is_grounded("username", {"type": "string"})
+    assert not is_grounded("invoice_id", {"type": "string", "pattern": "^INV-"})
+    assert not is_grounded("invoice_id", {"type": "integer"})
+    # The schema annotation decides either way.
+    assert is_grounded("city", {"type": "string", "x-forge-grounded": True})
+    assert not is_grounded("invoice_id", {"type": "string", "x-forge-grounded": False})
+
+
+def test_grounded_parameters_take_only_seen_values_minus_failed_ones() -> None:
+    seen = ["A-19", "INV-2024-0042", "dana@example.org"]
+    grammar = build_grammar([LOOKUP], max_tokens=256, grounded=seen)
+    assert grammar is not None
+    rule = "get-invoice-args-invoice-id"
+    assert all(accepts(grammar, rule, json.dumps(v)) for v in seen)
+    assert not accepts(grammar, rule, json.dumps("1234-1234"))
+    failed = [("get_invoice", {"invoice_id": "A-19"})]
+    narrowed = build_grammar([LOOKUP], max_tokens=256, grounded=seen, excluded=failed)
+    assert narrowed is not None
+    assert not accepts(narrowed, rule, json.dumps("A-19"))
+    assert accepts(narrowed, rule, json.dumps("INV-2024-0042"))
+    # Nothing seen (or every candidate failed): the value is free again.
+    for free in (
+        build_grammar([LOOKUP], grounded=[]),
+        build_grammar([LOOKUP], grounded=["A-19"], excluded=failed),
+    ):
+        assert free is not None and accepts(free, rule, json.dumps("1234-1234"))
+    # Free text next to it stays free.
+    assert accepts(
+        build_grammar([SUBMIT], grounded=seen) or "", "submit-args-answer", json.dumps("paid")
+    )
+
+
+async def test_the_loop_grounds_on_user_messages_and_tool_results_only() -> None:
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                call("get_invoice", invoice_id="X-999"),  # invented: a miss
+                call("get_invoice", invoice_id="A-19"),
+                call("submit", answer="paid"),
+            ]
+        }
+    )
+    executor = Executor({"A-19": "INV A-19: paid, customer CUS-7"})
+    for grounding in (True, False):
+        await run_workflow(
+            workflow(),
+            "Is invoice A-19 paid?",
+            backend=backend,
+            executor=executor,
+            options=RunOptions(grounding=grounding),
+        )
+        requests = list(backend.requests)[-3:]
+        if not grounding:
+            assert all(r.grounded_values is None for r in requests)
+            continue
+        assert requests[0].grounded_values == ["A-19"]
+        # The model's invented "X-999" is never a candidate; the miss's error
+        # message and the tool result are sources too.
+        assert "X-999" not in (requests[1].grounded_values or [])
+        assert "CUS-7" in (requests[2].grounded_values or [])

@@ -112,6 +112,7 @@ def test_presets() -> None:
         "no-compaction",
         "no-loop-breaking",
         "no-parameter-docs",
+        "no-grounding",
         "bare",
     }
     assert all(PRESETS["all-on"].switches().values())

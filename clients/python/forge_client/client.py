@@ -55,6 +55,7 @@ class RunOptions:
     repeat_guard: bool = True
     loop_breaking: bool = True
     parameter_docs: bool = True
+    grounding: bool = True
     compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
     context_budget_tokens: int | None = None
     priority: int = 0
@@ -80,6 +81,7 @@ class RunOptions:
                 disable_repeat_guard=not self.repeat_guard,
                 disable_loop_breaking=not self.loop_breaking,
                 disable_parameter_docs=not self.parameter_docs,
+                disable_grounding=not self.grounding,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),

@@ -116,6 +116,8 @@ export interface RunOptions {
   loopBreaking?: boolean | undefined;
   /** Describe each parameter's enum values, required flag, default and description in the prompt (default on). */
   parameterDocs?: boolean | undefined;
+  /** Limit identifier-like parameters to values seen in the conversation, under a grammar (default on). */
+  grounding?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
   /** How the conversation is shortened near the context budget (server default "tiered"). */
@@ -906,6 +908,7 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableRepeatGuard: o.repeatGuard === false,
       disableLoopBreaking: o.loopBreaking === false,
       disableParameterDocs: o.parameterDocs === false,
+      disableGrounding: o.grounding === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },

@@ -138,6 +138,7 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_repeat_guard: "repeatGuard",
   disable_loop_breaking: "loopBreaking",
   disable_parameter_docs: "parameterDocs",
+  disable_grounding: "grounding",
 };
 
 function buildOptions(raw: Json): RunOptions {

@@ -241,6 +241,7 @@ class Guardrails(_message.Message):
     DISABLE_REPEAT_GUARD_FIELD_NUMBER: _builtins.int
     DISABLE_LOOP_BREAKING_FIELD_NUMBER: _builtins.int
     DISABLE_PARAMETER_DOCS_FIELD_NUMBER: _builtins.int
+    DISABLE_GROUNDING_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -274,6 +275,12 @@ class Guardrails(_message.Message):
     default each parameter's enum values, required flag, default and
     description are in the tool list too (prompt and constrained modes).
     """
+    disable_grounding: _builtins.bool
+    """Let identifier-like string parameters take any value. By default, under
+    a grammar, a parameter named like an id (invoice_id, sku, email, ...) or
+    marked "x-forge-grounded": true in its schema only takes values seen in
+    the user's messages and tool results.
+    """
     def __init__(
         self,
         *,
@@ -288,10 +295,11 @@ class Guardrails(_message.Message):
         disable_repeat_guard: _builtins.bool = ...,
         disable_loop_breaking: _builtins.bool = ...,
         disable_parameter_docs: _builtins.bool = ...,
+        disable_grounding: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

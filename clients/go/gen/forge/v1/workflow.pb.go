@@ -453,8 +453,13 @@ type Guardrails struct {
 	// default each parameter's enum values, required flag, default and
 	// description are in the tool list too (prompt and constrained modes).
 	DisableParameterDocs bool `protobuf:"varint,11,opt,name=disable_parameter_docs,json=disableParameterDocs,proto3" json:"disable_parameter_docs,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Let identifier-like string parameters take any value. By default, under
+	// a grammar, a parameter named like an id (invoice_id, sku, email, ...) or
+	// marked "x-forge-grounded": true in its schema only takes values seen in
+	// the user's messages and tool results.
+	DisableGrounding bool `protobuf:"varint,12,opt,name=disable_grounding,json=disableGrounding,proto3" json:"disable_grounding,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
@@ -560,6 +565,13 @@ func (x *Guardrails) GetDisableLoopBreaking() bool {
 func (x *Guardrails) GetDisableParameterDocs() bool {
 	if x != nil {
 		return x.DisableParameterDocs
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableGrounding() bool {
+	if x != nil {
+		return x.DisableGrounding
 	}
 	return false
 }
@@ -752,7 +764,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0erequired_steps\x18\x04 \x03(\tR\rrequiredSteps\x12%\n" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
-	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xca\x04\n" +
+	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xf7\x04\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -766,7 +778,8 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x14disable_repeat_guard\x18\t \x01(\bR\x12disableRepeatGuard\x122\n" +
 	"\x15disable_loop_breaking\x18\n" +
 	" \x01(\bR\x13disableLoopBreaking\x124\n" +
-	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\"\xd7\x05\n" +
+	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\x12+\n" +
+	"\x11disable_grounding\x18\f \x01(\bR\x10disableGrounding\"\xd7\x05\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +

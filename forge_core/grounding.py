@@ -1,0 +1,105 @@
+"""Grounded arguments: identifiers the model copies instead of inventing.
+
+A small model asked for `invoice_id` writes "1234-1234-..." although the
+user's message said "A-19". For string parameters that name things, the
+grammar admits only values seen in the conversation: spans of the user's
+messages and of tool results (never of the model's own calls, which may be
+invented). The model then picks among the ids it has seen; loop breaking
+(loop.py) removes a candidate once it failed, so a wrong pick is not repeated.
+
+Which parameters: a schema annotation `"x-forge-grounded": true` (false opts
+out), else the `auto` rule: a plain string (no enum, const, format, pattern)
+whose name says it holds an identifier (`id`, `*_id`, `customerId`, `sku`,
+`*_number`, `*_code`, `*_ref`, `email`, `ticker`, `symbol`). Names that may
+hold ordinary words (`name`, `city`, `username`) and free text (a message
+body, a summary) stay free.
+
+Which candidates, in order of first appearance:
+1. quoted spans: '...', "..." or `...`, 1-64 characters, one line;
+2. e-mail addresses;
+3. identifier-like tokens: runs of letters, digits and `-_./:#@+` (outer
+   punctuation trimmed), 2-64 characters, that contain a digit, or an inner
+   `-`/`_` between letters/digits, or are 2+ capital letters (a ticker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+ANNOTATION = "x-forge-grounded"
+MAX_CANDIDATE = 64
+MAX_CANDIDATES = 64
+
+_QUOTED = re.compile(r"'([^'\n]{1,64})'|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
+_TRIM = ".,:;/#@+-_"
+_INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
+_CAPS = re.compile(r"[A-Z]{2,}")
+
+
+_IDENTIFIER = re.compile(
+    r"(^|_|-)(id|ids|uuid|guid|code|key|sku|ref|reference|number|no|email|ticker|symbol|"
+    r"username|handle|slug)$|[a-z0-9](Id|ID|Code|Key|Ref|Number|Email)$",
+)
+# Narrower: names whose values are almost never ordinary words, so limiting
+# them to seen identifiers cannot lock out the right value.
+_GROUNDABLE = re.compile(
+    r"(^|_|-)(id|ids|uuid|guid|sku|ref|reference|number|no|email|code|ticker|symbol)$|"
+    r"[a-z0-9](Id|ID|Ref|Number|Email|Code)$",
+)
+
+
+def is_identifier_like(name: str) -> bool:
+    """A parameter name that names a thing rather than holding prose."""
+    return bool(_IDENTIFIER.search(name)) or name.lower() in {"id", "email", "sku", "ticker"}
+
+
+def _id_like(token: str) -> bool:
+    return (
+        any(c.isdigit() for c in token)
+        or bool(_INNER_JOIN.search(token))
+        or bool(_CAPS.fullmatch(token))
+    )
+
+
+def extract_candidates(texts: Iterable[str]) -> list[str]:
+    """The values a grounded parameter may take, from `texts` (see module doc)."""
+    seen: dict[str, None] = {}
+
+    def add(value: str) -> None:
+        value = value.strip()
+        if value and len(value) <= MAX_CANDIDATE and len(seen) < MAX_CANDIDATES:
+            seen.setdefault(value, None)
+
+    for text in texts:
+        for match in _QUOTED.finditer(text):
+            add(next(g for g in match.groups() if g is not None))
+        for match in _EMAIL.finditer(text):
+            add(match.group(0))
+        for match in _TOKEN.finditer(text):
+            token = match.group(0).rstrip(_TRIM)
+            if len(token) >= 2 and _id_like(token):
+                add(token)
+    return list(seen)
+
+
+def is_grounded(name: str, schema: Any) -> bool:
+    """Whether parameter `name` with `schema` takes only seen values."""
+    if not isinstance(schema, dict) or schema.get("type") != "string":
+        return False
+    marked = schema.get(ANNOTATION)
+    if isinstance(marked, bool):
+        return marked
+    if any(key in schema for key in ("enum", "const", "format", "pattern")):
+        return False
+    return bool(_GROUNDABLE.search(name)) or name.lower() in {"id", "email", "sku", "ticker"}
+
+
+def grounded_parameters(parameters: dict[str, Any]) -> list[str]:
+    props = parameters.get("properties", {})
+    if not isinstance(props, dict):
+        return []
+    return [name for name, schema in props.items() if is_grounded(name, schema)]
