@@ -48,6 +48,7 @@ from forge_core.errors import (
 from forge_core.grounding import extract_candidates
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
+from forge_core.relevance import MAX_RELEVANT_TOOLS, relevant
 from forge_core.steps import StepTracker
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
@@ -375,7 +376,28 @@ class _Run:
             base = allowed or [t.name for t in self.wf.tools]
             allowed = [name for name in base if name not in self.banned] or allowed
             self.banned = set()
+        if self.opts.tool_relevance:
+            allowed = self.narrow_to_relevant(allowed)
         return allowed
+
+    def narrow_to_relevant(self, allowed: list[str]) -> list[str]:
+        """Of many tools, only those relevant to the request (relevance.py);
+        terminal tools and pending required steps always stay."""
+        base = allowed or [t.name for t in self.wf.tools]
+        always = self.wf.terminal_set | set(self.steps.pending()) | {RESPOND_TOOL}
+        candidates = [t for t in self.wf.tools if t.name in base and t.name not in always]
+        if len(candidates) <= MAX_RELEVANT_TOOLS:
+            return allowed
+        keep = relevant(candidates, self.relevance_query())
+        if keep is None:
+            return allowed
+        return [name for name in base if name in keep or name in always]
+
+    def relevance_query(self) -> str:
+        """What the user asked, plus what the last tool returned."""
+        asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+        results = [m.content for m in self.transcript if m.type is MessageType.TOOL_RESULT]
+        return "\n".join(asked + results[-1:])
 
     async def check_repeats(self, infos: list[ToolCallInfo]) -> bool:
         """Reject a batch that only repeats the previous successful batch.

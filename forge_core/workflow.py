@@ -78,6 +78,9 @@ class RunOptions:
     # only take values seen in the user's messages and tool results, under a
     # grammar (grounding.py).
     grounding: bool = True
+    # With more than relevance.MAX_RELEVANT_TOOLS non-terminal tools, the
+    # grammar admits only those BM25 ranks relevant to the request.
+    tool_relevance: bool = True
     # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
     compaction_strategy: str = "tiered"
     # 0: the backend's budget; otherwise min(this, the backend's).

@@ -100,6 +100,7 @@ type caseOptions struct {
 		DisableLoopBreaking        bool   `json:"disable_loop_breaking"`
 		DisableParameterDocs       bool   `json:"disable_parameter_docs"`
 		DisableGrounding           bool   `json:"disable_grounding"`
+		DisableToolRelevance       bool   `json:"disable_tool_relevance"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -264,6 +265,7 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableLoopBreaking:        g.DisableLoopBreaking,
 		DisableParameterDocs:       g.DisableParameterDocs,
 		DisableGrounding:           g.DisableGrounding,
+		DisableToolRelevance:       g.DisableToolRelevance,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(

@@ -262,6 +262,9 @@ type Guardrails struct {
 	// DisableGrounding: let identifier-like parameters take any value, not
 	// only values seen in the conversation.
 	DisableGrounding bool
+	// DisableToolRelevance: offer every allowed tool each turn, not only the
+	// ones most relevant to the request when there are many.
+	DisableToolRelevance bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -281,6 +284,7 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableLoopBreaking:        g.DisableLoopBreaking,
 			DisableParameterDocs:       g.DisableParameterDocs,
 			DisableGrounding:           g.DisableGrounding,
+			DisableToolRelevance:       g.DisableToolRelevance,
 			Enforcement:                g.Enforcement,
 		}
 	}

@@ -23,6 +23,7 @@ GUARDRAILS = (
     "loop_breaking",
     "parameter_docs",
     "grounding",
+    "tool_relevance",
 )
 
 
@@ -61,6 +62,7 @@ class Ablation:
             loop_breaking=on["loop_breaking"],
             parameter_docs=on["parameter_docs"],
             grounding=on["grounding"],
+            tool_relevance=on["tool_relevance"],
         )
 
 
@@ -90,6 +92,11 @@ PRESETS: dict[str, Ablation] = {
             "no-loop-breaking",
             "a call identical to one that already failed may run again",
             frozenset({"loop_breaking"}),
+        ),
+        Ablation(
+            "no-relevance",
+            "every allowed tool is offered each turn, however many there are",
+            frozenset({"tool_relevance"}),
         ),
         Ablation(
             "no-grounding",

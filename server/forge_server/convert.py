@@ -115,6 +115,7 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         loop_breaking=not g.disable_loop_breaking,
         parameter_docs=not g.disable_parameter_docs,
         grounding=not g.disable_grounding,
+        tool_relevance=not g.disable_tool_relevance,
         enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
         reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
         compaction_strategy=_COMPACTION.get(msg.compaction, "tiered"),

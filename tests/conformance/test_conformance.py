@@ -106,7 +106,7 @@ GUARDRAIL_KEYS = {
     "disable_constrained_decoding", "disable_rescue", "disable_retry_nudges",
     "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
     "disable_coercion", "disable_repeat_guard", "disable_loop_breaking",
-    "disable_parameter_docs", "disable_grounding", "enforcement",
+    "disable_parameter_docs", "disable_grounding", "disable_tool_relevance", "enforcement",
 }  # fmt: skip
 
 
@@ -141,6 +141,7 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         loop_breaking=not guards.get("disable_loop_breaking", False),
         parameter_docs=not guards.get("disable_parameter_docs", False),
         grounding=not guards.get("disable_grounding", False),
+        tool_relevance=not guards.get("disable_tool_relevance", False),
         enforcement=guards.get("enforcement", "both"),
     )
 

@@ -28,6 +28,7 @@ from forge_core.grounding import extract_candidates, is_grounded
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
 from forge_core.prompting import tool_prompt
+from forge_core.relevance import relevant
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 
 WF = "wf"
@@ -443,3 +444,62 @@ async def test_the_loop_grounds_on_user_messages_and_tool_results_only() -> None
         # message and the tool result are sources too.
         assert "X-999" not in (requests[1].grounded_values or [])
         assert "CUS-7" in (requests[2].grounded_values or [])
+
+
+# --------------------------------------------------------------------------- tool relevance
+
+
+def simple_tool(name: str, description: str, param: str = "query") -> ToolSpec:
+    return ToolSpec(
+        name,
+        description,
+        {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]},
+    )
+
+
+MANY = [
+    simple_tool("get_weather", "Get the current weather for a city.", "city"),
+    simple_tool("search_news", "Search recent news articles."),
+    simple_tool("get_exchange_rate", "Get the exchange rate between two currencies.", "base"),
+    simple_tool("get_company_profile", "Get a company's profile and headquarters.", "company"),
+    simple_tool("send_email", "Send an email.", "to"),
+    simple_tool("get_stock_price", "Get the latest trade price of a stock by ticker.", "ticker"),
+    simple_tool("book_table", "Book a restaurant table.", "restaurant"),
+    SUBMIT,
+]
+
+
+def test_bm25_ranks_the_tool_the_request_is_about_first() -> None:
+    ranked = relevant(MANY[:-1], "What is ACME's stock trading at? Its ticker is ACME.")
+    assert ranked is not None and ranked[0] == "get_stock_price"
+    assert relevant(MANY[:-1], "xyzzy plugh") is None  # no word in common: no judgement
+
+
+async def test_many_tools_are_narrowed_in_the_grammar_but_not_in_the_prompt() -> None:
+    wf = Workflow(name=WF, tools=MANY, terminal_tools=["submit"])
+    validate_workflow(wf)
+    backend = ScriptedBackend(
+        scripts={WF: [call("get_stock_price", ticker="ACME"), call("submit", answer="12")]}
+    )
+    for on in (True, False):
+        await run_workflow(
+            wf,
+            "What is the stock price of ACME? Ticker ACME.",
+            backend=backend,
+            executor=Executor({}),
+            options=RunOptions(tool_relevance=on),
+        )
+        first = list(backend.requests)[-2]
+        if on:
+            assert "get_stock_price" in first.allowed and "submit" in first.allowed
+            assert len(first.allowed) <= 4 + 1
+            assert "book_table" not in first.allowed
+        else:
+            assert set(first.allowed) == {t.name for t in MANY}
+        assert [t.name for t in first.tools] == [t.name for t in MANY]  # the prompt's list
+
+
+async def test_few_tools_are_never_narrowed() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("submit", answer="x")]})
+    await run_workflow(workflow(), "stock price of ACME", backend=backend, executor=Executor({}))
+    assert set(backend.requests[-1].allowed) == {"get_invoice", "submit"}

@@ -113,6 +113,7 @@ def test_presets() -> None:
         "no-loop-breaking",
         "no-parameter-docs",
         "no-grounding",
+        "no-relevance",
         "bare",
     }
     assert all(PRESETS["all-on"].switches().values())

@@ -56,6 +56,7 @@ class RunOptions:
     loop_breaking: bool = True
     parameter_docs: bool = True
     grounding: bool = True
+    tool_relevance: bool = True
     compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
     context_budget_tokens: int | None = None
     priority: int = 0
@@ -82,6 +83,7 @@ class RunOptions:
                 disable_loop_breaking=not self.loop_breaking,
                 disable_parameter_docs=not self.parameter_docs,
                 disable_grounding=not self.grounding,
+                disable_tool_relevance=not self.tool_relevance,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),

@@ -118,6 +118,8 @@ export interface RunOptions {
   parameterDocs?: boolean | undefined;
   /** Limit identifier-like parameters to values seen in the conversation, under a grammar (default on). */
   grounding?: boolean | undefined;
+  /** With many tools, offer only those most relevant to the request (default on). */
+  toolRelevance?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
   /** How the conversation is shortened near the context budget (server default "tiered"). */
@@ -909,6 +911,7 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableLoopBreaking: o.loopBreaking === false,
       disableParameterDocs: o.parameterDocs === false,
       disableGrounding: o.grounding === false,
+      disableToolRelevance: o.toolRelevance === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },

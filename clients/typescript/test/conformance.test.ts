@@ -139,6 +139,7 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_loop_breaking: "loopBreaking",
   disable_parameter_docs: "parameterDocs",
   disable_grounding: "grounding",
+  disable_tool_relevance: "toolRelevance",
 };
 
 function buildOptions(raw: Json): RunOptions {

@@ -242,6 +242,7 @@ class Guardrails(_message.Message):
     DISABLE_LOOP_BREAKING_FIELD_NUMBER: _builtins.int
     DISABLE_PARAMETER_DOCS_FIELD_NUMBER: _builtins.int
     DISABLE_GROUNDING_FIELD_NUMBER: _builtins.int
+    DISABLE_TOOL_RELEVANCE_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -281,6 +282,12 @@ class Guardrails(_message.Message):
     marked "x-forge-grounded": true in its schema only takes values seen in
     the user's messages and tool results.
     """
+    disable_tool_relevance: _builtins.bool
+    """Offer every allowed tool each turn. By default, with more than four
+    non-terminal tools, the constraint admits only the ones most relevant
+    (BM25) to the user's request and the last tool result; terminal tools
+    and pending required steps always stay.
+    """
     def __init__(
         self,
         *,
@@ -296,10 +303,11 @@ class Guardrails(_message.Message):
         disable_loop_breaking: _builtins.bool = ...,
         disable_parameter_docs: _builtins.bool = ...,
         disable_grounding: _builtins.bool = ...,
+        disable_tool_relevance: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "disable_tool_relevance", b"disable_tool_relevance", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -458,8 +458,13 @@ type Guardrails struct {
 	// marked "x-forge-grounded": true in its schema only takes values seen in
 	// the user's messages and tool results.
 	DisableGrounding bool `protobuf:"varint,12,opt,name=disable_grounding,json=disableGrounding,proto3" json:"disable_grounding,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Offer every allowed tool each turn. By default, with more than four
+	// non-terminal tools, the constraint admits only the ones most relevant
+	// (BM25) to the user's request and the last tool result; terminal tools
+	// and pending required steps always stay.
+	DisableToolRelevance bool `protobuf:"varint,13,opt,name=disable_tool_relevance,json=disableToolRelevance,proto3" json:"disable_tool_relevance,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
@@ -572,6 +577,13 @@ func (x *Guardrails) GetDisableParameterDocs() bool {
 func (x *Guardrails) GetDisableGrounding() bool {
 	if x != nil {
 		return x.DisableGrounding
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableToolRelevance() bool {
+	if x != nil {
+		return x.DisableToolRelevance
 	}
 	return false
 }
@@ -764,7 +776,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0erequired_steps\x18\x04 \x03(\tR\rrequiredSteps\x12%\n" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
-	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xf7\x04\n" +
+	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xad\x05\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -779,7 +791,8 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x15disable_loop_breaking\x18\n" +
 	" \x01(\bR\x13disableLoopBreaking\x124\n" +
 	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\x12+\n" +
-	"\x11disable_grounding\x18\f \x01(\bR\x10disableGrounding\"\xd7\x05\n" +
+	"\x11disable_grounding\x18\f \x01(\bR\x10disableGrounding\x124\n" +
+	"\x16disable_tool_relevance\x18\r \x01(\bR\x14disableToolRelevance\"\xd7\x05\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +
