@@ -19,7 +19,10 @@ Which candidates, in order of first appearance:
 2. e-mail addresses;
 3. identifier-like tokens: runs of letters, digits and `-_./:#@+` (outer
    punctuation trimmed), 2-64 characters, that contain a digit, or an inner
-   `-`/`_` between letters/digits, or are 2+ capital letters (a ticker).
+   `-`/`_` between letters/digits, or are 2-5 capital letters (a ticker);
+   decimal numbers (prices, rates) are quantities, not identifiers.
+Tool and parameter names are never candidates: the model copies them as
+placeholders ("service_name").
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
 _TRIM = ".,:;/#@+-_"
 _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
-_CAPS = re.compile(r"[A-Z]{2,}")
+# A ticker-like code; longer all-caps words are shouting, not identifiers.
+_CAPS = re.compile(r"[A-Z]{2,5}")
+# A quantity (a price, a rate, a measurement), not an identifier.
+_DECIMAL = re.compile(r"[-+]?\d+\.\d+")
 
 
 _IDENTIFIER = re.compile(
@@ -58,6 +64,8 @@ def is_identifier_like(name: str) -> bool:
 
 
 def _id_like(token: str) -> bool:
+    if _DECIMAL.fullmatch(token):
+        return False
     return (
         any(c.isdigit() for c in token)
         or bool(_INNER_JOIN.search(token))
@@ -65,14 +73,17 @@ def _id_like(token: str) -> bool:
     )
 
 
-def extract_candidates(texts: Iterable[str]) -> list[str]:
-    """The values a grounded parameter may take, from `texts` (see module doc)."""
+def extract_candidates(texts: Iterable[str], names: Iterable[str] = ()) -> list[str]:
+    """The values a grounded parameter may take, from `texts` (see module
+    doc); `names` (tool and parameter names) are never candidates."""
     seen: dict[str, None] = {}
+    skip = set(names)
 
     def add(value: str) -> None:
         value = value.strip()
-        if value and len(value) <= MAX_CANDIDATE and len(seen) < MAX_CANDIDATES:
-            seen.setdefault(value, None)
+        if value and value not in skip and len(value) <= MAX_CANDIDATE:
+            if len(seen) < MAX_CANDIDATES:
+                seen.setdefault(value, None)
 
     for text in texts:
         for match in _QUOTED.finditer(text):

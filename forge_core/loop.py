@@ -213,6 +213,12 @@ class _Run:
         # Every call that failed in this run (tool error or nothing found):
         # signature -> (name, args, the error, how often it was tried again).
         self.failed: dict[str, FailedCall] = {}
+        # Signatures of every call that succeeded, and how often the model
+        # asked for one of them again (loop breaking).
+        self.succeeded: set[str] = set()
+        self.repeated_successes = 0
+        # After repeated re-asks, the next turn offers only what finishes.
+        self.steer_to_finish = False
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -378,6 +384,11 @@ class _Run:
             self.banned = set()
         if self.opts.tool_relevance:
             allowed = self.narrow_to_relevant(allowed)
+        if self.steer_to_finish:
+            self.steer_to_finish = False
+            finish = self.wf.terminal_set | set(self.steps.pending())
+            base = allowed or [t.name for t in self.wf.tools]
+            allowed = [name for name in base if name in finish] or allowed
         return allowed
 
     def narrow_to_relevant(self, allowed: list[str]) -> list[str]:
@@ -424,6 +435,7 @@ class _Run:
             infos, dict.fromkeys(range(len(infos)), hint), MessageType.RETRY_NUDGE
         )
         self.banned = {c.name for c in infos}
+        self.count_repeated_success()
         self.record_retry(f"the model repeated {infos[0].name!r} with the same arguments")
         return False
 
@@ -441,7 +453,7 @@ class _Run:
             if (failed := self.failed.get(call_signature(c.name, c.args))) and failed.blocked
         }
         if not repeats:
-            return True
+            return await self.check_repeated_successes(infos)
         texts: dict[int, str] = {}
         for i, call in enumerate(infos):
             failed = repeats.get(i)
@@ -457,6 +469,30 @@ class _Run:
         self.record_retry(f"the model repeated a call of {first.name!r} that already failed")
         return False
 
+    async def check_repeated_successes(self, infos: list[ToolCallInfo]) -> bool:
+        """Refuse a batch made only of calls that already succeeded earlier in
+        the run (the repeat guard covers the batch right before): their
+        results are in the conversation. The second time, the next turn only
+        offers the terminal tools and pending steps: the model keeps asking
+        for what it has instead of finishing."""
+        sigs = [call_signature(c.name, c.args) for c in infos]
+        if not infos or not all(s in self.succeeded for s in sigs):
+            return True
+        pending = self.steps.pending()
+        text = nudges.repeated_call([c.name for c in infos], pending, sorted(self.wf.terminal_set))
+        await self.reject_batch(
+            infos, dict.fromkeys(range(len(infos)), text), MessageType.RETRY_NUDGE
+        )
+        self.banned = {c.name for c in infos}
+        self.count_repeated_success()
+        self.record_retry(f"the model repeated an earlier successful call of {infos[0].name!r}")
+        return False
+
+    def count_repeated_success(self) -> None:
+        self.repeated_successes += 1
+        if self.opts.loop_breaking and self.repeated_successes >= 2:
+            self.steer_to_finish = True
+
     def grounded_values(self) -> list[str]:
         """Candidates from what the user said and what tools returned; never
         from the model's own calls or from nudges."""
@@ -465,7 +501,13 @@ class _Run:
             for m in self.transcript
             if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
         ]
-        return extract_candidates(texts)
+        return extract_candidates(texts, self.placeholder_names())
+
+    def placeholder_names(self) -> set[str]:
+        names = set(self.tool_names)
+        for tool in self.wf.tools:
+            names.update(tool.parameters.get("properties", {}) or {})
+        return names
 
     def failed_values(self, tool: str) -> list[str]:
         return [
@@ -647,6 +689,9 @@ class _Run:
                 transcript=list(self.transcript),
             )
         self.last_success = [(c.name, c.args) for c in infos] if all(o.ok for o in outcomes) else []
+        self.succeeded.update(
+            call_signature(c.name, c.args) for c, o in zip(infos, outcomes, strict=True) if o.ok
+        )
         unresolved = all(not o.ok and o.error_kind is ToolErrorKind.RESOLUTION for o in outcomes)
         self.last_unresolved = [(c.name, c.args) for c in infos] if unresolved else []
         self.last_unresolved_errors = [o.error or "" for o in outcomes] if unresolved else []

@@ -503,3 +503,35 @@ async def test_few_tools_are_never_narrowed() -> None:
     backend = ScriptedBackend(scripts={WF: [call("submit", answer="x")]})
     await run_workflow(workflow(), "stock price of ACME", backend=backend, executor=Executor({}))
     assert set(backend.requests[-1].allowed) == {"get_invoice", "submit"}
+
+
+async def test_asking_again_for_what_already_succeeded_steers_to_the_terminal_tool() -> None:
+    """A 2-cycle between two finished lookups (the repeat guard alone only
+    sees the batch right before): refused, and the second time the next turn
+    offers only the terminal tool."""
+    other = simple_tool("get_rate", "Get a rate", "base")
+    wf = Workflow(name=WF, tools=[LOOKUP, other, SUBMIT], terminal_tools=["submit"])
+    validate_workflow(wf)
+    script = [
+        call("get_invoice", invoice_id="A"),
+        call("get_rate", base="USD"),
+        call("get_invoice", invoice_id="A"),  # refused, once
+        call("get_rate", base="USD"),  # refused, twice: steer to finish
+        call("submit", answer="a"),
+    ]
+    backend = ScriptedBackend(scripts={WF: script})
+    executor = Executor({"A": "a"})
+    result = await run_workflow(wf, "A?", backend=backend, executor=executor)
+    assert result.terminal_tool == "submit"
+    assert [n for n, _ in executor.executed] == ["get_invoice", "get_rate", "submit"]
+    assert list(backend.requests)[-1].allowed == ["submit"]
+    nudges = [m.content for m in result.transcript if m.type is MessageType.RETRY_NUDGE]
+    assert len(nudges) == 2 and all("use its result" in n for n in nudges)
+
+
+def test_quantities_caps_words_and_names_are_no_candidates() -> None:
+    found = extract_candidates(
+        ["Price 14.99 USD, rate 0.92, status DELAYED, sku SKU-4410, see search_products."],
+        names={"search_products", "sku"},
+    )
+    assert found == ["USD", "SKU-4410"]
