@@ -15,7 +15,9 @@ and identifier-like fields (`*_id`, `code`, `sku`, `email`, ...) without a
 `maxLength` get a short one: a 270M model otherwise fills an id with
 "9000...0" up to the bound. And a call that already failed can be excluded:
 for a tool whose failed call had one string (or enum) argument, the grammar no
-longer admits that value, so the model cannot loop on it.
+longer admits that value, so the model cannot loop on it. With grounding on,
+free strings also cannot be a placeholder copied from the schema
+("service_name" for `service`, the tool's own name).
 
 Only the schema keywords tool parameters use in practice are translated
 (type, properties, required, enum, const, items, anyOf/oneOf, local $ref,
@@ -160,6 +162,14 @@ def _exclusions(tool: ToolSpec, excluded: list[tuple[str, dict[str, Any]]]) -> d
     return out
 
 
+def placeholders(param: str, tool: str) -> set[str]:
+    """Values a small model copies from the schema instead of the
+    conversation: the parameter's own name (as `service`, `service_name`,
+    `service name`), the tool's name, the word "string"."""
+    words = param.replace("_", " ")
+    return {param, f"{param}_name", f"{words} name", tool, "string"}
+
+
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
@@ -183,6 +193,7 @@ class _Builder:
         self.string_bound = MAX_STRING
         self.exclude: dict[str, set[Any]] = {}
         self.grounded: list[str] | None = None
+        self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-") or "r"
@@ -195,6 +206,7 @@ class _Builder:
 
     def call(self, tool: ToolSpec) -> str:
         self._root = tool.parameters
+        self.tool_name = tool.name
         args = self.value(tool.parameters, f"{tool.name}-args", object_default=True)
         body = (
             f'"{{" sp {_literal("tool")} sp ":" sp {_literal(tool.name)} sp "," sp '
@@ -248,6 +260,9 @@ class _Builder:
                 seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
+            if self.grounded is not None and name:
+                # Placeholders copied from the schema are never real values.
+                plain |= placeholders(name, self.tool_name)
             if plain:
                 return self.string_excluding(plain, low, high, hint)
             return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')

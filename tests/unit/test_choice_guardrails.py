@@ -535,3 +535,15 @@ def test_quantities_caps_words_and_names_are_no_candidates() -> None:
         names={"search_products", "sku"},
     )
     assert found == ["USD", "SKU-4410"]
+
+
+def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
+    service = simple_tool("check_service_status", "Status of a service", "service")
+    grammar = build_grammar([service], grounded=[])
+    assert grammar is not None
+    rule = "check-service-status-args-service"
+    for junk in ("service", "service_name", "service name", "check_service_status", "string"):
+        assert not accepts(grammar, rule, json.dumps(junk)), junk
+    assert accepts(grammar, rule, json.dumps("payments-api"))
+    off = build_grammar([service])  # grounding off: anything goes
+    assert off is not None and accepts(off, rule, json.dumps("service_name"))
