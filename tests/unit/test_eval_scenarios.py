@@ -19,7 +19,14 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
     assert len(ALL_SCENARIOS) >= 12
     assert len(BY_NAME) == len(ALL_SCENARIOS), "scenario names must be unique"
     tags = {t for s in ALL_SCENARIOS for t in s.tags}
-    assert {"plumbing", "model_quality", "compaction", "error_recovery", "relevance"} <= tags
+    assert {
+        "plumbing",
+        "model_quality",
+        "compaction",
+        "choice",
+        "error_recovery",
+        "relevance",
+    } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
 
@@ -84,6 +91,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
     assert {r.scenario for r in records if r.tool_errors} == {
         "error_recovery",
         "error_recovery_format",
+        "format_error_recovery",
+        "not_found_retry",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")
