@@ -20,7 +20,8 @@ Which candidates, in order of first appearance:
 3. identifier-like tokens: runs of letters, digits and `-_./:#@+` (outer
    punctuation trimmed), 2-64 characters, that contain a digit, or an inner
    `-`/`_` between letters/digits, or are 2-5 capital letters (a ticker);
-   decimal numbers (prices, rates) are quantities, not identifiers.
+   decimal numbers (prices, rates), clock times and ISO dates are values of
+   their own kind, not identifiers.
 Tool and parameter names are never candidates: the model copies them as
 placeholders ("service_name").
 """
@@ -42,8 +43,9 @@ _TRIM = ".,:;/#@+-_"
 _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
 # A ticker-like code; longer all-caps words are shouting, not identifiers.
 _CAPS = re.compile(r"[A-Z]{2,5}")
-# A quantity (a price, a rate, a measurement), not an identifier.
-_DECIMAL = re.compile(r"[-+]?\d+\.\d+")
+# Quantities (a price, a rate), clock times and calendar dates are values of
+# their own kind, not identifiers.
+_NOT_AN_ID = re.compile(r"[-+]?\d+\.\d+|\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?")
 
 
 _IDENTIFIER = re.compile(
@@ -64,7 +66,7 @@ def is_identifier_like(name: str) -> bool:
 
 
 def _id_like(token: str) -> bool:
-    if _DECIMAL.fullmatch(token):
+    if _NOT_AN_ID.fullmatch(token):
         return False
     return (
         any(c.isdigit() for c in token)

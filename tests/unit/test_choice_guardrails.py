@@ -531,7 +531,10 @@ async def test_asking_again_for_what_already_succeeded_steers_to_the_terminal_to
 
 def test_quantities_caps_words_and_names_are_no_candidates() -> None:
     found = extract_candidates(
-        ["Price 14.99 USD, rate 0.92, status DELAYED, sku SKU-4410, see search_products."],
+        [
+            "Price 14.99 USD, rate 0.92, status DELAYED, sku SKU-4410, see search_products, "
+            "at 14:00 on 2025-03-14."
+        ],
         names={"search_products", "sku"},
     )
     assert found == ["USD", "SKU-4410"]
