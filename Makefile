@@ -138,6 +138,7 @@ bench: $(STAMP)
 	$(PY) -m bench.concurrency
 	$(PY) -m bench.real_model
 	$(PY) -m bench.compaction_cache
+	$(PY) -m bench.threads
 
 run: install
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
