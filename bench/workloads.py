@@ -344,7 +344,7 @@ def triage_request(case: int) -> str:
 
 
 TRIAGE = Workload(
-    "triage", TRIAGE_STEPS, "resolve", triage_workflow, triage_output, triage_request, 2200
+    "triage", TRIAGE_STEPS, "resolve", triage_workflow, triage_output, triage_request, 2700
 )
 
 WORKLOADS = {w.name: w for w in (INSPECTION, TRIAGE)}

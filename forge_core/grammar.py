@@ -279,7 +279,9 @@ class _Builder:
         """
         counter = [0]
 
-        def node(prefix: str) -> str:
+        def node(prefix: str) -> str | None:
+            """The rule for what may follow `prefix`; None when nothing may
+            (an excluded value exactly `high` characters long)."""
             depth = len(prefix)
             kids = sorted({v[depth] for v in values if len(v) > depth and v.startswith(prefix)})
             options = []
@@ -287,16 +289,23 @@ class _Builder:
                 options.append('"\\""')
             if depth < high:
                 for c in kids:
-                    options.append(f"{json.dumps(c)} {node(prefix + c)}")
+                    child = node(prefix + c)
+                    if child is not None:
+                        options.append(f"{json.dumps(c)} {child}")
                 rest_low, rest_high = max(0, low - depth - 1), high - depth - 1
                 other = "".join(_class_char(c) for c in kids)
                 escape = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
                 first = f'([^"\\\\\\x7F\\x00-\\x1F{other}] | {escape})'
                 options.append(f'{first} char{{{rest_low},{rest_high}}} "\\""')
+            if not options:
+                return None
             counter[0] += 1
-            return self.rule(f"{hint}-x{counter[0]}", " | ".join(options) or '"\\""')
+            return self.rule(f"{hint}-x{counter[0]}", " | ".join(options))
 
-        return self.rule(hint, f'"\\"" {node("")}')
+        root = node("")
+        if root is None:  # only when high == 0 and "" is excluded
+            raise Unsupported("every string is excluded")
+        return self.rule(hint, f'"\\"" {root}')
 
     def ref(self, ref: str, hint: str) -> str:
         match = re.fullmatch(r"#/(\$defs|definitions)/([^/]+)", ref)

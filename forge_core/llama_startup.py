@@ -9,9 +9,11 @@ and exits non-zero instead of a traceback.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import signal
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -110,6 +112,25 @@ def _missing_cpu_features(binary: Path, host_flags: Iterable[str] | None) -> lis
     return result.missing_on(host_flags)
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether another process listens on host:port now (a bind with
+    SO_REUSEADDR, as llama-server's HTTP server does, fails)."""
+    if port <= 0:
+        return False
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
 def diagnose(
     returncode: int,
     log_tail: Sequence[str],
@@ -141,7 +162,9 @@ def diagnose(
             f"Or, instead of {ctx.binary}:\n{REMEDIES}",
             log_tail,
         )
-    if _PORT.search(text):
+    # llama-server logs from a worker thread that an early exit can cut off
+    # before the bind error is written, so the port itself is asked too.
+    if _PORT.search(text) or (returncode > 0 and port_taken(ctx.host, ctx.port)):
         return LlamaStartupError(
             StartupFailure.PORT_IN_USE,
             f"{what}: port {ctx.port} on {ctx.host} is already in use by another process.\n"

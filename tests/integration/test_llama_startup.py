@@ -100,6 +100,20 @@ async def test_port_in_use(tmp_path: Path) -> None:
     assert f"port {port}" in str(error) and "already in use" in str(error)
 
 
+def test_port_in_use_when_the_log_lost_the_bind_error() -> None:
+    """Seen on CI: llama-server exited with code 1 and its log thread never
+    wrote the bind error. The port is then asked directly."""
+    lines = ["0.00.003.451 I cmn  common_param: verbosity = 3"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ctx = StartupContext(Path("/opt/llama-server"), Path("m.gguf"), "127.0.0.1", port, 4096)
+        assert diagnose(1, lines, ctx).failure is StartupFailure.PORT_IN_USE
+    # Released: an exit with an unexplained log is not blamed on the port.
+    assert diagnose(1, lines, ctx).failure is StartupFailure.OTHER
+
+
 async def test_too_little_memory_for_the_context(tmp_path: Path) -> None:
     """The bundled llama-server under a 3 GB address-space limit, asked for a
     2M-token KV cache (~6 GB): it reports the failed allocation, then crashes."""

@@ -348,6 +348,23 @@ def test_excluded_values_cannot_be_written_again() -> None:
     assert plain is not None and accepts(plain, rule, json.dumps("A-19"))
 
 
+def test_an_excluded_value_as_long_as_the_bound_is_still_excluded() -> None:
+    """The trie's last node for a value of exactly the maximum length has
+    nowhere to go: it must drop out, not fall back to closing the string."""
+    longest = "){}}.<|im_end|>}<|im_start|>user|<|im_end|>user|"
+    assert len(longest) == MAX_IDENTIFIER
+    shorter = "}, "
+    excluded = [("get_invoice", {"invoice_id": v}) for v in (longest, shorter)]
+    grammar = build_grammar([LOOKUP], max_tokens=512, excluded=excluded)
+    assert grammar is not None
+    rule = "get-invoice-args-invoice-id"
+    assert not accepts(grammar, rule, json.dumps(longest))
+    assert not accepts(grammar, rule, json.dumps(shorter))
+    for value in (longest[:-1], longest[:-1] + "x", "}, {", "A-19"):
+        assert accepts(grammar, rule, json.dumps(value)), value
+    assert not accepts(grammar, rule, json.dumps(longest + "x"))  # past the bound
+
+
 def test_an_excluded_enum_value_is_left_out() -> None:
     grammar = build_grammar(
         [UNITS], excluded=[("get_weather", {"unit": "celsius"}), ("get_weather", {"city": "Oslo"})]
