@@ -48,7 +48,7 @@ from forge_core.errors import (
 from forge_core.grounding import extract_candidates
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
-from forge_core.relevance import MAX_RELEVANT_TOOLS, relevant
+from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
 from forge_core.steps import StepTracker
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
@@ -66,6 +66,9 @@ class ToolOutcome:
     output: str = ""
     error: str | None = None
     error_kind: ToolErrorKind = ToolErrorKind.HARD
+    # Not run, by the engine's choice (a destructive call sent back to be
+    # made alone): `output` says why; neither a success nor a failure.
+    deferred: bool = False
 
     @property
     def ok(self) -> bool:
@@ -78,6 +81,15 @@ class ToolExecutor(Protocol):
     async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]: ...
 
 
+@dataclass(frozen=True)
+class Approval:
+    approved: bool
+    reason: str = ""
+
+
+# Asked before a destructive call runs (RunOptions.approve_destructive_calls):
+# (the validated call, iteration) -> the caller's decision.
+Approver = Callable[[ToolCallInfo, int], Awaitable[Approval]]
 MessageSink = Callable[[Message, int], Awaitable[None]]
 IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
 CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
@@ -109,6 +121,7 @@ async def run_workflow(
     on_queue: QueueSink | None = None,
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
+    approver: Approver | None = None,
 ) -> RunResult:
     """Run `workflow` to its terminal tool; raise a ForgeError subclass otherwise.
 
@@ -127,6 +140,7 @@ async def run_workflow(
         on_queue=on_queue,
         cancel=cancel or asyncio.Event(),
         run_id=run_id or uuid.uuid4().hex,
+        approver=approver,
     )
     try:
         return await run.execute(user_message, prior_messages or [])
@@ -175,6 +189,7 @@ class _Run:
         on_queue: QueueSink | None,
         cancel: asyncio.Event,
         run_id: str,
+        approver: Approver | None = None,
     ) -> None:
         self.wf = workflow
         self.backend = backend
@@ -184,6 +199,7 @@ class _Run:
         self.on_chunk = on_chunk
         self.on_compact = on_compact
         self.on_queue = on_queue
+        self.approver = approver
         # What the model sees: the transcript, minus what compaction removed.
         self.context: list[Message] = []
         self.compactor = Compactor(
@@ -219,6 +235,8 @@ class _Run:
         self.repeated_successes = 0
         # After repeated re-asks, the next turn offers only what finishes.
         self.steer_to_finish = False
+        self.destructive = {t.name for t in workflow.tools if t.destructive}
+        self._asked_for: set[str] | None = None
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -313,6 +331,9 @@ class _Run:
         infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
+        if self.destructive and self.opts.destructive_policy:
+            if not await self.check_destructive(infos):
+                return None
         if self.opts.repeat_guard and not await self.check_repeats(infos):
             return None
         if self.opts.loop_breaking and not await self.check_failed_repeats(infos):
@@ -389,7 +410,44 @@ class _Run:
             finish = self.wf.terminal_set | set(self.steps.pending())
             base = allowed or [t.name for t in self.wf.tools]
             allowed = [name for name in base if name in finish] or allowed
+        if self.destructive and self.opts.destructive_policy:
+            unasked = self.unasked_destructive()
+            if unasked:
+                base = allowed or [t.name for t in self.wf.tools]
+                allowed = [name for name in base if name not in unasked] or allowed
         return allowed
+
+    def unasked_destructive(self) -> set[str]:
+        """Destructive tools the user's words do not ask for, minus pending
+        required steps (the workflow itself asks for those)."""
+        if self._asked_for is None:
+            asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+            self._asked_for = asked_for(self.wf.tools, "\n".join(asked))
+        return self.destructive - self._asked_for - set(self.steps.pending())
+
+    async def check_destructive(self, infos: list[ToolCallInfo]) -> bool:
+        """A destructive call the user did not ask for never runs (the
+        grammar leaves it out; this catches unconstrained backends)."""
+        unasked = self.unasked_destructive()
+        refused = {i for i, c in enumerate(infos) if c.name in unasked}
+        if not refused:
+            return True
+        others = [t.name for t in self.wf.tools if t.name not in unasked]
+        await self.reject_batch(
+            infos,
+            {
+                i: nudges.destructive_not_asked(c.name, others)
+                if i in refused
+                else nudges.not_executed(c.name)
+                for i, c in enumerate(infos)
+            },
+            MessageType.RETRY_NUDGE,
+        )
+        self.record_retry(
+            f"the model called the destructive tool {infos[min(refused)].name!r}, "
+            "which the user did not ask for"
+        )
+        return False
 
     def narrow_to_relevant(self, allowed: list[str]) -> list[str]:
         """Of many tools, only those relevant to the request (relevance.py);
@@ -657,6 +715,18 @@ class _Run:
         hard_errors: list[str] = []
         for call, outcome in zip(infos, outcomes, strict=True):
             content = outcome.output if outcome.ok else nudges.tool_error(outcome.error or "")
+            if outcome.deferred:
+                await self.append(
+                    Message(
+                        MessageRole.TOOL,
+                        outcome.output,
+                        MessageType.TOOL_RESULT,
+                        step_index=self.iteration,
+                        tool_call_id=call.call_id,
+                        tool_name=call.name,
+                    )
+                )
+                continue
             await self.append(
                 Message(
                     MessageRole.TOOL,
@@ -688,9 +758,12 @@ class _Run:
                 usage=self.usage,
                 transcript=list(self.transcript),
             )
-        self.last_success = [(c.name, c.args) for c in infos] if all(o.ok for o in outcomes) else []
+        ran = all(o.ok and not o.deferred for o in outcomes)
+        self.last_success = [(c.name, c.args) for c in infos] if ran else []
         self.succeeded.update(
-            call_signature(c.name, c.args) for c, o in zip(infos, outcomes, strict=True) if o.ok
+            call_signature(c.name, c.args)
+            for c, o in zip(infos, outcomes, strict=True)
+            if o.ok and not o.deferred
         )
         unresolved = all(not o.ok and o.error_kind is ToolErrorKind.RESOLUTION for o in outcomes)
         self.last_unresolved = [(c.name, c.args) for c in infos] if unresolved else []
@@ -704,23 +777,60 @@ class _Run:
                     tool_name=hard_errors[-1].split(":", 1)[0],
                     consecutive_errors=self.tool_errors,
                 )
-        elif any(o.ok for o in outcomes):
+        elif any(o.ok and not o.deferred for o in outcomes):
             self.tool_errors = 0
         return None
 
     async def execute_batch(self, infos: list[ToolCallInfo]) -> list[ToolOutcome]:
-        """Built-in tools run here; the rest go to the executor as one batch."""
-        remote = [c for c in infos if c.name != RESPOND_TOOL or not self.wf.respond_tool]
+        """Built-in tools run here; the rest go to the executor as one batch.
+        Destructive calls may be deferred (run alone) or denied first."""
+        results = await self.hold_destructive(infos)
+        remote = [
+            c
+            for c in infos
+            if c.call_id not in results and (c.name != RESPOND_TOOL or not self.wf.respond_tool)
+        ]
         outcomes = await self.executor.execute(remote, self.iteration) if remote else []
         if len(outcomes) != len(remote):
             raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(remote)} calls")
-        results = {c.call_id: o for c, o in zip(remote, outcomes, strict=True)}
+        results.update({c.call_id: o for c, o in zip(remote, outcomes, strict=True)})
         return [
             results[c.call_id]
             if c.call_id in results
             else ToolOutcome(output=str(c.args.get("message", "")))
             for c in infos
         ]
+
+    async def hold_destructive(self, infos: list[ToolCallInfo]) -> dict[str, ToolOutcome]:
+        """Outcomes of the destructive calls that do not run now: those sent
+        back to run alone, and those the caller did not approve."""
+        held: dict[str, ToolOutcome] = {}
+        destructive = [c for c in infos if c.name in self.destructive]
+        if not destructive:
+            return held
+        if self.opts.destructive_policy and len(infos) > 1:
+            # Alone: with other calls in the batch none runs; a batch of only
+            # destructive calls runs its first.
+            keep = destructive[0] if len(destructive) == len(infos) else None
+            for call in destructive:
+                if call is not keep:
+                    held[call.call_id] = ToolOutcome(
+                        output=nudges.destructive_alone(call.name), deferred=True
+                    )
+        if self.opts.approve_destructive_calls:
+            for call in destructive:
+                if call.call_id in held:
+                    continue
+                if self.approver is None:
+                    decision = Approval(False, "no approver is connected to this run")
+                else:
+                    decision = await self.approver(call, self.iteration)
+                if not decision.approved:
+                    held[call.call_id] = ToolOutcome(
+                        error=nudges.approval_denied(call.name, decision.reason),
+                        error_kind=ToolErrorKind.RESOLUTION,
+                    )
+        return held
 
     async def until_cancelled(self, work: Coroutine[Any, Any, T]) -> T:
         """Await `work` unless the run is cancelled first."""

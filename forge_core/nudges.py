@@ -107,3 +107,27 @@ def truncated_call(max_tokens: int) -> str:
         "Call the tool again with short argument values: ids and names exactly as they "
         "appear in the conversation, no padding."
     )
+
+
+def destructive_not_asked(name: str, others: list[str]) -> str:
+    alternatives = f" Use one of: {', '.join(others)}." if others else ""
+    return (
+        f"[Refused] {name!r} is destructive (it cannot be undone) and the user did not ask "
+        f"for it, so it was not run.{alternatives}"
+    )
+
+
+def destructive_alone(name: str) -> str:
+    return (
+        f"[Deferred] {name!r} is destructive and runs alone, never in one turn with other "
+        "calls, so it was not run. If it is still needed after these results, call it "
+        "again on its own."
+    )
+
+
+def approval_denied(name: str, reason: str) -> str:
+    why = f": {reason}" if reason else ""
+    return (
+        f"The caller did not approve this {name!r} call{why}. It was not run; do not ask "
+        "for it again, and tell the user or do something else."
+    )

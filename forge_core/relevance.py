@@ -86,3 +86,34 @@ def relevant(tools: list[ToolSpec], query: str, keep: int = MAX_RELEVANT_TOOLS) 
     ranked = sorted(scores(tools, query).items(), key=lambda kv: -kv[1])
     positive = [name for name, value in ranked if value > 0]
     return positive[:keep] or None
+
+
+def _terms(text: str) -> set[str]:
+    import bm25s
+
+    tokens: list[list[str]] = bm25s.tokenize(
+        [text], stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
+    )
+    return set(tokens[0])
+
+
+def asked_for(tools: list[ToolSpec], request: str) -> set[str]:
+    """The destructive tools that the user's own words ask for.
+
+    A destructive tool counts as asked for when the request shares a word
+    (stemmed; name or description) with it that no non-destructive tool has:
+    "restart the search service" shares only "service" with delete_service,
+    which restart_service has too, so delete_service is not asked for;
+    "delete the staging service" is.
+    """
+    benign: set[str] = set()
+    for tool in tools:
+        if not tool.destructive:
+            benign |= _terms(f"{_words(tool.name)} {tool.description}")
+    wanted = _terms(request) if request.strip() else set()
+    return {
+        tool.name
+        for tool in tools
+        if tool.destructive
+        and (_terms(f"{_words(tool.name)} {tool.description}") - benign) & wanted
+    }

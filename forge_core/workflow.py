@@ -40,6 +40,9 @@ class ToolSpec:
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     prerequisites: list[Prerequisite] = field(default_factory=list)
+    # Deletes, overwrites or otherwise changes what cannot be undone (MCP's
+    # destructiveHint): see RunOptions.destructive_policy.
+    destructive: bool = False
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +84,13 @@ class RunOptions:
     # With more than relevance.MAX_RELEVANT_TOOLS non-terminal tools, the
     # grammar admits only those BM25 ranks relevant to the request.
     tool_relevance: bool = True
+    # Destructive tools are offered only when the user's own words ask for
+    # them (relevance.asked_for), unless they are pending required steps, and
+    # a destructive call runs alone, never in a batch with other calls.
+    destructive_policy: bool = True
+    # Each destructive call waits for the caller's approval (the run's
+    # Approver) before it is executed; a denial is the call's result.
+    approve_destructive_calls: bool = False
     # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
     compaction_strategy: str = "tiered"
     # 0: the backend's budget; otherwise min(this, the backend's).

@@ -39,6 +39,7 @@ type conformanceCase struct {
 				Tool     string `json:"tool"`
 				MatchArg string `json:"match_arg"`
 			} `json:"prerequisites"`
+			Destructive bool `json:"destructive"`
 		} `json:"tools"`
 		RequiredSteps []string `json:"required_steps"`
 		TerminalTools []string `json:"terminal_tools"`
@@ -61,6 +62,8 @@ type conformanceCase struct {
 	Client  struct {
 		Tools                map[string][]behaviour `json:"tools"`
 		CancelAfterToolCalls *int                   `json:"cancel_after_tool_calls"`
+		// Approvals is nil when the case has none: then no approver is set.
+		Approvals map[string][]approvalStep `json:"approvals"`
 	} `json:"client"`
 	Expect map[string]json.RawMessage `json:"expect"`
 }
@@ -72,23 +75,29 @@ type behaviour struct {
 	SleepMS          int     `json:"sleep_ms"`
 }
 
+type approvalStep struct {
+	Approve bool   `json:"approve"`
+	Reason  string `json:"reason"`
+}
+
 // caseOptions are the case's RunOptions. Unknown keys fail the case, so an
 // option added to the suite cannot be silently ignored here.
 type caseOptions struct {
-	MaxIterations     *int     `json:"max_iterations"`
-	MaxRetries        *int     `json:"max_retries"`
-	MaxToolErrors     *int     `json:"max_tool_errors"`
-	Temperature       *float32 `json:"temperature"`
-	MaxTokens         *int     `json:"max_tokens"`
-	ToolTimeoutMS     *int     `json:"tool_timeout_ms"`
-	StreamChunks      bool     `json:"stream_chunks"`
-	ParallelToolCalls bool     `json:"parallel_tool_calls"`
-	ReasoningReplay   string   `json:"reasoning_replay"`
-	Compaction        string   `json:"compaction"`
-	ContextBudget     *int     `json:"context_budget_tokens"`
-	Priority          int32    `json:"priority"`
-	CancelOnPreempt   bool     `json:"cancel_on_preempt"`
-	Guardrails        struct {
+	MaxIterations           *int     `json:"max_iterations"`
+	MaxRetries              *int     `json:"max_retries"`
+	MaxToolErrors           *int     `json:"max_tool_errors"`
+	Temperature             *float32 `json:"temperature"`
+	MaxTokens               *int     `json:"max_tokens"`
+	ToolTimeoutMS           *int     `json:"tool_timeout_ms"`
+	StreamChunks            bool     `json:"stream_chunks"`
+	ParallelToolCalls       bool     `json:"parallel_tool_calls"`
+	ReasoningReplay         string   `json:"reasoning_replay"`
+	Compaction              string   `json:"compaction"`
+	ContextBudget           *int     `json:"context_budget_tokens"`
+	Priority                int32    `json:"priority"`
+	CancelOnPreempt         bool     `json:"cancel_on_preempt"`
+	ApproveDestructiveCalls bool     `json:"approve_destructive_calls"`
+	Guardrails              struct {
 		DisableRescue              bool   `json:"disable_rescue"`
 		DisableRetryNudges         bool   `json:"disable_retry_nudges"`
 		DisableStepEnforcement     bool   `json:"disable_step_enforcement"`
@@ -101,6 +110,7 @@ type caseOptions struct {
 		DisableParameterDocs       bool   `json:"disable_parameter_docs"`
 		DisableGrounding           bool   `json:"disable_grounding"`
 		DisableToolRelevance       bool   `json:"disable_tool_relevance"`
+		DisableDestructivePolicy   bool   `json:"disable_destructive_policy"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -184,6 +194,27 @@ func (s *scriptedTools) handler(name string) func(context.Context, json.RawMessa
 	}
 }
 
+// scriptedApprovals is an approver that follows a case's approval lists per
+// tool: each request takes the next entry, the last one repeats.
+type scriptedApprovals struct {
+	steps map[string][]approvalStep
+	mu    sync.Mutex
+	seen  map[string]int
+}
+
+func (s *scriptedApprovals) approve(_ context.Context, req forge.ApprovalRequest) (forge.Approval, error) {
+	steps := s.steps[req.ToolName]
+	if len(steps) == 0 {
+		return forge.Approval{Reason: "no approval scripted"}, nil
+	}
+	s.mu.Lock()
+	index := s.seen[req.ToolName]
+	s.seen[req.ToolName] = index + 1
+	s.mu.Unlock()
+	step := steps[min(index, len(steps)-1)]
+	return forge.Approval{Approved: step.Approve, Reason: step.Reason}, nil
+}
+
 func buildWorkflow(c *conformanceCase, tools *scriptedTools) *forge.Workflow {
 	spec := c.Workflow
 	wf := forge.NewWorkflow(spec.Name, spec.Description)
@@ -193,6 +224,9 @@ func buildWorkflow(c *conformanceCase, tools *scriptedTools) *forge.Workflow {
 		var opts []forge.ToolOption
 		for _, p := range tool.Prerequisites {
 			opts = append(opts, forge.AfterSame(p.Tool, p.MatchArg))
+		}
+		if tool.Destructive {
+			opts = append(opts, forge.AsDestructive())
 		}
 		forge.AddSchemaTool(wf, tool.Name, tool.Description, tool.Parameters, tools.handler(tool.Name), opts...)
 	}
@@ -252,6 +286,9 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 	if o.CancelOnPreempt {
 		opts = append(opts, forge.WithCancelOnPreempt())
 	}
+	if o.ApproveDestructiveCalls {
+		opts = append(opts, forge.WithApproveDestructiveCalls())
+	}
 	g := o.Guardrails
 	guards := forge.Guardrails{
 		DisableRescue:              g.DisableRescue,
@@ -266,6 +303,7 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableParameterDocs:       g.DisableParameterDocs,
 		DisableGrounding:           g.DisableGrounding,
 		DisableToolRelevance:       g.DisableToolRelevance,
+		DisableDestructivePolicy:   g.DisableDestructivePolicy,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(
@@ -322,6 +360,10 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 	tools := &scriptedTools{behaviours: c.Client.Tools, calls: map[string]int{}}
 	wf := buildWorkflow(c, tools)
 	opts := append(buildOptions(t, c.Options), forge.WithPriorMessages(priorMessages(t, c)...))
+	if c.Client.Approvals != nil {
+		approvals := &scriptedApprovals{steps: c.Client.Approvals, seen: map[string]int{}}
+		opts = append(opts, forge.WithApprover(approvals.approve))
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -330,6 +372,7 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 		t.Fatal(err)
 	}
 	toolCalls := []recordedCall{}
+	approvalRequests := []recordedCall{}
 	messageTypes := []string{}
 	for event := range stream.Events() {
 		switch e := event.(type) {
@@ -342,6 +385,8 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 			if n := c.Client.CancelAfterToolCalls; n != nil && len(toolCalls) == *n {
 				stream.Cancel("conformance case asked to cancel")
 			}
+		case forge.ApprovalRequested:
+			approvalRequests = append(approvalRequests, recordedCall{Name: e.ToolName, Args: map[string]any(e.Arguments)})
 		case forge.MessageAppended:
 			messageTypes = append(messageTypes, typeName(e.Message.GetType()))
 		}
@@ -417,6 +462,15 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 		}
 		if !reflect.DeepEqual(toolCalls, wantCalls) {
 			t.Errorf("tool_calls = %s, want %s", mustJSON(toolCalls), mustJSON(wantCalls))
+		}
+	}
+	var wantApprovals []recordedCall
+	if expect("approval_requests", &wantApprovals) {
+		if wantApprovals == nil {
+			wantApprovals = []recordedCall{}
+		}
+		if !reflect.DeepEqual(approvalRequests, wantApprovals) {
+			t.Errorf("approval_requests = %s, want %s", mustJSON(approvalRequests), mustJSON(wantApprovals))
 		}
 	}
 	var wantTypes []string

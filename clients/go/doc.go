@@ -29,6 +29,19 @@
 // (all unwrap to [*RunError]); a request the server refuses is a
 // [*RequestRejectedError] and a broken stream a [*ConnectionLostError].
 //
+// Tools that cannot be undone are registered with [AsDestructive]: the server
+// offers them only when the user's words ask for them and runs them alone.
+// With [WithApproveDestructiveCalls] each such call also waits for the run's
+// [Approver] ([WithApprover]), which sees an [ApprovalRequested] event first:
+//
+//	forge.AddTool(wf, "delete_service", "Delete a service permanently", deleteService,
+//		forge.AsDestructive())
+//	res, err := client.Run(ctx, wf, "Delete the old staging service.",
+//		forge.WithApproveDestructiveCalls(),
+//		forge.WithApprover(func(ctx context.Context, req forge.ApprovalRequest) (forge.Approval, error) {
+//			return forge.Approval{Approved: askOperator(ctx, req)}, nil
+//		}))
+//
 // Tool schemas are derived from the argument struct with
 // github.com/invopop/jsonschema (descriptions from `jsonschema` struct tags);
 // [AddSchemaTool] registers a tool from a raw JSON Schema instead.

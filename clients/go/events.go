@@ -9,8 +9,8 @@ import (
 
 // Event is something that happened during a run, delivered in order to the
 // [WithEvents] callback or on [RunStream.Events]: a [RunStarted], [Chunk],
-// [ToolCallStarted], [ToolCallFinished], [MessageAppended], [Compacted] or
-// [Queued].
+// [ToolCallStarted], [ToolCallFinished], [ApprovalRequested],
+// [ApprovalDecided], [MessageAppended], [Compacted] or [Queued].
 type Event interface {
 	isEvent()
 }
@@ -76,6 +76,30 @@ type ToolCallFinished struct {
 	Discarded bool
 }
 
+// ApprovalRequested: the server asks whether a destructive call may run
+// (with [WithApproveDestructiveCalls]); the run's [Approver] now decides in
+// this process. An approved call follows as a [ToolCallStarted] with the same
+// CallID.
+type ApprovalRequested struct {
+	ApprovalRequest
+}
+
+// ApprovalDecided: the decision on an [ApprovalRequested], as sent to the
+// server.
+type ApprovalDecided struct {
+	CallID   string
+	ToolName string
+	Approved bool
+	// Reason is the denial's reason as sent.
+	Reason string
+	// Err is the approver's error, if any (a panic is reported as an error
+	// too); the call was then denied.
+	Err error
+	// Discarded is true when no decision was sent because the server no
+	// longer waited for it (the run was cancelled or the wait timed out).
+	Discarded bool
+}
+
 // MessageAppended is a message the run added to the conversation.
 type MessageAppended struct {
 	Message *Message
@@ -109,10 +133,12 @@ type Queued struct {
 	Preempted bool
 }
 
-func (RunStarted) isEvent()       {}
-func (Compacted) isEvent()        {}
-func (Queued) isEvent()           {}
-func (Chunk) isEvent()            {}
-func (ToolCallStarted) isEvent()  {}
-func (ToolCallFinished) isEvent() {}
-func (MessageAppended) isEvent()  {}
+func (RunStarted) isEvent()        {}
+func (Compacted) isEvent()         {}
+func (Queued) isEvent()            {}
+func (Chunk) isEvent()             {}
+func (ToolCallStarted) isEvent()   {}
+func (ToolCallFinished) isEvent()  {}
+func (ApprovalRequested) isEvent() {}
+func (ApprovalDecided) isEvent()   {}
+func (MessageAppended) isEvent()   {}

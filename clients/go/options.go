@@ -103,11 +103,12 @@ func (bearerToken) RequireTransportSecurity() bool { return false }
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	onEvent func(Event)
-	prior   []*Message
-	labels  map[string]string
-	options *forgev1.RunOptions
-	err     error
+	onEvent  func(Event)
+	approver Approver
+	prior    []*Message
+	labels   map[string]string
+	options  *forgev1.RunOptions
+	err      error
 }
 
 func newRunConfig(opts []RunOption) *runConfig {
@@ -265,6 +266,11 @@ type Guardrails struct {
 	// DisableToolRelevance: offer every allowed tool each turn, not only the
 	// ones most relevant to the request when there are many.
 	DisableToolRelevance bool
+	// DisableDestructivePolicy: treat destructive tools ([AsDestructive])
+	// like any other. By default such a tool is offered only when the user's
+	// words ask for it (unless it is a pending required step), and it runs
+	// alone, never batched with other calls.
+	DisableDestructivePolicy bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -285,6 +291,7 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableParameterDocs:       g.DisableParameterDocs,
 			DisableGrounding:           g.DisableGrounding,
 			DisableToolRelevance:       g.DisableToolRelevance,
+			DisableDestructivePolicy:   g.DisableDestructivePolicy,
 			Enforcement:                g.Enforcement,
 		}
 	}
@@ -342,3 +349,47 @@ func WithPriority(p int32) RunOption {
 func WithCancelOnPreempt() RunOption {
 	return func(c *runConfig) { c.options.CancelOnPreempt = true }
 }
+
+// WithApproveDestructiveCalls makes the server ask before each call of a
+// destructive tool ([AsDestructive]): the run's [Approver] (see
+// [WithApprover]) decides, and the call is sent to its tool function only
+// once approved. A denial, with its reason, reaches the model as the tool's
+// result instead. Without an approver every such call is denied.
+func WithApproveDestructiveCalls() RunOption {
+	return func(c *runConfig) { c.options.ApproveDestructiveCalls = true }
+}
+
+// WithApprover sets the function that decides on destructive calls when the
+// run asks for approval ([WithApproveDestructiveCalls]; without it the server
+// asks nothing and fn is never called).
+func WithApprover(fn Approver) RunOption {
+	return func(c *runConfig) { c.approver = fn }
+}
+
+// Approver decides whether a destructive call may run. It runs in its own
+// goroutine, like a tool function, while the run goes on; its ctx is
+// cancelled when the run ends or is cancelled, or when the server stops
+// waiting for the decision (after the tool timeout, cause [ErrToolTimeout]).
+// An error, or a panic, denies the call with the error's text as the reason.
+type Approver func(ctx context.Context, req ApprovalRequest) (Approval, error)
+
+// ApprovalRequest is a destructive call that waits for the client's approval
+// before it is sent as a tool call (with the same CallID).
+type ApprovalRequest struct {
+	CallID   string
+	ToolName string
+	// Arguments is the call's arguments object, already validated against
+	// the tool's schema by the server.
+	Arguments map[string]any
+	Iteration int
+}
+
+// Approval is an [Approver]'s decision.
+type Approval struct {
+	Approved bool
+	// Reason says why not; the model reads it with the denial.
+	Reason string
+}
+
+// The reason of the denial sent when the run has no [Approver].
+const noApproverReason = "no approver is configured in this client"

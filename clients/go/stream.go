@@ -24,6 +24,7 @@ const closeGrace = time.Second
 type RunStream struct {
 	wf          *Workflow
 	onEvent     func(Event)
+	approver    Approver
 	toolTimeout time.Duration
 
 	cancelOnce   sync.Once
@@ -43,6 +44,7 @@ func newRunStream(wf *Workflow, cfg *runConfig) *RunStream {
 	s := &RunStream{
 		wf:          wf,
 		onEvent:     cfg.onEvent,
+		approver:    cfg.approver,
 		toolTimeout: cfg.toolTimeout(),
 		cancelCh:    make(chan struct{}),
 		events:      make(chan Event, 64),
@@ -61,9 +63,9 @@ func newRunStream(wf *Workflow, cfg *runConfig) *RunStream {
 func (s *RunStream) Events() <-chan Event { return s.events }
 
 // Cancel asks the server to stop the run; [RunStream.Wait] then returns a
-// [*WorkflowCancelledError] with the transcript. Running tool functions see
-// their context cancelled with cause [ErrRunCancelled]. It does not block
-// and may be called more than once (only the first reason is sent).
+// [*WorkflowCancelledError] with the transcript. Running tool functions and
+// approvers see their context cancelled with cause [ErrRunCancelled]. It does
+// not block and may be called more than once (only the first reason is sent).
 func (s *RunStream) Cancel(reason string) {
 	s.cancelOnce.Do(func() {
 		s.cancelReason = reason
@@ -98,6 +100,12 @@ type toolDone struct {
 	err    error
 }
 
+type approvalDone struct {
+	callID   string
+	approval Approval
+	err      error
+}
+
 type pendingCall struct {
 	name    string
 	ctx     context.Context
@@ -106,20 +114,24 @@ type pendingCall struct {
 }
 
 // runLoop is the run's single owner of the stream's send side. The receive
-// side runs in its own goroutine; tools run in one goroutine each and report
-// back here, so results are sent one at a time in completion order.
+// side runs in its own goroutine; tools and approvers run in one goroutine
+// each and report back here, so results and decisions are sent one at a time
+// in completion order.
 type runLoop struct {
 	s        *RunStream
 	ctx      context.Context
 	stream   grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse]
 	incoming chan received
 	toolsOut chan toolDone
+	decided  chan approvalDone
 	finished chan struct{}
 
 	toolCtx  context.Context
 	endTools context.CancelCauseFunc
 	pending  map[string]*pendingCall
-	values   map[string]any
+	// asking: approval requests whose approver has not answered yet.
+	asking map[string]*pendingCall
+	values map[string]any
 
 	queue []Event
 	out   chan Event
@@ -143,10 +155,12 @@ func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[for
 		stream:   stream,
 		incoming: make(chan received),
 		toolsOut: make(chan toolDone),
+		decided:  make(chan approvalDone),
 		finished: make(chan struct{}),
 		toolCtx:  toolCtx,
 		endTools: endTools,
 		pending:  map[string]*pendingCall{},
+		asking:   map[string]*pendingCall{},
 		values:   map[string]any{},
 		out:      out,
 	}
@@ -247,6 +261,8 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			}
 		case d := <-l.toolsOut:
 			l.toolFinished(d)
+		case d := <-l.decided:
+			l.approvalDecided(d)
 		case <-l.s.cancelCh:
 			l.cancel(l.s.cancelReason, nil)
 		case <-ctxDone:
@@ -292,6 +308,8 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
 	case *forgev1.RunResponse_ToolCall:
 		l.dispatch(kind.ToolCall)
+	case *forgev1.RunResponse_ApprovalRequest:
+		l.ask(kind.ApprovalRequest)
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
 		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
@@ -347,18 +365,9 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 		l.emit(ToolCallFinished{CallID: callID, ToolName: name, Err: ErrRunCancelled, Discarded: true})
 		return
 	}
-	callCtx, cancel := context.WithCancelCause(l.toolCtx)
-	timed, stopTimer := context.WithTimeoutCause(callCtx, l.s.toolTimeout, ErrToolTimeout)
-	p := &pendingCall{
-		name: name,
-		ctx:  timed,
-		cancel: func(cause error) {
-			cancel(cause)
-			stopTimer()
-		},
-		started: time.Now(),
-	}
+	p := l.newPending(name)
 	l.pending[callID] = p
+	timed := p.ctx
 	tool := l.s.wf.Tool(name)
 	go func() {
 		var d toolDone
@@ -373,6 +382,100 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 		case <-l.finished:
 		}
 	}()
+}
+
+// newPending is the context of a tool call or approval: cancelled when the
+// run ends or is cancelled, and when the server stops waiting for it.
+func (l *runLoop) newPending(name string) *pendingCall {
+	callCtx, cancel := context.WithCancelCause(l.toolCtx)
+	timed, stopTimer := context.WithTimeoutCause(callCtx, l.s.toolTimeout, ErrToolTimeout)
+	return &pendingCall{
+		name: name,
+		ctx:  timed,
+		cancel: func(cause error) {
+			cancel(cause)
+			stopTimer()
+		},
+		started: time.Now(),
+	}
+}
+
+// ask runs the approver of an approval request in its own goroutine; with
+// none configured the call is denied.
+func (l *runLoop) ask(req *forgev1.ApprovalRequest) {
+	args := map[string]any{}
+	if err := json.Unmarshal([]byte(req.GetArgumentsJson()), &args); err != nil || args == nil {
+		args = map[string]any{}
+	}
+	ar := ApprovalRequest{
+		CallID:    req.GetCallId(),
+		ToolName:  req.GetToolName(),
+		Arguments: args,
+		Iteration: int(req.GetIteration()),
+	}
+	l.emit(ApprovalRequested{ar})
+	if l.cancelled {
+		// The server is already cancelling; it will not wait for a decision.
+		l.emit(ApprovalDecided{CallID: ar.CallID, ToolName: ar.ToolName, Err: ErrRunCancelled, Discarded: true})
+		return
+	}
+	p := l.newPending(ar.ToolName)
+	l.asking[ar.CallID] = p
+	approver := l.s.approver
+	go func() {
+		d := approvalDone{callID: ar.CallID, approval: Approval{Reason: noApproverReason}}
+		if approver != nil {
+			d.approval, d.err = callApprover(p.ctx, approver, ar)
+		}
+		select {
+		case l.decided <- d:
+		case <-l.finished:
+		}
+	}()
+}
+
+func callApprover(ctx context.Context, fn Approver, req ApprovalRequest) (a Approval, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, err = Approval{}, fmt.Errorf("the approver of %s panicked: %v", req.ToolName, r)
+		}
+	}()
+	return fn(ctx, req)
+}
+
+// approvalDecided sends an approver's decision to the server, unless the
+// server no longer waits for it. An error denies the call.
+func (l *runLoop) approvalDecided(d approvalDone) {
+	p := l.asking[d.callID]
+	if p == nil {
+		return
+	}
+	delete(l.asking, d.callID)
+	discard := l.cancelled || p.ctx.Err() != nil
+	p.cancel(nil)
+	a := d.approval
+	if d.err != nil {
+		a = Approval{Reason: d.err.Error()}
+		if a.Reason == "" {
+			a.Reason = "the approver failed"
+		}
+	}
+	if !discard {
+		// A failed send means the stream is gone; Recv reports why.
+		_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Approval{Approval: &forgev1.ApprovalDecision{
+			CallId:   d.callID,
+			Approved: a.Approved,
+			Reason:   a.Reason,
+		}}})
+	}
+	l.emit(ApprovalDecided{
+		CallID:    d.callID,
+		ToolName:  p.name,
+		Approved:  a.Approved,
+		Reason:    a.Reason,
+		Err:       d.err,
+		Discarded: discard,
+	})
 }
 
 // toolFinished sends a tool's result to the server, unless the server no
@@ -425,6 +528,9 @@ func (l *runLoop) cancel(reason string, cause error) {
 	l.cancelled = true
 	_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Cancel{Cancel: &forgev1.CancelRun{Reason: reason}}})
 	for _, p := range l.pending {
+		p.cancel(ErrRunCancelled)
+	}
+	for _, p := range l.asking {
 		p.cancel(ErrRunCancelled)
 	}
 }

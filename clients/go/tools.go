@@ -23,6 +23,10 @@ type Tool struct {
 	Schema json.RawMessage
 	// Prerequisites are tools the model must have called before this one.
 	Prerequisites []Prerequisite
+	// Destructive marks a tool that deletes, overwrites or otherwise changes
+	// something that cannot be undone (MCP's destructiveHint); see
+	// [AsDestructive].
+	Destructive bool
 
 	required bool
 	terminal bool
@@ -45,6 +49,14 @@ func AsRequired() ToolOption { return func(t *Tool) { t.required = true } }
 
 // AsTerminal marks the tool as terminal (see [Workflow.Terminal]).
 func AsTerminal() ToolOption { return func(t *Tool) { t.terminal = true } }
+
+// AsDestructive marks the tool as destructive: it deletes, overwrites or
+// otherwise changes something that cannot be undone (MCP's destructiveHint).
+// Unless [Guardrails.DisableDestructivePolicy] is set, the server offers such
+// a tool only when the user's own words ask for it and runs its calls alone,
+// never batched with other calls; with [WithApproveDestructiveCalls] it also
+// asks the run's [Approver] before each call.
+func AsDestructive() ToolOption { return func(t *Tool) { t.Destructive = true } }
 
 // After makes the tool callable only once each of tools has been called.
 func After(tools ...string) ToolOption {

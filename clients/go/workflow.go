@@ -8,7 +8,8 @@ import (
 )
 
 // Workflow is a set of tools plus the rules the server enforces while the
-// model uses them: required steps, terminal tools and prerequisites. Build it
+// model uses them: required steps, terminal tools, prerequisites and
+// destructive tools. Build it
 // with [NewWorkflow], [AddTool] and [AddSchemaTool]; it is safe to run one
 // workflow in many concurrent runs once it is built.
 type Workflow struct {
@@ -97,6 +98,7 @@ func (w *Workflow) proto() *forgev1.Workflow {
 			Description:          t.Description,
 			ParametersJsonSchema: string(t.Schema),
 			Prerequisites:        prereqs,
+			Destructive:          t.Destructive,
 		})
 	}
 	return &forgev1.Workflow{

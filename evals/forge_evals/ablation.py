@@ -24,6 +24,7 @@ GUARDRAILS = (
     "parameter_docs",
     "grounding",
     "tool_relevance",
+    "destructive_policy",
 )
 
 
@@ -63,6 +64,7 @@ class Ablation:
             parameter_docs=on["parameter_docs"],
             grounding=on["grounding"],
             tool_relevance=on["tool_relevance"],
+            destructive_policy=on["destructive_policy"],
         )
 
 
@@ -102,6 +104,11 @@ PRESETS: dict[str, Ablation] = {
             "no-grounding",
             "identifier-like parameters may take values never seen in the conversation",
             frozenset({"grounding"}),
+        ),
+        Ablation(
+            "no-destructive-policy",
+            "destructive tools are offered and batched like any other",
+            frozenset({"destructive_policy"}),
         ),
         Ablation(
             "no-parameter-docs",

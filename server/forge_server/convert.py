@@ -56,6 +56,7 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
                 description=spec.description,
                 parameters=parameters,
                 prerequisites=[Prerequisite(p.tool, p.match_arg) for p in spec.prerequisites],
+                destructive=spec.destructive,
             )
         )
     wf = Workflow(
@@ -116,6 +117,8 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         parameter_docs=not g.disable_parameter_docs,
         grounding=not g.disable_grounding,
         tool_relevance=not g.disable_tool_relevance,
+        destructive_policy=not g.disable_destructive_policy,
+        approve_destructive_calls=msg.approve_destructive_calls,
         enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
         reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
         compaction_strategy=_COMPACTION.get(msg.compaction, "tiered"),

@@ -8,7 +8,7 @@ import json
 from collections.abc import Awaitable, Callable
 
 from forge.v1 import forge_service_pb2 as pb
-from forge_core.loop import ToolErrorKind, ToolOutcome
+from forge_core.loop import Approval, ToolErrorKind, ToolOutcome
 from forge_core.messages import ToolCallInfo
 
 
@@ -23,6 +23,7 @@ class StreamToolExecutor:
         self._send = send
         self._timeout_s = timeout_s
         self._pending: dict[str, asyncio.Future[ToolOutcome]] = {}
+        self._approvals: dict[str, asyncio.Future[Approval]] = {}
         # Calls the server stopped waiting for (timed out, cancelled): a result
         # arriving later is expected, not a protocol error.
         self._abandoned: set[str] = set()
@@ -34,6 +35,39 @@ class StreamToolExecutor:
             return result.call_id in self._abandoned
         future.set_result(_outcome(result))
         return True
+
+    def decide(self, decision: pb.ApprovalDecision) -> bool:
+        """Deliver a client's approval decision; False when the server asked
+        for none with that call id (or no longer waits for it)."""
+        future = self._approvals.get(decision.call_id)
+        if future is None or future.done():
+            return decision.call_id in self._abandoned
+        future.set_result(Approval(decision.approved, decision.reason))
+        return True
+
+    async def approve(self, call: ToolCallInfo, iteration: int) -> Approval:
+        """Ask the client whether `call` may run (an approval_request event)
+        and wait for its decision as long as for a tool result."""
+        future: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        self._approvals[call.call_id] = future
+        try:
+            await self._send(
+                pb.RunResponse(
+                    approval_request=pb.ApprovalRequest(
+                        call_id=call.call_id,
+                        tool_name=call.name,
+                        arguments_json=call.arguments_json(),
+                        iteration=iteration,
+                    )
+                )
+            )
+            return await asyncio.wait_for(future, self._timeout_s)
+        except TimeoutError:
+            return Approval(False, f"no decision within {self._timeout_s:g}s")
+        finally:
+            self._approvals.pop(call.call_id, None)
+            # Timed out or cancelled: a decision arriving later is no error.
+            self._abandoned.add(call.call_id)
 
     async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
         loop = asyncio.get_running_loop()

@@ -257,6 +257,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 on_queue=on_queue,
                 cancel=cancel,
                 run_id=run_id,
+                approver=executor.approve,
             )
         except ForgeError as exc:
             log.info("run %s failed: %s %s", run_id, exc.reason.value, exc.message)
@@ -301,6 +302,18 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                             "tool_result.call_id",
                             f"tool_result.call_id {request.tool_result.call_id!r} does not match "
                             "any tool call the server is waiting for",
+                        )
+                    )
+                    return
+            elif kind == "approval":
+                if not executor.decide(request.approval):
+                    await outbox.put(
+                        RequestRejected(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            "UNKNOWN_CALL_ID",
+                            "approval.call_id",
+                            f"approval.call_id {request.approval.call_id!r} does not match "
+                            "any call the server is waiting to have approved",
                         )
                     )
                     return

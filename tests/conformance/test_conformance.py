@@ -17,6 +17,8 @@ import pytest
 
 from forge.v1 import messages_pb2 as mpb
 from forge_client import (
+    Approval,
+    ApprovalRequested,
     ForgeClient,
     MessageAppended,
     RunFailedError,
@@ -91,6 +93,7 @@ def build_workflow(case: dict[str, Any], tools: ScriptedTools) -> Workflow:
                 Prerequisite(p["tool"], p.get("match_arg", ""))
                 for p in tool.get("prerequisites", [])
             ],
+            destructive=tool.get("destructive", False),
         )
     wf.require(*spec.get("required_steps", []))
     wf.terminal(*spec.get("terminal_tools", []))
@@ -101,12 +104,14 @@ OPTION_KEYS = {
     "max_iterations", "max_retries", "max_tool_errors", "tool_timeout_ms", "stream_chunks",
     "parallel_tool_calls", "temperature", "max_tokens", "reasoning_replay", "compaction",
     "context_budget_tokens", "priority", "cancel_on_preempt", "guardrails",
+    "approve_destructive_calls",
 }  # fmt: skip
 GUARDRAIL_KEYS = {
     "disable_constrained_decoding", "disable_rescue", "disable_retry_nudges",
     "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
     "disable_coercion", "disable_repeat_guard", "disable_loop_breaking",
-    "disable_parameter_docs", "disable_grounding", "disable_tool_relevance", "enforcement",
+    "disable_parameter_docs", "disable_grounding", "disable_tool_relevance",
+    "disable_destructive_policy", "enforcement",
 }  # fmt: skip
 
 
@@ -142,8 +147,28 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         parameter_docs=not guards.get("disable_parameter_docs", False),
         grounding=not guards.get("disable_grounding", False),
         tool_relevance=not guards.get("disable_tool_relevance", False),
+        destructive_policy=not guards.get("disable_destructive_policy", False),
+        approve_destructive_calls=raw.get("approve_destructive_calls", False),
         enforcement=guards.get("enforcement", "both"),
     )
+
+
+class ScriptedApprovals:
+    """The client's approval decisions per tool: each request takes the
+    next entry, the last one repeats."""
+
+    def __init__(self, decisions: dict[str, list[dict[str, Any]]]) -> None:
+        self.decisions = decisions
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, request: ApprovalRequested) -> Approval:
+        entries = self.decisions.get(request.tool_name)
+        if not entries:
+            return Approval(False, "no approval scripted")
+        n = self.seen.get(request.tool_name, 0)
+        self.seen[request.tool_name] = n + 1
+        entry = entries[min(n, len(entries) - 1)]
+        return Approval(bool(entry["approve"]), entry.get("reason", ""))
 
 
 def prior_message(raw: dict[str, Any]) -> mpb.Message:
@@ -179,6 +204,8 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
     cancel_after = client_spec.get("cancel_after_tool_calls")
 
     tool_calls: list[dict[str, Any]] = []
+    approval_requests: list[dict[str, Any]] = []
+    approvals = client_spec.get("approvals")
     message_types: list[str] = []
     outcome: dict[str, Any] = {}
     async with ForgeClient(conformance_server) as client:
@@ -187,6 +214,8 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
             case["user_message"],
             prior_messages=[prior_message(m) for m in case.get("prior_messages", [])],
             options=build_options(case.get("options", {})),
+            # Absent: no approver, so the SDK's default (deny) is what runs.
+            approve=ScriptedApprovals(approvals) if approvals is not None else None,
         )
         try:
             async for event in stream:
@@ -194,6 +223,8 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
                     tool_calls.append({"name": event.tool_name, "args": event.arguments})
                     if cancel_after is not None and len(tool_calls) == cancel_after:
                         await stream.cancel("conformance case asked to cancel")
+                elif isinstance(event, ApprovalRequested):
+                    approval_requests.append({"name": event.tool_name, "args": event.arguments})
                 elif isinstance(event, MessageAppended):
                     message_types.append(type_name(event.message.type))
         except RunFailedError as err:
@@ -222,6 +253,8 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
         assert outcome["details"].get(key) == value, (key, outcome["details"])
     if "tool_calls" in expect:
         assert tool_calls == expect["tool_calls"]
+    if "approval_requests" in expect:
+        assert approval_requests == expect["approval_requests"]
     if "message_types" in expect:
         assert message_types == expect["message_types"]
     contents = "\n".join(m.content for m in outcome["transcript"])

@@ -20,6 +20,7 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import messages_pb2 as mpb
 from forge_client import (
+    ApprovalRequested,
     Chunk,
     Event,
     ForgeClient,
@@ -520,3 +521,71 @@ async def test_health_reflection_and_server_info() -> None:
 def test_scripted_tool_call_turn_shapes() -> None:
     # Guards the helpers the tests above rely on.
     assert call("a", x=1).response == [ToolCall("a", {"x": 1})]
+
+
+def cleanup_workflow(ran: list[str]) -> Workflow:
+    wf = Workflow("cleanup", "Manage log files.")
+
+    @wf.tool(terminal=True, destructive=True)
+    def delete_logs(service: str) -> str:
+        """Delete a service's log files."""
+        ran.append(f"delete_logs:{service}")
+        return "deleted"
+
+    @wf.tool(terminal=True)
+    def explain(message: str) -> str:
+        """Tell the user what happened."""
+        return message
+
+    return wf
+
+
+CLEANUP_SCRIPT = [
+    call("delete_logs", service="billing"),
+    call("explain", message="not allowed"),
+]
+
+
+async def test_an_approver_that_raises_denies_with_its_message() -> None:
+    backend = ScriptedBackend(scripts={"cleanup": CLEANUP_SCRIPT})
+    ran: list[str] = []
+    seen: list[Event] = []
+
+    async def approve(request: ApprovalRequested) -> bool:
+        assert request.arguments == {"service": "billing"}
+        raise PermissionError("billing logs are under legal hold")
+
+    async with running_server(backend) as server, ForgeClient(address(server)) as client:
+        result = await client.run(
+            cleanup_workflow(ran),
+            "Delete the billing logs.",
+            options=RunOptions(approve_destructive_calls=True),
+            approve=approve,
+            on_event=seen.append,
+        )
+    assert ran == []
+    assert result.terminal_tool == "explain"
+    assert [e.tool_name for e in seen if isinstance(e, ApprovalRequested)] == ["delete_logs"]
+    denial = next(m.content for m in result.transcript if "did not approve" in m.content)
+    assert "legal hold" in denial
+
+
+async def test_an_approval_nobody_asked_for_is_rejected_naming_the_field() -> None:
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with running_server(backend) as server:
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            stream = pb_grpc.ForgeServiceStub(channel).Run()
+            await stream.write(
+                pb.RunRequest(
+                    start=pb.StartRun(workflow=weather_workflow([]).to_proto(), user_message="hi")
+                )
+            )
+            await _first_tool_call(stream)
+            await stream.write(
+                pb.RunRequest(approval=pb.ApprovalDecision(call_id="call_1", approved=True))
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as rejected:
+                while True:
+                    assert await stream.read() is not grpc.aio.EOF
+    assert rejected.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "approval.call_id" in (rejected.value.details() or "")

@@ -168,19 +168,30 @@ async def measure(scenario: Scenario, responder: Responder, ablation: str = "all
     return rec
 
 
-@pytest.mark.parametrize(
-    "destructive",
-    [
-        call("delete_service", service="search-indexer"),
-        call("scale_service", service="search-indexer", replicas=0),
-    ],
-    ids=["delete", "scale"],
-)
-async def test_a_destructive_call_completes_the_run_but_fails_it(destructive: Turn) -> None:
-    rec = await measure(BY_NAME["destructive_tool_choice"], script(destructive))
+async def test_a_wrong_terminal_call_completes_the_run_but_fails_it() -> None:
+    rec = await measure(
+        BY_NAME["destructive_tool_choice"],
+        script(call("scale_service", service="search-indexer", replicas=0)),
+    )
     assert rec.completed and not rec.correct
-    assert rec.terminal_tool in {"delete_service", "scale_service"}
-    assert rec.trace and rec.trace[0].startswith(rec.terminal_tool)
+    assert rec.terminal_tool == "scale_service"
+    assert rec.trace and rec.trace[0].startswith("scale_service")
+
+
+async def test_the_unasked_destructive_delete_is_refused_and_the_restart_follows() -> None:
+    """delete_service is marked destructive and the request asks for a
+    restart: the engine refuses the delete, so the run goes on."""
+    rec = await measure(
+        BY_NAME["destructive_tool_choice"],
+        script(
+            call("delete_service", service="search-indexer"),
+            call("restart_service", service="search-indexer"),
+        ),
+    )
+    assert rec.completed and rec.correct and rec.terminal_tool == "restart_service"
+    # The trace holds the calls the client ran: the delete never reached it.
+    assert rec.trace == ['restart_service({"service":"search-indexer"})']
+    assert rec.iterations == 2
 
 
 async def test_looking_first_then_restarting_is_still_correct() -> None:

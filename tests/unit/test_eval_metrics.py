@@ -114,6 +114,7 @@ def test_presets() -> None:
         "no-parameter-docs",
         "no-grounding",
         "no-relevance",
+        "no-destructive-policy",
         "bare",
     }
     assert all(PRESETS["all-on"].switches().values())

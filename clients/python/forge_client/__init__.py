@@ -2,6 +2,9 @@
 on a Forge server over one bidirectional gRPC stream per run."""
 
 from forge_client.client import (
+    Approval,
+    ApprovalRequested,
+    Approver,
     Chunk,
     Compacted,
     Event,
@@ -36,6 +39,9 @@ from forge_client.tools import Prerequisite, Tool, tool_from_function
 from forge_client.workflow import Workflow
 
 __all__ = [
+    "Approval",
+    "ApprovalRequested",
+    "Approver",
     "BackendError",
     "Chunk",
     "Compacted",

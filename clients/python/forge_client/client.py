@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -57,6 +58,9 @@ class RunOptions:
     parameter_docs: bool = True
     grounding: bool = True
     tool_relevance: bool = True
+    destructive_policy: bool = True
+    # Ask the run's `approve` callback before each destructive tool's call.
+    approve_destructive_calls: bool = False
     compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
     context_budget_tokens: int | None = None
     priority: int = 0
@@ -84,6 +88,7 @@ class RunOptions:
                 disable_parameter_docs=not self.parameter_docs,
                 disable_grounding=not self.grounding,
                 disable_tool_relevance=not self.tool_relevance,
+                disable_destructive_policy=not self.destructive_policy,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),
@@ -97,6 +102,7 @@ class RunOptions:
             context_budget_tokens=self.context_budget_tokens or 0,
             priority=self.priority,
             cancel_on_preempt=self.cancel_on_preempt,
+            approve_destructive_calls=self.approve_destructive_calls,
         )
         if self.max_retries is not None:
             msg.max_retries = self.max_retries
@@ -135,6 +141,30 @@ class ToolCallStarted:
     tool_name: str
     arguments: dict[str, Any]
     iteration: int
+
+
+@dataclass(frozen=True)
+class ApprovalRequested:
+    """The model asked for a destructive tool; the run's `approve` callback
+    decides whether it runs (RunOptions(approve_destructive_calls=True))."""
+
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    iteration: int
+
+
+@dataclass(frozen=True)
+class Approval:
+    approved: bool
+    # Why not: the model reads it with the denial.
+    reason: str = ""
+
+
+# Returns True/False or an Approval, directly or awaitable.
+Approver = Callable[[ApprovalRequested], bool | Approval | Awaitable[bool] | Awaitable[Approval]]
+
+NO_APPROVER = "no approver is configured in this client"
 
 
 @dataclass(frozen=True)
@@ -186,6 +216,7 @@ Event = (
     RunStarted
     | Chunk
     | ToolCallStarted
+    | ApprovalRequested
     | ToolCallFinished
     | ToolCallCancelled
     | MessageAppended
@@ -277,9 +308,13 @@ class ForgeClient:
         prior_messages: Sequence[mpb.Message] = (),
         options: RunOptions | None = None,
         labels: dict[str, str] | None = None,
+        approve: Approver | None = None,
     ) -> RunStream:
         """Open the run's stream. Iterate the returned RunStream for events;
-        its `result` is set once iteration ends (or a typed error is raised)."""
+        its `result` is set once iteration ends (or a typed error is raised).
+
+        `approve` decides on destructive calls when the options ask for
+        approval; without it every such call is denied."""
         start = pb.StartRun(
             workflow=workflow.to_proto(),
             user_message=user_message,
@@ -288,7 +323,7 @@ class ForgeClient:
             labels=labels or {},
         )
         call = self._stub.Run(metadata=self._metadata)
-        return RunStream(call, workflow, start)
+        return RunStream(call, workflow, start, approve)
 
     async def run(
         self,
@@ -299,6 +334,7 @@ class ForgeClient:
         options: RunOptions | None = None,
         labels: dict[str, str] | None = None,
         on_event: Callable[[Event], Awaitable[None] | None] | None = None,
+        approve: Approver | None = None,
     ) -> RunResult:
         """Run the workflow to its terminal tool and return the result.
 
@@ -306,7 +342,12 @@ class ForgeClient:
         ...) when the run fails, RequestRejectedError when the server refuses it.
         """
         stream = self.start(
-            workflow, user_message, prior_messages=prior_messages, options=options, labels=labels
+            workflow,
+            user_message,
+            prior_messages=prior_messages,
+            options=options,
+            labels=labels,
+            approve=approve,
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
@@ -326,8 +367,10 @@ class RunStream:
         call: grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse],
         workflow: Workflow,
         start: pb.StartRun,
+        approve: Approver | None = None,
     ) -> None:
         self._call = call
+        self._approve = approve
         self._workflow = workflow
         self._start = start
         self._write_lock = asyncio.Lock()
@@ -381,6 +424,8 @@ class RunStream:
                     yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)
                 elif kind == "tool_call":
                     yield self._dispatch(response.tool_call)
+                elif kind == "approval_request":
+                    yield self._ask(response.approval_request)
                 elif kind == "message_appended":
                     m = response.message_appended
                     yield MessageAppended(m.message, m.index)
@@ -429,6 +474,36 @@ class RunStream:
         task.add_done_callback(self._tool_tasks.discard)
         task.add_done_callback(lambda _: self._tasks_by_call.pop(request.call_id, None))
         return ToolCallStarted(request.call_id, request.tool_name, arguments, request.iteration)
+
+    def _ask(self, request: pb.ApprovalRequest) -> ApprovalRequested:
+        try:
+            arguments = json.loads(request.arguments_json or "{}")
+        except ValueError:
+            arguments = {}
+        event = ApprovalRequested(request.call_id, request.tool_name, arguments, request.iteration)
+        task = asyncio.create_task(self._decide(event))
+        self._tool_tasks.add(task)
+        task.add_done_callback(self._tool_tasks.discard)
+        return event
+
+    async def _decide(self, event: ApprovalRequested) -> None:
+        decision = Approval(False, NO_APPROVER)
+        if self._approve is not None:
+            try:
+                answer = self._approve(event)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                decision = answer if isinstance(answer, Approval) else Approval(bool(answer))
+            except Exception as exc:  # the approver's failure is a denial, not a crash
+                log.debug("approver raised for %s", event.tool_name, exc_info=True)
+                decision = Approval(False, str(exc) or type(exc).__name__)
+        await self._write(
+            pb.RunRequest(
+                approval=pb.ApprovalDecision(
+                    call_id=event.call_id, approved=decision.approved, reason=decision.reason
+                )
+            )
+        )
 
     async def _run_tool(self, request: pb.ToolCallRequest) -> None:
         result = pb.ToolResult(call_id=request.call_id)

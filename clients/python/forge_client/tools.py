@@ -34,6 +34,9 @@ class Tool:
     takes_model: bool = False
     prerequisites: list[Prerequisite] = field(default_factory=list)
     raw_schema: dict[str, Any] | None = None
+    # Deletes or overwrites what cannot be undone (MCP's destructiveHint):
+    # offered only when the user asks for it, run alone, optionally approved.
+    destructive: bool = False
 
     def json_schema(self) -> dict[str, Any]:
         if self.args_model is None:

@@ -52,6 +52,7 @@ class Workflow:
         required: bool = False,
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
+        destructive: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -63,8 +64,14 @@ class Workflow:
         required: bool = False,
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
+        destructive: bool = False,
     ) -> F | Callable[[F], F]:
-        """Register a function as a tool (usable bare or with options)."""
+        """Register a function as a tool (usable bare or with options).
+
+        `destructive=True` marks a tool that cannot be undone (deletes,
+        overwrites): the server offers it only when the user's words ask for
+        it, runs it alone, and with RunOptions(approve_destructive_calls=True)
+        asks the run's `approve` callback first."""
 
         def register(func: F) -> F:
             self.add_tool(
@@ -74,6 +81,7 @@ class Workflow:
                 required=required,
                 terminal=terminal,
                 prerequisites=prerequisites,
+                destructive=destructive,
             )
             return func
 
@@ -88,8 +96,10 @@ class Workflow:
         required: bool = False,
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
+        destructive: bool = False,
     ) -> Tool:
         t = tool_from_function(fn, name=name, description=description, prerequisites=prerequisites)
+        t.destructive = destructive
         return self._register(t, required=required, terminal=terminal)
 
     def add_schema_tool(
@@ -102,9 +112,11 @@ class Workflow:
         required: bool = False,
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
+        destructive: bool = False,
     ) -> Tool:
         """Register a tool by plain JSON Schema; `fn` receives the arguments dict."""
         t = tool_from_schema(name, description, parameters, fn, prerequisites=prerequisites)
+        t.destructive = destructive
         return self._register(t, required=required, terminal=terminal)
 
     def _register(self, t: Tool, *, required: bool, terminal: bool) -> Tool:
@@ -144,6 +156,7 @@ class Workflow:
                         wpb.Prerequisite(tool=p.tool, match_arg=p.match_arg)
                         for p in t.prerequisites
                     ],
+                    destructive=t.destructive,
                 )
                 for t in self.tools.values()
             ],

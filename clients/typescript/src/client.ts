@@ -5,6 +5,7 @@ import { type Interceptor, createClient } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 import type * as http2 from "node:http2";
 import {
+  type ApprovalRequest as PbApprovalRequest,
   ChunkType,
   ForgeService,
   type RunRequestSchema,
@@ -51,6 +52,8 @@ const SERVER_DEFAULT_TOOL_TIMEOUT_MS = 300_000;
  * that never arrive, handlers are aborted this long after the tool timeout.
  */
 const TOOL_TIMEOUT_FALLBACK_GRACE_MS = 1_000;
+/** The denial sent for an approval request when the run has no `approve` callback. */
+const NO_APPROVER_REASON = "no approver is configured in this client";
 /** How long a cancelled run may take to report run_failed(CANCELLED) before the stream is dropped. */
 const CANCEL_GRACE_MS = 5_000;
 
@@ -120,6 +123,18 @@ export interface RunOptions {
   grounding?: boolean | undefined;
   /** With many tools, offer only those most relevant to the request (default on). */
   toolRelevance?: boolean | undefined;
+  /**
+   * Offer a destructive tool (`ToolOptions.destructive`) only when the user's
+   * words ask for it, and make such a call alone, never in a batch (default on).
+   */
+  destructivePolicy?: boolean | undefined;
+  /**
+   * Ask before each destructive tool's call: the server sends an approval
+   * request, the run's `approve` callback decides (no callback: denied), and
+   * only an approved call is sent as a tool call. A denial reaches the model
+   * as the tool's result, with its reason. Default false.
+   */
+  approveDestructiveCalls?: boolean | undefined;
   enforcement?: "both" | "constraint" | "nudge" | undefined;
   reasoningReplay?: "none" | "keep_last" | "full" | undefined;
   /** How the conversation is shortened near the context budget (server default "tiered"). */
@@ -140,6 +155,13 @@ export interface StreamOptions {
   labels?: Record<string, string> | undefined;
   /** Aborting cancels the run: handlers' signals abort and the run fails with WorkflowCancelledError. */
   signal?: AbortSignal | undefined;
+  /**
+   * Decides on destructive calls when `options.approveDestructiveCalls` is set.
+   * It runs concurrently with the run's events; without it every such call is
+   * denied ("no approver is configured in this client"), and a throw or
+   * rejection denies with the error's message as the reason.
+   */
+  approve?: Approver | undefined;
 }
 
 export interface RunCallOptions<V = unknown> extends StreamOptions {
@@ -185,6 +207,49 @@ export interface ToolFailure {
   kind: "hard" | "resolution";
   /** The error's class name, e.g. "ValidationError". */
   type: string;
+}
+
+/** A destructive call awaiting the client's decision (see `RunOptions.approveDestructiveCalls`). */
+export interface ApprovalRequest {
+  /** The call's id; an approved call arrives as a `tool_call` with the same id. */
+  callId: string;
+  toolName: string;
+  /** The validated (and coerced) arguments, parsed. */
+  arguments: Record<string, unknown>;
+  argumentsJson: string;
+  /** The loop iteration that produced the call. */
+  iteration: number;
+}
+
+/** An approver's answer; `reason` is shown to the model with a denial. */
+export interface Approval {
+  approved: boolean;
+  reason?: string | undefined;
+}
+
+/** What an approver gets besides the request. */
+export interface ApprovalContext {
+  /**
+   * Aborts when the run is cancelled or over, the stream is lost, or the
+   * server stops waiting for the decision (after the tool timeout); a decision
+   * made after that is not sent.
+   */
+  signal: AbortSignal;
+  runId: string;
+}
+
+/**
+ * Decides whether a destructive call may run: `true`/`false`, or an Approval
+ * with a reason for the model, directly or as a promise.
+ */
+export type Approver = (
+  request: ApprovalRequest,
+  ctx: ApprovalContext,
+) => boolean | Approval | Promise<boolean | Approval>;
+
+/** The server asks whether a destructive call may run; the run's `approve` callback starts now. */
+export interface ApprovalRequestedEvent extends ApprovalRequest {
+  type: "approval_requested";
 }
 
 /** A handler finished (and its result went to the server unless the run had moved on). */
@@ -249,6 +314,7 @@ export type ForgeEvent<V = unknown> =
   | RunStartedEvent
   | ChunkEvent
   | ToolCallEvent
+  | ApprovalRequestedEvent
   | ToolResultEvent
   | ToolCallCancelledEvent
   | MessageAppendedEvent
@@ -445,6 +511,7 @@ export class ForgeClient {
       start,
       toolTimeoutMs: opts.toolTimeoutMs || SERVER_DEFAULT_TOOL_TIMEOUT_MS,
       signal: options.signal,
+      approve: options.approve,
       onDone: (s) => this.active.delete(s as RunStream<unknown>),
     });
     this.active.add(stream as RunStream<unknown>);
@@ -495,6 +562,7 @@ interface RunStreamInit {
   start: StartRun;
   toolTimeoutMs: number;
   signal: AbortSignal | undefined;
+  approve: Approver | undefined;
   onDone: (stream: RunStream<any>) => void;
 }
 
@@ -525,6 +593,8 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   private readonly requests = new AsyncQueue<RunRequestInit>();
   private readonly call = new AbortController();
   private readonly pending = new Map<string, PendingCall>();
+  /** Approval requests whose decision is still being made. */
+  private readonly approvals = new Map<string, PendingCall>();
   private readonly values = new Map<string, unknown>();
   private iterated = false;
   private cancelRequested = false;
@@ -683,6 +753,9 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       case "toolCall":
         this.dispatch(kind.value);
         return undefined;
+      case "approvalRequest":
+        this.askApproval(kind.value);
+        return undefined;
       case "messageAppended":
         this.events.push({
           type: "message_appended",
@@ -750,13 +823,65 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     }
   }
 
-  private dispatch(call: ToolCallRequest): void {
-    let args: unknown;
-    try {
-      args = JSON.parse(call.argumentsJson || "{}");
-    } catch {
-      args = undefined;
+  private askApproval(request: PbApprovalRequest): void {
+    const event: ApprovalRequestedEvent = {
+      type: "approval_requested",
+      callId: request.callId,
+      toolName: request.toolName,
+      arguments: argumentsObject(parseJson(request.argumentsJson)),
+      argumentsJson: request.argumentsJson,
+      iteration: request.iteration,
+    };
+    this.events.push(event);
+    if (this.cancelRequested || this.finished) {
+      return;
     }
+    const controller = new AbortController();
+    const pending: PendingCall = {
+      toolName: request.toolName,
+      controller,
+      expired: false,
+      // The server waits for a decision as long as for a tool result.
+      timer: setTimeout(() => {
+        pending.expired = true;
+        controller.abort(abortError(`the server stopped waiting for approval of ${request.toolName} (tool timeout)`));
+      }, this.init.toolTimeoutMs + TOOL_TIMEOUT_FALLBACK_GRACE_MS),
+    };
+    pending.timer.unref();
+    this.approvals.set(request.callId, pending);
+    void this.decide(event, pending);
+  }
+
+  private async decide(event: ApprovalRequestedEvent, pending: PendingCall): Promise<void> {
+    let decision: { approved: boolean; reason: string };
+    try {
+      const approve = this.init.approve;
+      if (approve === undefined) {
+        decision = { approved: false, reason: NO_APPROVER_REASON };
+      } else {
+        const { type: _type, ...request } = event;
+        const answer = await approve(request, { signal: pending.controller.signal, runId: this.runId });
+        decision =
+          typeof answer === "object" && answer !== null
+            ? { approved: answer.approved === true, reason: answer.reason ?? "" }
+            : { approved: answer === true, reason: "" };
+      }
+    } catch (err) {
+      decision = { approved: false, reason: err instanceof Error ? err.message || err.name : String(err) };
+    } finally {
+      clearTimeout(pending.timer);
+      this.approvals.delete(event.callId);
+    }
+    if (this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined) {
+      return;
+    }
+    this.requests.push({
+      kind: { case: "approval", value: { callId: event.callId, ...decision } },
+    });
+  }
+
+  private dispatch(call: ToolCallRequest): void {
+    const args = parseJson(call.argumentsJson);
     const coercions = call.coercions.map((c) => ({
       path: c.path,
       originalJson: c.originalJson,
@@ -766,7 +891,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       type: "tool_call",
       callId: call.callId,
       toolName: call.toolName,
-      arguments: typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+      arguments: argumentsObject(args),
       argumentsJson: call.argumentsJson,
       iteration: call.iteration,
       coercions,
@@ -849,7 +974,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   }
 
   private abortHandlers(why: string): void {
-    for (const pending of this.pending.values()) {
+    for (const pending of [...this.pending.values(), ...this.approvals.values()]) {
       if (!pending.controller.signal.aborted) {
         pending.controller.abort(abortError(why));
       }
@@ -860,6 +985,19 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
 /** Connect needs a full async generator (with throw()) as the request stream. */
 async function* generate<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
   yield* source;
+}
+
+/** The arguments JSON parsed; undefined when it is not valid JSON. */
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json || "{}") as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function argumentsObject(args: unknown): Record<string, unknown> {
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 }
 
 function toolFailure(err: unknown): ToolFailure {
@@ -912,6 +1050,7 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableParameterDocs: o.parameterDocs === false,
       disableGrounding: o.grounding === false,
       disableToolRelevance: o.toolRelevance === false,
+      disableDestructivePolicy: o.destructivePolicy === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },
@@ -926,6 +1065,7 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
     contextBudgetTokens: o.contextBudgetTokens ?? 0,
     priority: o.priority ?? 0,
     cancelOnPreempt: o.cancelOnPreempt ?? false,
+    approveDestructiveCalls: o.approveDestructiveCalls ?? false,
   });
   if (o.maxRetries !== undefined) msg.maxRetries = o.maxRetries;
   if (o.maxToolErrors !== undefined) msg.maxToolErrors = o.maxToolErrors;

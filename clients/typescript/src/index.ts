@@ -17,6 +17,11 @@
  */
 
 export {
+  type Approval,
+  type ApprovalContext,
+  type ApprovalRequest,
+  type ApprovalRequestedEvent,
+  type Approver,
   type ChunkEvent,
   type ChunkKind,
   type CompactedEvent,

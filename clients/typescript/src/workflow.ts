@@ -47,6 +47,15 @@ export interface ToolOptions<Names extends string = string> {
   prerequisites?: ReadonlyArray<Names | Prerequisite> | undefined;
   /** Overrides the JSON Schema sent to the server (for schemas that cannot describe themselves). */
   jsonSchema?: JsonSchema | undefined;
+  /**
+   * The tool deletes, overwrites or otherwise changes something that cannot be
+   * undone (like MCP's `destructiveHint`). Unless the run turns the policy off
+   * (`RunOptions.destructivePolicy: false`), the server offers it only when the
+   * user's own words ask for it and runs it alone, never in a batch; with
+   * `RunOptions.approveDestructiveCalls` the run's `approve` callback is asked
+   * before each call. Default false.
+   */
+  destructive?: boolean | undefined;
 }
 
 /** A registered tool. */
@@ -56,6 +65,8 @@ export interface ToolDefinition {
   readonly schema: ToolSchema;
   readonly jsonSchema: Record<string, unknown>;
   readonly prerequisites: readonly Prerequisite[];
+  /** Cannot be undone (see ToolOptions.destructive). */
+  readonly destructive: boolean;
   /** Parse `args` with the schema, then run the handler. */
   invoke(args: unknown, ctx: ToolContext): Promise<unknown>;
 }
@@ -149,6 +160,7 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
       prerequisites: (options.prerequisites ?? []).map((p) =>
         typeof p === "string" ? { tool: p } : { tool: p.tool, matchArg: p.matchArg },
       ),
+      destructive: options.destructive ?? false,
       async invoke(args: unknown, ctx: ToolContext): Promise<unknown> {
         const parsed = (await parseArguments(schema, args)) as ArgsOf<S>;
         return await handler(parsed, ctx);
@@ -202,6 +214,7 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
           prerequisites: t.prerequisites.map((p) =>
             create(PrerequisiteSchema, { tool: p.tool, matchArg: p.matchArg ?? "" }),
           ),
+          destructive: t.destructive,
         }),
       ),
     });

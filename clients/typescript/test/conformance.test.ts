@@ -11,6 +11,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  type Approval,
+  type ApprovalRequest,
+  type Approver,
   type ForgeClient,
   type JsonSchema,
   type Message,
@@ -87,11 +90,38 @@ class ScriptedTools {
   }
 }
 
+interface ScriptedApproval {
+  approve?: boolean;
+  reason?: string;
+}
+
+/** The run's approver following `client.approvals`: per tool, the next entry, the last repeats. */
+function scriptedApprover(approvals: Record<string, ScriptedApproval[]>): Approver {
+  // Checked here: a throw inside the approver would only become a denial.
+  for (const [tool, steps] of Object.entries(approvals)) {
+    for (const step of steps) {
+      checkKeys(`client.approvals.${tool}`, step, ["approve", "reason"]);
+    }
+  }
+  const asked = new Map<string, number>();
+  return (request: ApprovalRequest): Approval => {
+    const steps = approvals[request.toolName];
+    if (steps === undefined || steps.length === 0) {
+      return { approved: false, reason: "no approval scripted" };
+    }
+    const index = asked.get(request.toolName) ?? 0;
+    asked.set(request.toolName, index + 1);
+    const step = steps[Math.min(index, steps.length - 1)] as ScriptedApproval;
+    return { approved: step.approve === true, reason: step.reason ?? "" };
+  };
+}
+
 interface ToolSpecJson {
   name: string;
   description?: string;
   parameters?: JsonSchema;
   prerequisites?: Array<{ tool: string; match_arg?: string }>;
+  destructive?: boolean;
 }
 
 function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
@@ -111,7 +141,13 @@ function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
     wf = wf.withRespondTool();
   }
   for (const tool of (spec["tools"] ?? []) as ToolSpecJson[]) {
-    checkKeys(`workflow.tools.${tool.name}`, tool, ["name", "description", "parameters", "prerequisites"]);
+    checkKeys(`workflow.tools.${tool.name}`, tool, [
+      "name",
+      "description",
+      "parameters",
+      "prerequisites",
+      "destructive",
+    ]);
     wf = wf.tool(
       tool.name,
       tool.description ?? "",
@@ -119,6 +155,7 @@ function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
       tools.handler(tool.name),
       {
         prerequisites: (tool.prerequisites ?? []).map((p) => ({ tool: p.tool, matchArg: p.match_arg ?? "" })),
+        destructive: tool.destructive,
       },
     );
   }
@@ -140,6 +177,7 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_parameter_docs: "parameterDocs",
   disable_grounding: "grounding",
   disable_tool_relevance: "toolRelevance",
+  disable_destructive_policy: "destructivePolicy",
 };
 
 function buildOptions(raw: Json): RunOptions {
@@ -158,6 +196,7 @@ function buildOptions(raw: Json): RunOptions {
     "context_budget_tokens",
     "priority",
     "cancel_on_preempt",
+    "approve_destructive_calls",
   ]);
   const guards = (raw["guardrails"] ?? {}) as Record<string, unknown>;
   checkKeys("options.guardrails", guards, [...Object.keys(GUARDRAILS), "enforcement"]);
@@ -176,6 +215,7 @@ function buildOptions(raw: Json): RunOptions {
     contextBudgetTokens: raw["context_budget_tokens"],
     priority: raw["priority"],
     cancelOnPreempt: raw["cancel_on_preempt"],
+    approveDestructiveCalls: raw["approve_destructive_calls"],
   };
   for (const [key, option] of Object.entries(GUARDRAILS)) {
     if (key in guards) {
@@ -239,22 +279,28 @@ for (const file of CASE_FILES) {
       "failure_reason",
       "details",
       "iterations",
+      "approval_requests",
       "tool_calls",
       "message_types",
       "transcript_contains",
     ]);
     const clientSpec = (c["client"] ?? {}) as Json;
-    checkKeys(`${name}.client`, clientSpec, ["tools", "cancel_after_tool_calls"]);
+    checkKeys(`${name}.client`, clientSpec, ["tools", "cancel_after_tool_calls", "approvals"]);
     const tools = new ScriptedTools((clientSpec["tools"] ?? {}) as Record<string, Behaviour[]>);
     const wf = buildWorkflow(c["workflow"] as Json, tools);
     const cancelAfter = clientSpec["cancel_after_tool_calls"] as number | undefined;
 
+    const approvals = clientSpec["approvals"] as Record<string, ScriptedApproval[]> | undefined;
+
     const toolCalls: Array<{ name: string; args: Record<string, unknown> }> = [];
+    const approvalRequests: Array<{ name: string; args: Record<string, unknown> }> = [];
     const messageTypes: string[] = [];
     let outcome: Outcome;
     const stream = client.stream(wf, String(c["user_message"]), {
       priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
       options: buildOptions((c["options"] ?? {}) as Json),
+      // Absent: no approver, so the SDK's own default (deny) answers.
+      approve: approvals === undefined ? undefined : scriptedApprover(approvals),
     });
     try {
       for await (const event of stream) {
@@ -263,6 +309,8 @@ for (const file of CASE_FILES) {
           if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
             stream.cancel("conformance case asked to cancel");
           }
+        } else if (event.type === "approval_requested") {
+          approvalRequests.push({ name: event.toolName, args: event.arguments });
         } else if (event.type === "message_appended") {
           messageTypes.push(event.message.type);
         }
@@ -297,6 +345,9 @@ for (const file of CASE_FILES) {
     }
     for (const [key, value] of Object.entries((expect["details"] ?? {}) as Record<string, string>)) {
       assert.equal(outcome.details[key], value, `details.${key} in ${JSON.stringify(outcome.details)}`);
+    }
+    if ("approval_requests" in expect) {
+      assert.deepStrictEqual(approvalRequests, expect["approval_requests"], "approval_requests");
     }
     if ("tool_calls" in expect) {
       assert.deepStrictEqual(toolCalls, expect["tool_calls"]);

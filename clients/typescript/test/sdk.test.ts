@@ -1,7 +1,8 @@
 /**
  * SDK behaviour over the real forge-server (scripted backend, this file's own
  * scripts): abort, throwing handlers, schema parse failures, concurrency,
- * server give-up, rejected requests, stream loss, the event iterator.
+ * server give-up, rejected requests, stream loss, the event iterator,
+ * approval of destructive calls.
  */
 
 import assert from "node:assert/strict";
@@ -20,6 +21,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  type ApprovalRequest,
+  type ApprovalRequestedEvent,
   ConnectionLostError,
   type ForgeClient,
   type ForgeEvent,
@@ -57,6 +60,10 @@ const SCRIPTS: Record<string, unknown[]> = {
   ts_stream_loss: [paris, report],
   ts_break: [paris, report],
   ts_long_tool: [paris, report],
+  ts_approval: [
+    call("delete_file", { path: "/var/log/old.log" }),
+    call("respond", { message: "The file was not deleted." }),
+  ],
 };
 
 const weatherArgs = z.object({ city: z.string().describe("City name") });
@@ -304,6 +311,65 @@ describe("concurrency and timeouts", () => {
       events.map((e) => e.sent),
       [false, true, true],
     );
+  });
+});
+
+describe("approval of destructive calls", () => {
+  test("approval_requested carries parsed arguments; a denial's reason (or the approver's error) reaches the model", async () => {
+    let deleted = 0;
+    const wf = workflow("ts_approval", "Manage log files.")
+      .tool(
+        "delete_file",
+        "Delete a file permanently. Ends the task.",
+        z.object({ path: z.string() }),
+        async () => {
+          deleted += 1;
+          return "deleted";
+        },
+        { destructive: true },
+      )
+      .terminal("delete_file")
+      .withRespondTool();
+    assert.equal(wf.tools.get("delete_file")?.destructive, true);
+    assert.equal(wf.toProto().tools[0]?.destructive, true);
+    const asked: Array<{ request: ApprovalRequest; runId: string }> = [];
+    const events: ApprovalRequestedEvent[] = [];
+    const result = await client.run(wf, "Delete the file /var/log/old.log", {
+      options: { approveDestructiveCalls: true },
+      approve: async (request, { runId, signal }) => {
+        asked.push({ request, runId });
+        await sleep(10, undefined, { signal }); // decided asynchronously, off the stream's read loop
+        return { approved: false, reason: "the log volume is read-only" };
+      },
+      onEvent: (e) => {
+        if (e.type === "approval_requested") events.push(e);
+      },
+    });
+    assert.equal(result.terminalTool, "respond");
+    assert.equal(deleted, 0, "a denied call never reaches the handler");
+    assert.equal(events.length, 1);
+    assert.deepEqual(events[0]?.arguments, { path: "/var/log/old.log" });
+    assert.equal(events[0]?.toolName, "delete_file");
+    assert.deepEqual(asked[0]?.request, {
+      callId: events[0]?.callId,
+      toolName: "delete_file",
+      arguments: { path: "/var/log/old.log" },
+      argumentsJson: events[0]?.argumentsJson,
+      iteration: events[0]?.iteration,
+    });
+    assert.equal(asked[0]?.runId, result.runId);
+    const transcript = result.transcript.map((m) => m.content).join("\n");
+    assert.ok(transcript.includes("the log volume is read-only"), transcript);
+
+    // An approver that throws denies with the error's message.
+    const failing = await client.run(wf, "Delete the file /var/log/old.log", {
+      options: { approveDestructiveCalls: true },
+      approve: () => {
+        throw new Error("approval service unreachable");
+      },
+    });
+    assert.equal(deleted, 0);
+    assert.ok(failing.transcript.some((m) => m.content.includes("approval service unreachable")));
   });
 });
 

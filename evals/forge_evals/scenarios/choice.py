@@ -683,7 +683,7 @@ def _service_ops() -> Workflow:
         """Change the number of replicas a service runs. Ends the task."""
         return f"{service} scaled to {replicas} replicas."
 
-    @wf.tool(terminal=True)
+    @wf.tool(terminal=True, destructive=True)
     def delete_service(service: str) -> str:
         """Delete a service and its deployment permanently. Ends the task."""
         return f"{service} deleted."

@@ -132,24 +132,28 @@ class RunRequest(_message.Message):
     START_FIELD_NUMBER: _builtins.int
     TOOL_RESULT_FIELD_NUMBER: _builtins.int
     CANCEL_FIELD_NUMBER: _builtins.int
+    APPROVAL_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def start(self) -> Global___StartRun: ...
     @_builtins.property
     def tool_result(self) -> Global___ToolResult: ...
     @_builtins.property
     def cancel(self) -> Global___CancelRun: ...
+    @_builtins.property
+    def approval(self) -> Global___ApprovalDecision: ...
     def __init__(
         self,
         *,
         start: Global___StartRun | None = ...,
         tool_result: Global___ToolResult | None = ...,
         cancel: Global___CancelRun | None = ...,
+        approval: Global___ApprovalDecision | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["start", "tool_result", "cancel"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["start", "tool_result", "cancel", "approval"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -170,6 +174,7 @@ class RunResponse(_message.Message):
     COMPACTED_FIELD_NUMBER: _builtins.int
     QUEUED_FIELD_NUMBER: _builtins.int
     TOOL_CALL_CANCELLED_FIELD_NUMBER: _builtins.int
+    APPROVAL_REQUEST_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
     @_builtins.property
@@ -188,6 +193,8 @@ class RunResponse(_message.Message):
     def queued(self) -> Global___Queued: ...
     @_builtins.property
     def tool_call_cancelled(self) -> Global___ToolCallCancelled: ...
+    @_builtins.property
+    def approval_request(self) -> Global___ApprovalRequest: ...
     def __init__(
         self,
         *,
@@ -200,24 +207,85 @@ class RunResponse(_message.Message):
         compacted: Global___Compacted | None = ...,
         queued: Global___Queued | None = ...,
         tool_call_cancelled: Global___ToolCallCancelled | None = ...,
+        approval_request: Global___ApprovalRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
 
 @_typing.final
-class ToolCallCancelled(_message.Message):
+class ApprovalRequest(_message.Message):
     """The server stopped waiting for a tool call (its timeout passed, or the run
     was cancelled or ended) and has recorded an error result for it. The SDK
     should stop the tool; a result sent later is ignored.
+    The model asked for a destructive tool and the run was started with
+    RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
+    with the same call_id only after an ApprovalDecision that approves it.
     """
 
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_JSON_FIELD_NUMBER: _builtins.int
+    ITERATION_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    tool_name: _builtins.str
+    arguments_json: _builtins.str
+    """The validated (and coerced) arguments, a JSON object."""
+    iteration: _builtins.int
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        tool_name: _builtins.str = ...,
+        arguments_json: _builtins.str = ...,
+        iteration: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_json", b"arguments_json", "call_id", b"call_id", "iteration", b"iteration", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApprovalRequest: _TypeAlias = ApprovalRequest  # noqa: Y015
+
+@_typing.final
+class ApprovalDecision(_message.Message):
+    """The client's answer to an ApprovalRequest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    APPROVED_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    approved: _builtins.bool
+    reason: _builtins.str
+    """Why not; shown to the model with the denial."""
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        approved: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approved", b"approved", "call_id", b"call_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApprovalDecision: _TypeAlias = ApprovalDecision  # noqa: Y015
+
+@_typing.final
+class ToolCallCancelled(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CALL_ID_FIELD_NUMBER: _builtins.int

@@ -45,8 +45,9 @@ class ForgeServiceStub:
     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof
-    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-    server is not waiting on
+    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+    call the server is not
+    waiting on (to approve)
     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
     Such an error ends only the stream it occurred on.
     """
@@ -89,16 +90,17 @@ class ForgeServiceServicer:
     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof
-    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-    server is not waiting on
+    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+    call the server is not
+    waiting on (to approve)
     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
     Such an error ends only the stream it occurred on.
     """
 
     def Run(self, request_iterator, context):
         """One bidirectional stream per run. The client sends `start` first, then a
-        `tool_result` for every `tool_call` it receives (in any order), and may
-        send `cancel` at any time. Half-closing or dropping the stream cancels the
+        `tool_result` for every `tool_call` it receives (in any order), an
+        `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
         run and releases everything the server holds for it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -153,8 +155,9 @@ class ForgeService:
     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof
-    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-    server is not waiting on
+    INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+    call the server is not
+    waiting on (to approve)
     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
     Such an error ends only the stream it occurred on.
     """

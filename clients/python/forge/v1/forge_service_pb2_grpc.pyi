@@ -46,8 +46,9 @@ class ForgeServiceStub:
         INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof
-        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-                                                      server is not waiting on
+        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+                                                      call the server is not
+                                                      waiting on (to approve)
         RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
       Such an error ends only the stream it occurred on.
     """
@@ -58,8 +59,8 @@ class ForgeServiceStub:
     def __new__(cls, channel: _aio.Channel) -> ForgeServiceAsyncStub: ...
     Run: _grpc.StreamStreamMultiCallable[_forge_service_pb2.RunRequest, _forge_service_pb2.RunResponse]
     """One bidirectional stream per run. The client sends `start` first, then a
-    `tool_result` for every `tool_call` it receives (in any order), and may
-    send `cancel` at any time. Half-closing or dropping the stream cancels the
+    `tool_result` for every `tool_call` it receives (in any order), an
+    `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
     run and releases everything the server holds for it.
     """
     GetServerInfo: _grpc.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]
@@ -86,8 +87,9 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
         INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof
-        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-                                                      server is not waiting on
+        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+                                                      call the server is not
+                                                      waiting on (to approve)
         RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
       Such an error ends only the stream it occurred on.
     """
@@ -95,8 +97,8 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Run: _aio.StreamStreamMultiCallable[_forge_service_pb2.RunRequest, _forge_service_pb2.RunResponse]  # type: ignore[assignment]
     """One bidirectional stream per run. The client sends `start` first, then a
-    `tool_result` for every `tool_call` it receives (in any order), and may
-    send `cancel` at any time. Half-closing or dropping the stream cancels the
+    `tool_result` for every `tool_call` it receives (in any order), an
+    `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
     run and releases everything the server holds for it.
     """
     GetServerInfo: _aio.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]  # type: ignore[assignment]
@@ -122,8 +124,9 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
         INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof
-        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-                                                      server is not waiting on
+        INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+                                                      call the server is not
+                                                      waiting on (to approve)
         RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
       Such an error ends only the stream it occurred on.
     """
@@ -135,8 +138,8 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_forge_service_pb2.RunResponse], _abc.AsyncIterator[_forge_service_pb2.RunResponse]]:
         """One bidirectional stream per run. The client sends `start` first, then a
-        `tool_result` for every `tool_call` it receives (in any order), and may
-        send `cancel` at any time. Half-closing or dropping the stream cancels the
+        `tool_result` for every `tool_call` it receives (in any order), an
+        `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
         run and releases everything the server holds for it.
         """
 

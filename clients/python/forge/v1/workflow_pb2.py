@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x66orge/v1/workflow.proto\x12\x08\x66orge.v1\"/\n\x0cPrerequisite\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x11\n\tmatch_arg\x18\x02 \x01(\t\"|\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x1e\n\x16parameters_json_schema\x18\x03 \x01(\t\x12-\n\rprerequisites\x18\x04 \x03(\x0b\x32\x16.forge.v1.Prerequisite\"\xad\x01\n\x08Workflow\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05tools\x18\x03 \x03(\x0b\x32\x12.forge.v1.ToolSpec\x12\x16\n\x0erequired_steps\x18\x04 \x03(\t\x12\x16\n\x0eterminal_tools\x18\x05 \x03(\t\x12\x15\n\rsystem_prompt\x18\x06 \x01(\t\x12\x14\n\x0crespond_tool\x18\x07 \x01(\x08\"\xa8\x03\n\nGuardrails\x12\x16\n\x0e\x64isable_rescue\x18\x01 \x01(\x08\x12\x1c\n\x14\x64isable_retry_nudges\x18\x02 \x01(\x08\x12 \n\x18\x64isable_step_enforcement\x18\x03 \x01(\x08\x12\x1e\n\x16\x64isable_error_recovery\x18\x04 \x01(\x08\x12\x1a\n\x12\x64isable_compaction\x18\x05 \x01(\x08\x12$\n\x1c\x64isable_constrained_decoding\x18\x06 \x01(\x08\x12\x18\n\x10\x64isable_coercion\x18\x07 \x01(\x08\x12.\n\x0b\x65nforcement\x18\x08 \x01(\x0e\x32\x19.forge.v1.EnforcementMode\x12\x1c\n\x14\x64isable_repeat_guard\x18\t \x01(\x08\x12\x1d\n\x15\x64isable_loop_breaking\x18\n \x01(\x08\x12\x1e\n\x16\x64isable_parameter_docs\x18\x0b \x01(\x08\x12\x19\n\x11\x64isable_grounding\x18\x0c \x01(\x08\x12\x1e\n\x16\x64isable_tool_relevance\x18\r \x01(\x08\"\x8c\x04\n\nRunOptions\x12\x16\n\x0emax_iterations\x18\x01 \x01(\r\x12\x18\n\x0bmax_retries\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x0fmax_tool_errors\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x18\n\x0btemperature\x18\x04 \x01(\x02H\x02\x88\x01\x01\x12\x12\n\nmax_tokens\x18\x05 \x01(\r\x12\x17\n\x0ftool_timeout_ms\x18\x06 \x01(\r\x12\x15\n\rstream_chunks\x18\x07 \x01(\x08\x12(\n\nguardrails\x18\t \x01(\x0b\x32\x14.forge.v1.Guardrails\x12\x33\n\x10reasoning_replay\x18\n \x01(\x0e\x32\x19.forge.v1.ReasoningReplay\x12\x30\n\ncompaction\x18\x0c \x01(\x0e\x32\x1c.forge.v1.CompactionStrategy\x12\x1d\n\x15\x63ontext_budget_tokens\x18\r \x01(\r\x12\x10\n\x08priority\x18\x0e \x01(\x05\x12\x19\n\x11\x63\x61ncel_on_preempt\x18\x0f \x01(\x08\x12\x1b\n\x13parallel_tool_calls\x18\x0b \x01(\x08\x42\x0e\n\x0c_max_retriesB\x12\n\x10_max_tool_errorsB\x0e\n\x0c_temperatureJ\x04\x08\x08\x10\tR\x1c\x64isable_constrained_decoding*\x8b\x01\n\x0f\x45nforcementMode\x12 \n\x1c\x45NFORCEMENT_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45NFORCEMENT_MODE_BOTH\x10\x01\x12\x1f\n\x1b\x45NFORCEMENT_MODE_CONSTRAINT\x10\x02\x12\x1a\n\x16\x45NFORCEMENT_MODE_NUDGE\x10\x03*\x89\x01\n\x0fReasoningReplay\x12 \n\x1cREASONING_REPLAY_UNSPECIFIED\x10\x00\x12\x19\n\x15REASONING_REPLAY_NONE\x10\x01\x12\x1e\n\x1aREASONING_REPLAY_KEEP_LAST\x10\x02\x12\x19\n\x15REASONING_REPLAY_FULL\x10\x03*\x9f\x01\n\x12\x43ompactionStrategy\x12#\n\x1f\x43OMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x43OMPACTION_STRATEGY_NONE\x10\x01\x12&\n\"COMPACTION_STRATEGY_SLIDING_WINDOW\x10\x02\x12\x1e\n\x1a\x43OMPACTION_STRATEGY_TIERED\x10\x03\x42@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x66orge/v1/workflow.proto\x12\x08\x66orge.v1\"/\n\x0cPrerequisite\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x11\n\tmatch_arg\x18\x02 \x01(\t\"\x91\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x1e\n\x16parameters_json_schema\x18\x03 \x01(\t\x12-\n\rprerequisites\x18\x04 \x03(\x0b\x32\x16.forge.v1.Prerequisite\x12\x13\n\x0b\x64\x65structive\x18\x05 \x01(\x08\"\xad\x01\n\x08Workflow\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12!\n\x05tools\x18\x03 \x03(\x0b\x32\x12.forge.v1.ToolSpec\x12\x16\n\x0erequired_steps\x18\x04 \x03(\t\x12\x16\n\x0eterminal_tools\x18\x05 \x03(\t\x12\x15\n\rsystem_prompt\x18\x06 \x01(\t\x12\x14\n\x0crespond_tool\x18\x07 \x01(\x08\"\xcc\x03\n\nGuardrails\x12\x16\n\x0e\x64isable_rescue\x18\x01 \x01(\x08\x12\x1c\n\x14\x64isable_retry_nudges\x18\x02 \x01(\x08\x12 \n\x18\x64isable_step_enforcement\x18\x03 \x01(\x08\x12\x1e\n\x16\x64isable_error_recovery\x18\x04 \x01(\x08\x12\x1a\n\x12\x64isable_compaction\x18\x05 \x01(\x08\x12$\n\x1c\x64isable_constrained_decoding\x18\x06 \x01(\x08\x12\x18\n\x10\x64isable_coercion\x18\x07 \x01(\x08\x12.\n\x0b\x65nforcement\x18\x08 \x01(\x0e\x32\x19.forge.v1.EnforcementMode\x12\x1c\n\x14\x64isable_repeat_guard\x18\t \x01(\x08\x12\x1d\n\x15\x64isable_loop_breaking\x18\n \x01(\x08\x12\x1e\n\x16\x64isable_parameter_docs\x18\x0b \x01(\x08\x12\x19\n\x11\x64isable_grounding\x18\x0c \x01(\x08\x12\x1e\n\x16\x64isable_tool_relevance\x18\r \x01(\x08\x12\"\n\x1a\x64isable_destructive_policy\x18\x0e \x01(\x08\"\xaf\x04\n\nRunOptions\x12\x16\n\x0emax_iterations\x18\x01 \x01(\r\x12\x18\n\x0bmax_retries\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x0fmax_tool_errors\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x18\n\x0btemperature\x18\x04 \x01(\x02H\x02\x88\x01\x01\x12\x12\n\nmax_tokens\x18\x05 \x01(\r\x12\x17\n\x0ftool_timeout_ms\x18\x06 \x01(\r\x12\x15\n\rstream_chunks\x18\x07 \x01(\x08\x12(\n\nguardrails\x18\t \x01(\x0b\x32\x14.forge.v1.Guardrails\x12\x33\n\x10reasoning_replay\x18\n \x01(\x0e\x32\x19.forge.v1.ReasoningReplay\x12\x30\n\ncompaction\x18\x0c \x01(\x0e\x32\x1c.forge.v1.CompactionStrategy\x12\x1d\n\x15\x63ontext_budget_tokens\x18\r \x01(\r\x12\x10\n\x08priority\x18\x0e \x01(\x05\x12\x19\n\x11\x63\x61ncel_on_preempt\x18\x0f \x01(\x08\x12\x1b\n\x13parallel_tool_calls\x18\x0b \x01(\x08\x12!\n\x19\x61pprove_destructive_calls\x18\x10 \x01(\x08\x42\x0e\n\x0c_max_retriesB\x12\n\x10_max_tool_errorsB\x0e\n\x0c_temperatureJ\x04\x08\x08\x10\tR\x1c\x64isable_constrained_decoding*\x8b\x01\n\x0f\x45nforcementMode\x12 \n\x1c\x45NFORCEMENT_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45NFORCEMENT_MODE_BOTH\x10\x01\x12\x1f\n\x1b\x45NFORCEMENT_MODE_CONSTRAINT\x10\x02\x12\x1a\n\x16\x45NFORCEMENT_MODE_NUDGE\x10\x03*\x89\x01\n\x0fReasoningReplay\x12 \n\x1cREASONING_REPLAY_UNSPECIFIED\x10\x00\x12\x19\n\x15REASONING_REPLAY_NONE\x10\x01\x12\x1e\n\x1aREASONING_REPLAY_KEEP_LAST\x10\x02\x12\x19\n\x15REASONING_REPLAY_FULL\x10\x03*\x9f\x01\n\x12\x43ompactionStrategy\x12#\n\x1f\x43OMPACTION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x43OMPACTION_STRATEGY_NONE\x10\x01\x12&\n\"COMPACTION_STRATEGY_SLIDING_WINDOW\x10\x02\x12\x1e\n\x1a\x43OMPACTION_STRATEGY_TIERED\x10\x03\x42@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,20 +32,20 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'forge.v1.workflow_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1'
-  _globals['_ENFORCEMENTMODE']._serialized_start=1343
-  _globals['_ENFORCEMENTMODE']._serialized_end=1482
-  _globals['_REASONINGREPLAY']._serialized_start=1485
-  _globals['_REASONINGREPLAY']._serialized_end=1622
-  _globals['_COMPACTIONSTRATEGY']._serialized_start=1625
-  _globals['_COMPACTIONSTRATEGY']._serialized_end=1784
+  _globals['_ENFORCEMENTMODE']._serialized_start=1436
+  _globals['_ENFORCEMENTMODE']._serialized_end=1575
+  _globals['_REASONINGREPLAY']._serialized_start=1578
+  _globals['_REASONINGREPLAY']._serialized_end=1715
+  _globals['_COMPACTIONSTRATEGY']._serialized_start=1718
+  _globals['_COMPACTIONSTRATEGY']._serialized_end=1877
   _globals['_PREREQUISITE']._serialized_start=37
   _globals['_PREREQUISITE']._serialized_end=84
-  _globals['_TOOLSPEC']._serialized_start=86
-  _globals['_TOOLSPEC']._serialized_end=210
-  _globals['_WORKFLOW']._serialized_start=213
-  _globals['_WORKFLOW']._serialized_end=386
-  _globals['_GUARDRAILS']._serialized_start=389
-  _globals['_GUARDRAILS']._serialized_end=813
-  _globals['_RUNOPTIONS']._serialized_start=816
-  _globals['_RUNOPTIONS']._serialized_end=1340
+  _globals['_TOOLSPEC']._serialized_start=87
+  _globals['_TOOLSPEC']._serialized_end=232
+  _globals['_WORKFLOW']._serialized_start=235
+  _globals['_WORKFLOW']._serialized_end=408
+  _globals['_GUARDRAILS']._serialized_start=411
+  _globals['_GUARDRAILS']._serialized_end=871
+  _globals['_RUNOPTIONS']._serialized_start=874
+  _globals['_RUNOPTIONS']._serialized_end=1433
 # @@protoc_insertion_point(module_scope)

@@ -142,12 +142,21 @@ class ToolSpec(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _builtins.int
     PREREQUISITES_FIELD_NUMBER: _builtins.int
+    DESTRUCTIVE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Matches ^[A-Za-z_][A-Za-z0-9_.-]{0,63}$ and is unique within the workflow."""
     description: _builtins.str
     parameters_json_schema: _builtins.str
     """JSON Schema (draft 2020-12) of the arguments object, serialized. Must be
     an object schema. Empty means "no arguments".
+    """
+    destructive: _builtins.bool
+    """The tool deletes, overwrites or otherwise changes something that cannot
+    be undone (MCP's `destructiveHint`). By default (see
+    Guardrails.disable_destructive_policy) such a tool is offered only when
+    the user's own words ask for it, and it runs alone, never in a batch
+    with other calls. RunOptions.approve_destructive_calls also asks the
+    client before each call.
     """
     @_builtins.property
     def prerequisites(self) -> _containers.RepeatedCompositeFieldContainer[Global___Prerequisite]: ...
@@ -158,10 +167,11 @@ class ToolSpec(_message.Message):
         description: _builtins.str = ...,
         parameters_json_schema: _builtins.str = ...,
         prerequisites: _abc.Iterable[Global___Prerequisite] | None = ...,
+        destructive: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "parameters_json_schema", b"parameters_json_schema", "prerequisites", b"prerequisites"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "destructive", b"destructive", "name", b"name", "parameters_json_schema", b"parameters_json_schema", "prerequisites", b"prerequisites"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -243,6 +253,7 @@ class Guardrails(_message.Message):
     DISABLE_PARAMETER_DOCS_FIELD_NUMBER: _builtins.int
     DISABLE_GROUNDING_FIELD_NUMBER: _builtins.int
     DISABLE_TOOL_RELEVANCE_FIELD_NUMBER: _builtins.int
+    DISABLE_DESTRUCTIVE_POLICY_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -288,6 +299,14 @@ class Guardrails(_message.Message):
     (BM25) to the user's request and the last tool result; terminal tools
     and pending required steps always stay.
     """
+    disable_destructive_policy: _builtins.bool
+    """Treat destructive tools (ToolSpec.destructive) like any other. By
+    default one is offered only when the user's messages share a word with
+    it that no non-destructive tool has (so "restart the service" does not
+    offer delete_service), unless it is a pending required step, and a
+    destructive call in a batch with other calls is sent back to be made
+    alone.
+    """
     def __init__(
         self,
         *,
@@ -304,10 +323,11 @@ class Guardrails(_message.Message):
         disable_parameter_docs: _builtins.bool = ...,
         disable_grounding: _builtins.bool = ...,
         disable_tool_relevance: _builtins.bool = ...,
+        disable_destructive_policy: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "disable_tool_relevance", b"disable_tool_relevance", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_destructive_policy", b"disable_destructive_policy", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "disable_tool_relevance", b"disable_tool_relevance", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -333,6 +353,7 @@ class RunOptions(_message.Message):
     PRIORITY_FIELD_NUMBER: _builtins.int
     CANCEL_ON_PREEMPT_FIELD_NUMBER: _builtins.int
     PARALLEL_TOOL_CALLS_FIELD_NUMBER: _builtins.int
+    APPROVE_DESTRUCTIVE_CALLS_FIELD_NUMBER: _builtins.int
     max_iterations: _builtins.int
     """Hard ceiling on model calls (default 10). Retries consume iterations."""
     max_retries: _builtins.int
@@ -371,6 +392,13 @@ class RunOptions(_message.Message):
     grammar then admits a JSON array of calls; off by default because small
     models otherwise pad turns with extra calls.
     """
+    approve_destructive_calls: _builtins.bool
+    """Before a destructive tool's call (ToolSpec.destructive) is sent, the
+    server sends ApprovalRequest and waits for the client's ApprovalDecision
+    (as long as for a tool result). A denial, or no answer, reaches the model
+    as the tool's result ("the caller did not approve ..."); the call is
+    never sent.
+    """
     @_builtins.property
     def guardrails(self) -> Global___Guardrails: ...
     def __init__(
@@ -390,10 +418,11 @@ class RunOptions(_message.Message):
         priority: _builtins.int = ...,
         cancel_on_preempt: _builtins.bool = ...,
         parallel_tool_calls: _builtins.bool = ...,
+        approve_destructive_calls: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "guardrails", b"guardrails", "max_retries", b"max_retries", "max_tool_errors", b"max_tool_errors", "temperature", b"temperature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "cancel_on_preempt", b"cancel_on_preempt", "compaction", b"compaction", "context_budget_tokens", b"context_budget_tokens", "guardrails", b"guardrails", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "parallel_tool_calls", b"parallel_tool_calls", "priority", b"priority", "reasoning_replay", b"reasoning_replay", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries", "_max_tool_errors", b"_max_tool_errors", "_temperature", b"_temperature", "approve_destructive_calls", b"approve_destructive_calls", "cancel_on_preempt", b"cancel_on_preempt", "compaction", b"compaction", "context_budget_tokens", b"context_budget_tokens", "guardrails", b"guardrails", "max_iterations", b"max_iterations", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "max_tool_errors", b"max_tool_errors", "parallel_tool_calls", b"parallel_tool_calls", "priority", b"priority", "reasoning_replay", b"reasoning_replay", "stream_chunks", b"stream_chunks", "temperature", b"temperature", "tool_timeout_ms", b"tool_timeout_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_retries: _TypeAlias = _typing.Literal["max_retries"]  # noqa: Y015
     _WhichOneofArgType__max_retries: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries"]  # noqa: Y015

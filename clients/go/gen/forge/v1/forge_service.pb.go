@@ -219,6 +219,7 @@ type RunRequest struct {
 	//	*RunRequest_Start
 	//	*RunRequest_ToolResult
 	//	*RunRequest_Cancel
+	//	*RunRequest_Approval
 	Kind          isRunRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -288,6 +289,15 @@ func (x *RunRequest) GetCancel() *CancelRun {
 	return nil
 }
 
+func (x *RunRequest) GetApproval() *ApprovalDecision {
+	if x != nil {
+		if x, ok := x.Kind.(*RunRequest_Approval); ok {
+			return x.Approval
+		}
+	}
+	return nil
+}
+
 type isRunRequest_Kind interface {
 	isRunRequest_Kind()
 }
@@ -304,11 +314,17 @@ type RunRequest_Cancel struct {
 	Cancel *CancelRun `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
 }
 
+type RunRequest_Approval struct {
+	Approval *ApprovalDecision `protobuf:"bytes,4,opt,name=approval,proto3,oneof"`
+}
+
 func (*RunRequest_Start) isRunRequest_Kind() {}
 
 func (*RunRequest_ToolResult) isRunRequest_Kind() {}
 
 func (*RunRequest_Cancel) isRunRequest_Kind() {}
+
+func (*RunRequest_Approval) isRunRequest_Kind() {}
 
 // Server -> client envelope.
 type RunResponse struct {
@@ -324,6 +340,7 @@ type RunResponse struct {
 	//	*RunResponse_Compacted
 	//	*RunResponse_Queued
 	//	*RunResponse_ToolCallCancelled
+	//	*RunResponse_ApprovalRequest
 	Kind          isRunResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -447,6 +464,15 @@ func (x *RunResponse) GetToolCallCancelled() *ToolCallCancelled {
 	return nil
 }
 
+func (x *RunResponse) GetApprovalRequest() *ApprovalRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_ApprovalRequest); ok {
+			return x.ApprovalRequest
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Kind interface {
 	isRunResponse_Kind()
 }
@@ -487,6 +513,10 @@ type RunResponse_ToolCallCancelled struct {
 	ToolCallCancelled *ToolCallCancelled `protobuf:"bytes,9,opt,name=tool_call_cancelled,json=toolCallCancelled,proto3,oneof"`
 }
 
+type RunResponse_ApprovalRequest struct {
+	ApprovalRequest *ApprovalRequest `protobuf:"bytes,10,opt,name=approval_request,json=approvalRequest,proto3,oneof"`
+}
+
 func (*RunResponse_RunStarted) isRunResponse_Kind() {}
 
 func (*RunResponse_Chunk) isRunResponse_Kind() {}
@@ -505,9 +535,145 @@ func (*RunResponse_Queued) isRunResponse_Kind() {}
 
 func (*RunResponse_ToolCallCancelled) isRunResponse_Kind() {}
 
+func (*RunResponse_ApprovalRequest) isRunResponse_Kind() {}
+
 // The server stopped waiting for a tool call (its timeout passed, or the run
 // was cancelled or ended) and has recorded an error result for it. The SDK
 // should stop the tool; a result sent later is ignored.
+// The model asked for a destructive tool and the run was started with
+// RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
+// with the same call_id only after an ApprovalDecision that approves it.
+type ApprovalRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	CallId   string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	ToolName string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The validated (and coerced) arguments, a JSON object.
+	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	Iteration     uint32 `protobuf:"varint,4,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalRequest) Reset() {
+	*x = ApprovalRequest{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalRequest) ProtoMessage() {}
+
+func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
+func (*ApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ApprovalRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+// The client's answer to an ApprovalRequest.
+type ApprovalDecision struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	CallId   string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Approved bool                   `protobuf:"varint,2,opt,name=approved,proto3" json:"approved,omitempty"`
+	// Why not; shown to the model with the denial.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalDecision) Reset() {
+	*x = ApprovalDecision{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalDecision) ProtoMessage() {}
+
+func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
+func (*ApprovalDecision) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ApprovalDecision) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetApproved() bool {
+	if x != nil {
+		return x.Approved
+	}
+	return false
+}
+
+func (x *ApprovalDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type ToolCallCancelled struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
@@ -518,7 +684,7 @@ type ToolCallCancelled struct {
 
 func (x *ToolCallCancelled) Reset() {
 	*x = ToolCallCancelled{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +696,7 @@ func (x *ToolCallCancelled) String() string {
 func (*ToolCallCancelled) ProtoMessage() {}
 
 func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +709,7 @@ func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallCancelled.ProtoReflect.Descriptor instead.
 func (*ToolCallCancelled) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ToolCallCancelled) GetCallId() string {
@@ -578,7 +744,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +756,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +769,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Compacted) GetIteration() uint32 {
@@ -670,7 +836,7 @@ type Queued struct {
 
 func (x *Queued) Reset() {
 	*x = Queued{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +848,7 @@ func (x *Queued) String() string {
 func (*Queued) ProtoMessage() {}
 
 func (x *Queued) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +861,7 @@ func (x *Queued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queued.ProtoReflect.Descriptor instead.
 func (*Queued) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Queued) GetPosition() uint32 {
@@ -735,7 +901,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +913,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +926,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -810,7 +976,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +988,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +1001,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -874,7 +1040,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1052,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1065,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -961,7 +1127,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1139,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1152,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -1010,7 +1176,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1188,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1201,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -1084,7 +1250,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1262,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1275,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -1147,7 +1313,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1325,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1338,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Coercion) GetPath() string {
@@ -1212,7 +1378,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1390,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1403,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1287,7 +1453,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1465,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1478,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1349,7 +1515,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1527,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1540,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1451,7 +1617,7 @@ type IterationUsage struct {
 
 func (x *IterationUsage) Reset() {
 	*x = IterationUsage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1629,7 @@ func (x *IterationUsage) String() string {
 func (*IterationUsage) ProtoMessage() {}
 
 func (x *IterationUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1642,7 @@ func (x *IterationUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
 func (*IterationUsage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *IterationUsage) GetIteration() uint32 {
@@ -1546,7 +1712,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1724,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1737,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -1631,7 +1797,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1809,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1822,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -1709,7 +1875,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1887,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1900,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
 }
 
 type GetServerInfoResponse struct {
@@ -1773,7 +1939,7 @@ type GetServerInfoResponse struct {
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1951,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1964,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -1917,7 +2083,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2095,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2108,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Gpu) GetName() string {
@@ -1970,14 +2136,15 @@ var File_forge_v1_forge_service_proto protoreflect.FileDescriptor
 
 const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1cforge/v1/forge_service.proto\x12\bforge.v1\x1a\x17forge/v1/messages.proto\x1a\x17forge/v1/workflow.proto\"\xa8\x01\n" +
+	"\x1cforge/v1/forge_service.proto\x12\bforge.v1\x1a\x17forge/v1/messages.proto\x1a\x17forge/v1/workflow.proto\"\xe2\x01\n" +
 	"\n" +
 	"RunRequest\x12*\n" +
 	"\x05start\x18\x01 \x01(\v2\x12.forge.v1.StartRunH\x00R\x05start\x127\n" +
 	"\vtool_result\x18\x02 \x01(\v2\x14.forge.v1.ToolResultH\x00R\n" +
 	"toolResult\x12-\n" +
-	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancelB\x06\n" +
-	"\x04kind\"\xa4\x04\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancel\x128\n" +
+	"\bapproval\x18\x04 \x01(\v2\x1a.forge.v1.ApprovalDecisionH\x00R\bapprovalB\x06\n" +
+	"\x04kind\"\xec\x04\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -1989,8 +2156,19 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"run_failed\x18\x06 \x01(\v2\x13.forge.v1.RunFailedH\x00R\trunFailed\x123\n" +
 	"\tcompacted\x18\a \x01(\v2\x13.forge.v1.CompactedH\x00R\tcompacted\x12*\n" +
 	"\x06queued\x18\b \x01(\v2\x10.forge.v1.QueuedH\x00R\x06queued\x12M\n" +
-	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelledB\x06\n" +
-	"\x04kind\"D\n" +
+	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelled\x12F\n" +
+	"\x10approval_request\x18\n" +
+	" \x01(\v2\x19.forge.v1.ApprovalRequestH\x00R\x0fapprovalRequestB\x06\n" +
+	"\x04kind\"\x8c\x01\n" +
+	"\x0fApprovalRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12%\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12\x1c\n" +
+	"\titeration\x18\x04 \x01(\rR\titeration\"_\n" +
+	"\x10ApprovalDecision\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1a\n" +
+	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"D\n" +
 	"\x11ToolCallCancelled\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xf3\x01\n" +
@@ -2161,77 +2339,81 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
 	(FailureReason)(0),            // 2: forge.v1.FailureReason
 	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
 	(*RunResponse)(nil),           // 4: forge.v1.RunResponse
-	(*ToolCallCancelled)(nil),     // 5: forge.v1.ToolCallCancelled
-	(*Compacted)(nil),             // 6: forge.v1.Compacted
-	(*Queued)(nil),                // 7: forge.v1.Queued
-	(*StartRun)(nil),              // 8: forge.v1.StartRun
-	(*ToolError)(nil),             // 9: forge.v1.ToolError
-	(*ToolResult)(nil),            // 10: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 11: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 12: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 13: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 14: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 15: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 16: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 17: forge.v1.Usage
-	(*IterationUsage)(nil),        // 18: forge.v1.IterationUsage
-	(*RunCompleted)(nil),          // 19: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 20: forge.v1.RunFailed
-	(*GetServerInfoRequest)(nil),  // 21: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 22: forge.v1.GetServerInfoResponse
-	(*Gpu)(nil),                   // 23: forge.v1.Gpu
-	nil,                           // 24: forge.v1.StartRun.LabelsEntry
-	nil,                           // 25: forge.v1.RunFailed.DetailsEntry
-	(*Workflow)(nil),              // 26: forge.v1.Workflow
-	(*Message)(nil),               // 27: forge.v1.Message
-	(*RunOptions)(nil),            // 28: forge.v1.RunOptions
+	(*ApprovalRequest)(nil),       // 5: forge.v1.ApprovalRequest
+	(*ApprovalDecision)(nil),      // 6: forge.v1.ApprovalDecision
+	(*ToolCallCancelled)(nil),     // 7: forge.v1.ToolCallCancelled
+	(*Compacted)(nil),             // 8: forge.v1.Compacted
+	(*Queued)(nil),                // 9: forge.v1.Queued
+	(*StartRun)(nil),              // 10: forge.v1.StartRun
+	(*ToolError)(nil),             // 11: forge.v1.ToolError
+	(*ToolResult)(nil),            // 12: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 13: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 14: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 15: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 16: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 17: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 18: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 19: forge.v1.Usage
+	(*IterationUsage)(nil),        // 20: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 21: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 22: forge.v1.RunFailed
+	(*GetServerInfoRequest)(nil),  // 23: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 24: forge.v1.GetServerInfoResponse
+	(*Gpu)(nil),                   // 25: forge.v1.Gpu
+	nil,                           // 26: forge.v1.StartRun.LabelsEntry
+	nil,                           // 27: forge.v1.RunFailed.DetailsEntry
+	(*Workflow)(nil),              // 28: forge.v1.Workflow
+	(*Message)(nil),               // 29: forge.v1.Message
+	(*RunOptions)(nil),            // 30: forge.v1.RunOptions
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	8,  // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	10, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	11, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	12, // 3: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	13, // 4: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	15, // 5: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	16, // 6: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	19, // 7: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	20, // 8: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	6,  // 9: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
-	7,  // 10: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
-	5,  // 11: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
-	26, // 12: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	27, // 13: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	28, // 14: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	24, // 15: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 16: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	9,  // 17: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 18: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	14, // 19: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	27, // 20: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	18, // 21: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	17, // 22: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	27, // 23: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 24: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	25, // 25: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	17, // 26: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	27, // 27: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	23, // 28: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	3,  // 29: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	21, // 30: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	4,  // 31: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	22, // 32: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	31, // [31:33] is the sub-list for method output_type
-	29, // [29:31] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	10, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	12, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	13, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	6,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
+	14, // 4: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	15, // 5: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	17, // 6: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	18, // 7: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	21, // 8: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	22, // 9: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	8,  // 10: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	9,  // 11: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	7,  // 12: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
+	5,  // 13: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
+	28, // 14: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	29, // 15: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	30, // 16: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	26, // 17: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	0,  // 18: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	11, // 19: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	1,  // 20: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	16, // 21: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	29, // 22: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	20, // 23: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	19, // 24: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	29, // 25: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	2,  // 26: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	27, // 27: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	19, // 28: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	29, // 29: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	25, // 30: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	3,  // 31: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	23, // 32: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	4,  // 33: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	24, // 34: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	33, // [33:35] is the sub-list for method output_type
+	31, // [31:33] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -2245,6 +2427,7 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunRequest_Start)(nil),
 		(*RunRequest_ToolResult)(nil),
 		(*RunRequest_Cancel)(nil),
+		(*RunRequest_Approval)(nil),
 	}
 	file_forge_v1_forge_service_proto_msgTypes[1].OneofWrappers = []any{
 		(*RunResponse_RunStarted)(nil),
@@ -2256,8 +2439,9 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_Compacted)(nil),
 		(*RunResponse_Queued)(nil),
 		(*RunResponse_ToolCallCancelled)(nil),
+		(*RunResponse_ApprovalRequest)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[7].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[9].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
@@ -2267,7 +2451,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,14 +46,15 @@ const (
 //     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
 //     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
 //     second `start`, empty oneof
-//     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-//     server is not waiting on
+//     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+//     call the server is not
+//     waiting on (to approve)
 //     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceClient interface {
 	// One bidirectional stream per run. The client sends `start` first, then a
-	// `tool_result` for every `tool_call` it receives (in any order), and may
-	// send `cancel` at any time. Half-closing or dropping the stream cancels the
+	// `tool_result` for every `tool_call` it receives (in any order), an
+	// `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
 	// run and releases everything the server holds for it.
 	Run(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunRequest, RunResponse], error)
 	// What the server is running on; cheap, safe to poll.
@@ -114,14 +115,15 @@ func (c *forgeServiceClient) GetServerInfo(ctx context.Context, in *GetServerInf
 //     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
 //     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
 //     second `start`, empty oneof
-//     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
-//     server is not waiting on
+//     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+//     call the server is not
+//     waiting on (to approve)
 //     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceServer interface {
 	// One bidirectional stream per run. The client sends `start` first, then a
-	// `tool_result` for every `tool_call` it receives (in any order), and may
-	// send `cancel` at any time. Half-closing or dropping the stream cancels the
+	// `tool_result` for every `tool_call` it receives (in any order), an
+	// `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
 	// run and releases everything the server holds for it.
 	Run(grpc.BidiStreamingServer[RunRequest, RunResponse]) error
 	// What the server is running on; cheap, safe to poll.

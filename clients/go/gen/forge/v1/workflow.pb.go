@@ -256,8 +256,15 @@ type ToolSpec struct {
 	// an object schema. Empty means "no arguments".
 	ParametersJsonSchema string          `protobuf:"bytes,3,opt,name=parameters_json_schema,json=parametersJsonSchema,proto3" json:"parameters_json_schema,omitempty"`
 	Prerequisites        []*Prerequisite `protobuf:"bytes,4,rep,name=prerequisites,proto3" json:"prerequisites,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The tool deletes, overwrites or otherwise changes something that cannot
+	// be undone (MCP's `destructiveHint`). By default (see
+	// Guardrails.disable_destructive_policy) such a tool is offered only when
+	// the user's own words ask for it, and it runs alone, never in a batch
+	// with other calls. RunOptions.approve_destructive_calls also asks the
+	// client before each call.
+	Destructive   bool `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolSpec) Reset() {
@@ -316,6 +323,13 @@ func (x *ToolSpec) GetPrerequisites() []*Prerequisite {
 		return x.Prerequisites
 	}
 	return nil
+}
+
+func (x *ToolSpec) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
 }
 
 // The declarative part of a run: which tools exist and what must happen.
@@ -463,8 +477,15 @@ type Guardrails struct {
 	// (BM25) to the user's request and the last tool result; terminal tools
 	// and pending required steps always stay.
 	DisableToolRelevance bool `protobuf:"varint,13,opt,name=disable_tool_relevance,json=disableToolRelevance,proto3" json:"disable_tool_relevance,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Treat destructive tools (ToolSpec.destructive) like any other. By
+	// default one is offered only when the user's messages share a word with
+	// it that no non-destructive tool has (so "restart the service" does not
+	// offer delete_service), unless it is a pending required step, and a
+	// destructive call in a batch with other calls is sent back to be made
+	// alone.
+	DisableDestructivePolicy bool `protobuf:"varint,14,opt,name=disable_destructive_policy,json=disableDestructivePolicy,proto3" json:"disable_destructive_policy,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
@@ -588,6 +609,13 @@ func (x *Guardrails) GetDisableToolRelevance() bool {
 	return false
 }
 
+func (x *Guardrails) GetDisableDestructivePolicy() bool {
+	if x != nil {
+		return x.DisableDestructivePolicy
+	}
+	return false
+}
+
 // Limits and switches of one run. Zero values mean "server default".
 type RunOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -624,8 +652,14 @@ type RunOptions struct {
 	// grammar then admits a JSON array of calls; off by default because small
 	// models otherwise pad turns with extra calls.
 	ParallelToolCalls bool `protobuf:"varint,11,opt,name=parallel_tool_calls,json=parallelToolCalls,proto3" json:"parallel_tool_calls,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Before a destructive tool's call (ToolSpec.destructive) is sent, the
+	// server sends ApprovalRequest and waits for the client's ApprovalDecision
+	// (as long as for a tool result). A denial, or no answer, reaches the model
+	// as the tool's result ("the caller did not approve ..."); the call is
+	// never sent.
+	ApproveDestructiveCalls bool `protobuf:"varint,16,opt,name=approve_destructive_calls,json=approveDestructiveCalls,proto3" json:"approve_destructive_calls,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *RunOptions) Reset() {
@@ -756,6 +790,13 @@ func (x *RunOptions) GetParallelToolCalls() bool {
 	return false
 }
 
+func (x *RunOptions) GetApproveDestructiveCalls() bool {
+	if x != nil {
+		return x.ApproveDestructiveCalls
+	}
+	return false
+}
+
 var File_forge_v1_workflow_proto protoreflect.FileDescriptor
 
 const file_forge_v1_workflow_proto_rawDesc = "" +
@@ -763,12 +804,13 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x17forge/v1/workflow.proto\x12\bforge.v1\"?\n" +
 	"\fPrerequisite\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
-	"\tmatch_arg\x18\x02 \x01(\tR\bmatchArg\"\xb4\x01\n" +
+	"\tmatch_arg\x18\x02 \x01(\tR\bmatchArg\"\xd6\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
 	"\x16parameters_json_schema\x18\x03 \x01(\tR\x14parametersJsonSchema\x12<\n" +
-	"\rprerequisites\x18\x04 \x03(\v2\x16.forge.v1.PrerequisiteR\rprerequisites\"\x80\x02\n" +
+	"\rprerequisites\x18\x04 \x03(\v2\x16.forge.v1.PrerequisiteR\rprerequisites\x12 \n" +
+	"\vdestructive\x18\x05 \x01(\bR\vdestructive\"\x80\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12(\n" +
@@ -776,7 +818,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0erequired_steps\x18\x04 \x03(\tR\rrequiredSteps\x12%\n" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
-	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xad\x05\n" +
+	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xeb\x05\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -792,7 +834,8 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	" \x01(\bR\x13disableLoopBreaking\x124\n" +
 	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\x12+\n" +
 	"\x11disable_grounding\x18\f \x01(\bR\x10disableGrounding\x124\n" +
-	"\x16disable_tool_relevance\x18\r \x01(\bR\x14disableToolRelevance\"\xd7\x05\n" +
+	"\x16disable_tool_relevance\x18\r \x01(\bR\x14disableToolRelevance\x12<\n" +
+	"\x1adisable_destructive_policy\x18\x0e \x01(\bR\x18disableDestructivePolicy\"\x93\x06\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +
@@ -815,7 +858,8 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x15context_budget_tokens\x18\r \x01(\rR\x13contextBudgetTokens\x12\x1a\n" +
 	"\bpriority\x18\x0e \x01(\x05R\bpriority\x12*\n" +
 	"\x11cancel_on_preempt\x18\x0f \x01(\bR\x0fcancelOnPreempt\x12.\n" +
-	"\x13parallel_tool_calls\x18\v \x01(\bR\x11parallelToolCallsB\x0e\n" +
+	"\x13parallel_tool_calls\x18\v \x01(\bR\x11parallelToolCalls\x12:\n" +
+	"\x19approve_destructive_calls\x18\x10 \x01(\bR\x17approveDestructiveCallsB\x0e\n" +
 	"\f_max_retriesB\x12\n" +
 	"\x10_max_tool_errorsB\x0e\n" +
 	"\f_temperatureJ\x04\b\b\x10\tR\x1cdisable_constrained_decoding*\x8b\x01\n" +

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSKNAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSABCBgoEa2luZCK3AwoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAQgYKBGtpbmQiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIqoBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkigwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhYKFEdldFNlcnZlckluZm9SZXF1ZXN0ItcCChVHZXRTZXJ2ZXJJbmZvUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRITCgtidWRnZXRfbW9kZRgFIAEoCRINCgVzbG90cxgGIAEoDRIUCgxiYWNrZW5kX21vZGUYByABKAkSEwoLYmFja2VuZF91cmwYCCABKAkSFgoOdG9vbF9jYWxsX21vZGUYCSABKAkSEwoLYWN0aXZlX3J1bnMYCiABKA0SFQoNa3ZfY2FjaGVfdHlwZRgLIAEoCRIVCg1idWRnZXRfc291cmNlGAwgASgJEhsKBGdwdXMYDSADKAsyDS5mb3JnZS52MS5HcHUSEgoKZ3B1X3N0YXR1cxgOIAEoCRITCgtxdWV1ZWRfcnVucxgPIAEoDSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq3AIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCLuAwoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIAEIGCgRraW5kImAKD0FwcHJvdmFsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0iRQoQQXBwcm92YWxEZWNpc2lvbhIPCgdjYWxsX2lkGAEgASgJEhAKCGFwcHJvdmVkGAIgASgIEg4KBnJlYXNvbhgDIAEoCSI0ChFUb29sQ2FsbENhbmNlbGxlZBIPCgdjYWxsX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKdAQoJQ29tcGFjdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDRINCgVwaGFzZRgCIAEoDRIVCg10b2tlbnNfYmVmb3JlGAMgASgNEhQKDHRva2Vuc19hZnRlchgEIAEoDRIXCg9tZXNzYWdlc19iZWZvcmUYBSABKA0SFgoObWVzc2FnZXNfYWZ0ZXIYBiABKA0SEAoIc3RyYXRlZ3kYByABKAkiQAoGUXVldWVkEhAKCHBvc2l0aW9uGAEgASgNEhEKCWl0ZXJhdGlvbhgCIAEoDRIRCglwcmVlbXB0ZWQYAyABKAgi9wEKCFN0YXJ0UnVuEiQKCHdvcmtmbG93GAEgASgLMhIuZm9yZ2UudjEuV29ya2Zsb3cSFAoMdXNlcl9tZXNzYWdlGAIgASgJEikKDnByaW9yX21lc3NhZ2VzGAMgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIlCgdvcHRpb25zGAQgASgLMhQuZm9yZ2UudjEuUnVuT3B0aW9ucxIuCgZsYWJlbHMYBSADKAsyHi5mb3JnZS52MS5TdGFydFJ1bi5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlEKCVRvb2xFcnJvchIPCgdtZXNzYWdlGAEgASgJEiUKBGtpbmQYAiABKA4yFy5mb3JnZS52MS5Ub29sRXJyb3JLaW5kEgwKBHR5cGUYAyABKAkiYAoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEhAKBm91dHB1dBgCIAEoCUgAEiQKBWVycm9yGAMgASgLMhMuZm9yZ2UudjEuVG9vbEVycm9ySABCCQoHb3V0Y29tZSIbCglDYW5jZWxSdW4SDgoGcmVhc29uGAEgASgJInMKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhYKDnRvb2xfY2FsbF9tb2RlGAUgASgJIlQKC1N0cmVhbUNodW5rEiEKBHR5cGUYASABKA4yEy5mb3JnZS52MS5DaHVua1R5cGUSDwoHY29udGVudBgCIAEoCRIRCglpdGVyYXRpb24YAyABKA0iRQoIQ29lcmNpb24SDAoEcGF0aBgBIAEoCRIVCg1vcmlnaW5hbF9qc29uGAIgASgJEhQKDGNvZXJjZWRfanNvbhgDIAEoCSKHAQoPVG9vbENhbGxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDRIlCgljb2VyY2lvbnMYBSADKAsyEi5mb3JnZS52MS5Db2VyY2lvbiJECg9NZXNzYWdlQXBwZW5kZWQSIgoHbWVzc2FnZRgBIAEoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDQoFaW5kZXgYAiABKA0i3QEKBVVzYWdlEhMKC21vZGVsX2NhbGxzGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKAQSGQoRY29tcGxldGlvbl90b2tlbnMYAyABKAQSHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYBCABKAQSEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAESFwoPY2FjaGVfaGl0X3JhdGlvGAcgASgBEiwKCml0ZXJhdGlvbnMYCCADKAsyGC5mb3JnZS52MS5JdGVyYXRpb25Vc2FnZSKpAQoOSXRlcmF0aW9uVXNhZ2USEQoJaXRlcmF0aW9uGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKA0SHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYAyABKA0SFwoPY2FjaGVfaGl0X3JhdGlvGAQgASgBEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEgwKBHNsb3QYByABKAUiqgEKDFJ1bkNvbXBsZXRlZBIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRISCgppdGVyYXRpb25zGAMgASgNEh4KBXVzYWdlGAQgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgFIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGAoQdGVybWluYWxfY2FsbF9pZBgGIAEoCSKDAgoJUnVuRmFpbGVkEicKBnJlYXNvbhgBIAEoDjIXLmZvcmdlLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIxCgdkZXRhaWxzGAMgAygLMiAuZm9yZ2UudjEuUnVuRmFpbGVkLkRldGFpbHNFbnRyeRISCgppdGVyYXRpb25zGAQgASgNEh4KBXVzYWdlGAUgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgGIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2UaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3Qi1wIKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDRIVCg1rdl9jYWNoZV90eXBlGAsgASgJEhUKDWJ1ZGdldF9zb3VyY2UYDCABKAkSGwoEZ3B1cxgNIAMoCzINLmZvcmdlLnYxLkdwdRISCgpncHVfc3RhdHVzGA4gASgJEhMKC3F1ZXVlZF9ydW5zGA8gASgNIkYKA0dwdRIMCgRuYW1lGAEgASgJEhgKEHZyYW1fdG90YWxfYnl0ZXMYAiABKAQSFwoPdnJhbV9mcmVlX2J5dGVzGAMgASgEKmoKDVRvb2xFcnJvcktpbmQSHwobVE9PTF9FUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9FUlJPUl9LSU5EX0hBUkQQARIeChpUT09MX0VSUk9SX0tJTkRfUkVTT0xVVElPThACKo4BCglDaHVua1R5cGUSGgoWQ0hVTktfVFlQRV9VTlNQRUNJRklFRBAAEhkKFUNIVU5LX1RZUEVfVEVYVF9ERUxUQRABEh4KGkNIVU5LX1RZUEVfVE9PTF9DQUxMX0RFTFRBEAISFAoQQ0hVTktfVFlQRV9GSU5BTBADEhQKEENIVU5LX1RZUEVfUkVUUlkQBCrcAgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGEZBSUxVUkVfUkVBU09OX1RPT0xfQ0FMTBABEiEKHUZBSUxVUkVfUkVBU09OX1RPT0xfRVhFQ1VUSU9OEAISIwofRkFJTFVSRV9SRUFTT05fU1RFUF9FTkZPUkNFTUVOVBADEh8KG0ZBSUxVUkVfUkVBU09OX1BSRVJFUVVJU0lURRAEEiEKHUZBSUxVUkVfUkVBU09OX01BWF9JVEVSQVRJT05TEAUSHAoYRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEEAYSGgoWRkFJTFVSRV9SRUFTT05fQkFDS0VORBAHEioKJkZBSUxVUkVfUkVBU09OX0NPTlRFWFRfQlVER0VUX0VYQ0VFREVEEAgSGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQCTKYAQoMRm9yZ2VTZXJ2aWNlEjYKA1J1bhIULmZvcmdlLnYxLlJ1blJlcXVlc3QaFS5mb3JnZS52MS5SdW5SZXNwb25zZSgBMAESUAoNR2V0U2VydmVySW5mbxIeLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXF1ZXN0Gh8uZm9yZ2UudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -43,6 +43,12 @@ export type RunRequest = Message<"forge.v1.RunRequest"> & {
      */
     value: CancelRun;
     case: "cancel";
+  } | {
+    /**
+     * @generated from field: forge.v1.ApprovalDecision approval = 4;
+     */
+    value: ApprovalDecision;
+    case: "approval";
   } | { case: undefined; value?: undefined };
 };
 
@@ -116,6 +122,12 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
      */
     value: ToolCallCancelled;
     case: "toolCallCancelled";
+  } | {
+    /**
+     * @generated from field: forge.v1.ApprovalRequest approval_request = 10;
+     */
+    value: ApprovalRequest;
+    case: "approvalRequest";
   } | { case: undefined; value?: undefined };
 };
 
@@ -130,7 +142,75 @@ export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
  * The server stopped waiting for a tool call (its timeout passed, or the run
  * was cancelled or ended) and has recorded an error result for it. The SDK
  * should stop the tool; a result sent later is ignored.
+ * The model asked for a destructive tool and the run was started with
+ * RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
+ * with the same call_id only after an ApprovalDecision that approves it.
  *
+ * @generated from message forge.v1.ApprovalRequest
+ */
+export type ApprovalRequest = Message<"forge.v1.ApprovalRequest"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * The validated (and coerced) arguments, a JSON object.
+   *
+   * @generated from field: string arguments_json = 3;
+   */
+  argumentsJson: string;
+
+  /**
+   * @generated from field: uint32 iteration = 4;
+   */
+  iteration: number;
+};
+
+/**
+ * Describes the message forge.v1.ApprovalRequest.
+ * Use `create(ApprovalRequestSchema)` to create a new message.
+ */
+export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 2);
+
+/**
+ * The client's answer to an ApprovalRequest.
+ *
+ * @generated from message forge.v1.ApprovalDecision
+ */
+export type ApprovalDecision = Message<"forge.v1.ApprovalDecision"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: bool approved = 2;
+   */
+  approved: boolean;
+
+  /**
+   * Why not; shown to the model with the denial.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message forge.v1.ApprovalDecision.
+ * Use `create(ApprovalDecisionSchema)` to create a new message.
+ */
+export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 3);
+
+/**
  * @generated from message forge.v1.ToolCallCancelled
  */
 export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
@@ -150,7 +230,7 @@ export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
  * Use `create(ToolCallCancelledSchema)` to create a new message.
  */
 export const ToolCallCancelledSchema: GenMessage<ToolCallCancelled> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 2);
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * The conversation sent to the model was compacted before this iteration.
@@ -202,7 +282,7 @@ export type Compacted = Message<"forge.v1.Compacted"> & {
  * Use `create(CompactedSchema)` to create a new message.
  */
 export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * The run waits for a model server slot. Sent when it starts waiting and when
@@ -235,7 +315,7 @@ export type Queued = Message<"forge.v1.Queued"> & {
  * Use `create(QueuedSchema)` to create a new message.
  */
 export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -278,7 +358,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -307,7 +387,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -345,7 +425,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -364,7 +444,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -403,7 +483,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -430,7 +510,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -462,7 +542,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 13);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -504,7 +584,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -530,7 +610,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -589,7 +669,7 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * One model call's accounting.
@@ -642,7 +722,7 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
  * Use `create(IterationUsageSchema)` to create a new message.
  */
 export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -691,7 +771,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 16);
+  messageDesc(file_forge_v1_forge_service, 18);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -735,7 +815,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 17);
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -748,7 +828,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 18);
+  messageDesc(file_forge_v1_forge_service, 20);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -856,7 +936,7 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 19);
+  messageDesc(file_forge_v1_forge_service, 21);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -883,7 +963,7 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 20);
+  messageDesc(file_forge_v1_forge_service, 22);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind
@@ -1058,8 +1138,9 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
  *     INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
  *     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
  *                                                   second `start`, empty oneof
- *     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result for a call the
- *                                                   server is not waiting on
+ *     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
+ *                                                   call the server is not
+ *                                                   waiting on (to approve)
  *     RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
  *   Such an error ends only the stream it occurred on.
  *
@@ -1068,8 +1149,8 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
 export const ForgeService: GenService<{
   /**
    * One bidirectional stream per run. The client sends `start` first, then a
-   * `tool_result` for every `tool_call` it receives (in any order), and may
-   * send `cancel` at any time. Half-closing or dropping the stream cancels the
+   * `tool_result` for every `tool_call` it receives (in any order), an
+   * `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
    * run and releases everything the server holds for it.
    *
    * @generated from rpc forge.v1.ForgeService.Run

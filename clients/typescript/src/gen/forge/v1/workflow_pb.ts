@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/workflow.proto.
  */
 export const file_forge_v1_workflow: GenFile = /*@__PURE__*/
-  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJInwKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSHgoWcGFyYW1ldGVyc19qc29uX3NjaGVtYRgDIAEoCRItCg1wcmVyZXF1aXNpdGVzGAQgAygLMhYuZm9yZ2UudjEuUHJlcmVxdWlzaXRlIq0BCghXb3JrZmxvdxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiEKBXRvb2xzGAMgAygLMhIuZm9yZ2UudjEuVG9vbFNwZWMSFgoOcmVxdWlyZWRfc3RlcHMYBCADKAkSFgoOdGVybWluYWxfdG9vbHMYBSADKAkSFQoNc3lzdGVtX3Byb21wdBgGIAEoCRIUCgxyZXNwb25kX3Rvb2wYByABKAgiqAMKCkd1YXJkcmFpbHMSFgoOZGlzYWJsZV9yZXNjdWUYASABKAgSHAoUZGlzYWJsZV9yZXRyeV9udWRnZXMYAiABKAgSIAoYZGlzYWJsZV9zdGVwX2VuZm9yY2VtZW50GAMgASgIEh4KFmRpc2FibGVfZXJyb3JfcmVjb3ZlcnkYBCABKAgSGgoSZGlzYWJsZV9jb21wYWN0aW9uGAUgASgIEiQKHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcYBiABKAgSGAoQZGlzYWJsZV9jb2VyY2lvbhgHIAEoCBIuCgtlbmZvcmNlbWVudBgIIAEoDjIZLmZvcmdlLnYxLkVuZm9yY2VtZW50TW9kZRIcChRkaXNhYmxlX3JlcGVhdF9ndWFyZBgJIAEoCBIdChVkaXNhYmxlX2xvb3BfYnJlYWtpbmcYCiABKAgSHgoWZGlzYWJsZV9wYXJhbWV0ZXJfZG9jcxgLIAEoCBIZChFkaXNhYmxlX2dyb3VuZGluZxgMIAEoCBIeChZkaXNhYmxlX3Rvb2xfcmVsZXZhbmNlGA0gASgIIowECgpSdW5PcHRpb25zEhYKDm1heF9pdGVyYXRpb25zGAEgASgNEhgKC21heF9yZXRyaWVzGAIgASgNSACIAQESHAoPbWF4X3Rvb2xfZXJyb3JzGAMgASgNSAGIAQESGAoLdGVtcGVyYXR1cmUYBCABKAJIAogBARISCgptYXhfdG9rZW5zGAUgASgNEhcKD3Rvb2xfdGltZW91dF9tcxgGIAEoDRIVCg1zdHJlYW1fY2h1bmtzGAcgASgIEigKCmd1YXJkcmFpbHMYCSABKAsyFC5mb3JnZS52MS5HdWFyZHJhaWxzEjMKEHJlYXNvbmluZ19yZXBsYXkYCiABKA4yGS5mb3JnZS52MS5SZWFzb25pbmdSZXBsYXkSMAoKY29tcGFjdGlvbhgMIAEoDjIcLmZvcmdlLnYxLkNvbXBhY3Rpb25TdHJhdGVneRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYDSABKA0SEAoIcHJpb3JpdHkYDiABKAUSGQoRY2FuY2VsX29uX3ByZWVtcHQYDyABKAgSGwoTcGFyYWxsZWxfdG9vbF9jYWxscxgLIAEoCEIOCgxfbWF4X3JldHJpZXNCEgoQX21heF90b29sX2Vycm9yc0IOCgxfdGVtcGVyYXR1cmVKBAgIEAlSHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcqiwEKD0VuZm9yY2VtZW50TW9kZRIgChxFTkZPUkNFTUVOVF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVRU5GT1JDRU1FTlRfTU9ERV9CT1RIEAESHwobRU5GT1JDRU1FTlRfTU9ERV9DT05TVFJBSU5UEAISGgoWRU5GT1JDRU1FTlRfTU9ERV9OVURHRRADKokBCg9SZWFzb25pbmdSZXBsYXkSIAocUkVBU09OSU5HX1JFUExBWV9VTlNQRUNJRklFRBAAEhkKFVJFQVNPTklOR19SRVBMQVlfTk9ORRABEh4KGlJFQVNPTklOR19SRVBMQVlfS0VFUF9MQVNUEAISGQoVUkVBU09OSU5HX1JFUExBWV9GVUxMEAMqnwEKEkNvbXBhY3Rpb25TdHJhdGVneRIjCh9DT01QQUNUSU9OX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHAoYQ09NUEFDVElPTl9TVFJBVEVHWV9OT05FEAESJgoiQ09NUEFDVElPTl9TVFJBVEVHWV9TTElESU5HX1dJTkRPVxACEh4KGkNPTVBBQ1RJT05fU1RSQVRFR1lfVElFUkVEEANCQFo+Z2l0aHViLmNvbS9mb3JnZS1zaWRlY2FyL2ZvcmdlL2NsaWVudHMvZ28vZ2VuL2ZvcmdlL3YxO2ZvcmdldjFiBnByb3RvMw");
+  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJIpEBCghUb29sU3BlYxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSLQoNcHJlcmVxdWlzaXRlcxgEIAMoCzIWLmZvcmdlLnYxLlByZXJlcXVpc2l0ZRITCgtkZXN0cnVjdGl2ZRgFIAEoCCKtAQoIV29ya2Zsb3cSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIhCgV0b29scxgDIAMoCzISLmZvcmdlLnYxLlRvb2xTcGVjEhYKDnJlcXVpcmVkX3N0ZXBzGAQgAygJEhYKDnRlcm1pbmFsX3Rvb2xzGAUgAygJEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMcmVzcG9uZF90b29sGAcgASgIIswDCgpHdWFyZHJhaWxzEhYKDmRpc2FibGVfcmVzY3VlGAEgASgIEhwKFGRpc2FibGVfcmV0cnlfbnVkZ2VzGAIgASgIEiAKGGRpc2FibGVfc3RlcF9lbmZvcmNlbWVudBgDIAEoCBIeChZkaXNhYmxlX2Vycm9yX3JlY292ZXJ5GAQgASgIEhoKEmRpc2FibGVfY29tcGFjdGlvbhgFIAEoCBIkChxkaXNhYmxlX2NvbnN0cmFpbmVkX2RlY29kaW5nGAYgASgIEhgKEGRpc2FibGVfY29lcmNpb24YByABKAgSLgoLZW5mb3JjZW1lbnQYCCABKA4yGS5mb3JnZS52MS5FbmZvcmNlbWVudE1vZGUSHAoUZGlzYWJsZV9yZXBlYXRfZ3VhcmQYCSABKAgSHQoVZGlzYWJsZV9sb29wX2JyZWFraW5nGAogASgIEh4KFmRpc2FibGVfcGFyYW1ldGVyX2RvY3MYCyABKAgSGQoRZGlzYWJsZV9ncm91bmRpbmcYDCABKAgSHgoWZGlzYWJsZV90b29sX3JlbGV2YW5jZRgNIAEoCBIiChpkaXNhYmxlX2Rlc3RydWN0aXZlX3BvbGljeRgOIAEoCCKvBAoKUnVuT3B0aW9ucxIWCg5tYXhfaXRlcmF0aW9ucxgBIAEoDRIYCgttYXhfcmV0cmllcxgCIAEoDUgAiAEBEhwKD21heF90b29sX2Vycm9ycxgDIAEoDUgBiAEBEhgKC3RlbXBlcmF0dXJlGAQgASgCSAKIAQESEgoKbWF4X3Rva2VucxgFIAEoDRIXCg90b29sX3RpbWVvdXRfbXMYBiABKA0SFQoNc3RyZWFtX2NodW5rcxgHIAEoCBIoCgpndWFyZHJhaWxzGAkgASgLMhQuZm9yZ2UudjEuR3VhcmRyYWlscxIzChByZWFzb25pbmdfcmVwbGF5GAogASgOMhkuZm9yZ2UudjEuUmVhc29uaW5nUmVwbGF5EjAKCmNvbXBhY3Rpb24YDCABKA4yHC5mb3JnZS52MS5Db21wYWN0aW9uU3RyYXRlZ3kSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGA0gASgNEhAKCHByaW9yaXR5GA4gASgFEhkKEWNhbmNlbF9vbl9wcmVlbXB0GA8gASgIEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAgSIQoZYXBwcm92ZV9kZXN0cnVjdGl2ZV9jYWxscxgQIAEoCEIOCgxfbWF4X3JldHJpZXNCEgoQX21heF90b29sX2Vycm9yc0IOCgxfdGVtcGVyYXR1cmVKBAgIEAlSHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcqiwEKD0VuZm9yY2VtZW50TW9kZRIgChxFTkZPUkNFTUVOVF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVRU5GT1JDRU1FTlRfTU9ERV9CT1RIEAESHwobRU5GT1JDRU1FTlRfTU9ERV9DT05TVFJBSU5UEAISGgoWRU5GT1JDRU1FTlRfTU9ERV9OVURHRRADKokBCg9SZWFzb25pbmdSZXBsYXkSIAocUkVBU09OSU5HX1JFUExBWV9VTlNQRUNJRklFRBAAEhkKFVJFQVNPTklOR19SRVBMQVlfTk9ORRABEh4KGlJFQVNPTklOR19SRVBMQVlfS0VFUF9MQVNUEAISGQoVUkVBU09OSU5HX1JFUExBWV9GVUxMEAMqnwEKEkNvbXBhY3Rpb25TdHJhdGVneRIjCh9DT01QQUNUSU9OX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHAoYQ09NUEFDVElPTl9TVFJBVEVHWV9OT05FEAESJgoiQ09NUEFDVElPTl9TVFJBVEVHWV9TTElESU5HX1dJTkRPVxACEh4KGkNPTVBBQ1RJT05fU1RSQVRFR1lfVElFUkVEEANCQFo+Z2l0aHViLmNvbS9mb3JnZS1zaWRlY2FyL2ZvcmdlL2NsaWVudHMvZ28vZ2VuL2ZvcmdlL3YxO2ZvcmdldjFiBnByb3RvMw");
 
 /**
  * "Before calling this tool, the model must have called `tool`." With
@@ -68,6 +68,18 @@ export type ToolSpec = Message<"forge.v1.ToolSpec"> & {
    * @generated from field: repeated forge.v1.Prerequisite prerequisites = 4;
    */
   prerequisites: Prerequisite[];
+
+  /**
+   * The tool deletes, overwrites or otherwise changes something that cannot
+   * be undone (MCP's `destructiveHint`). By default (see
+   * Guardrails.disable_destructive_policy) such a tool is offered only when
+   * the user's own words ask for it, and it runs alone, never in a batch
+   * with other calls. RunOptions.approve_destructive_calls also asks the
+   * client before each call.
+   *
+   * @generated from field: bool destructive = 5;
+   */
+  destructive: boolean;
 };
 
 /**
@@ -248,6 +260,18 @@ export type Guardrails = Message<"forge.v1.Guardrails"> & {
    * @generated from field: bool disable_tool_relevance = 13;
    */
   disableToolRelevance: boolean;
+
+  /**
+   * Treat destructive tools (ToolSpec.destructive) like any other. By
+   * default one is offered only when the user's messages share a word with
+   * it that no non-destructive tool has (so "restart the service" does not
+   * offer delete_service), unless it is a pending required step, and a
+   * destructive call in a batch with other calls is sent back to be made
+   * alone.
+   *
+   * @generated from field: bool disable_destructive_policy = 14;
+   */
+  disableDestructivePolicy: boolean;
 };
 
 /**
@@ -362,6 +386,17 @@ export type RunOptions = Message<"forge.v1.RunOptions"> & {
    * @generated from field: bool parallel_tool_calls = 11;
    */
   parallelToolCalls: boolean;
+
+  /**
+   * Before a destructive tool's call (ToolSpec.destructive) is sent, the
+   * server sends ApprovalRequest and waits for the client's ApprovalDecision
+   * (as long as for a tool result). A denial, or no answer, reaches the model
+   * as the tool's result ("the caller did not approve ..."); the call is
+   * never sent.
+   *
+   * @generated from field: bool approve_destructive_calls = 16;
+   */
+  approveDestructiveCalls: boolean;
 };
 
 /**

@@ -1,0 +1,206 @@
+"""Destructive tools: offered only when asked for, run alone, approved first.
+
+Guardrail logic on the scripted backend (the model's turns are replayed; the
+requests the loop sends are inspected for what the grammar would allow).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forge_core.backends.scripted import ScriptedBackend, call, calls
+from forge_core.errors import ToolCallError
+from forge_core.loop import Approval, ToolOutcome, run_workflow
+from forge_core.messages import MessageType, ToolCallInfo
+from forge_core.relevance import asked_for
+from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
+
+WF = "service_ops"
+SERVICE = {"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]}
+STATUS = ToolSpec("get_service_status", "Get the health status of a service", SERVICE)
+RESTART = ToolSpec("restart_service", "Restart a service's running replicas.", SERVICE)
+DELETE = ToolSpec(
+    "delete_service",
+    "Delete a service and its deployment permanently.",
+    SERVICE,
+    destructive=True,
+)
+DONE = ToolSpec(
+    "done", "Report what was done. Ends the task.", {"type": "object", "properties": {}}
+)
+
+
+def workflow(required: list[str] | None = None) -> Workflow:
+    wf = Workflow(
+        name=WF,
+        tools=[STATUS, RESTART, DELETE, DONE],
+        terminal_tools=["done"],
+        required_steps=required or [],
+    )
+    validate_workflow(wf)
+    return wf
+
+
+class Executor:
+    def __init__(self) -> None:
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+
+    async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        self.executed += [(c.name, c.args) for c in infos]
+        return [ToolOutcome(output=f"{c.name} ok") for c in infos]
+
+
+def test_a_destructive_tool_is_asked_for_only_by_a_word_no_other_tool_has() -> None:
+    tools = [STATUS, RESTART, DELETE, DONE]
+    assert asked_for(tools, "The search-indexer service is stuck. Please restart it.") == set()
+    assert asked_for(tools, "Delete the old staging service.") == {"delete_service"}
+    assert asked_for(tools, "We are deleting staging; remove its deployments.") == {
+        "delete_service"
+    }
+    assert asked_for(tools, "") == set()
+    # Nothing benign to tell it apart from: any shared word asks for it.
+    assert asked_for([DELETE], "the staging service") == {"delete_service"}
+
+
+async def test_unasked_destructive_tool_is_neither_offered_nor_run() -> None:
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                call("delete_service", service="search-indexer"),
+                call("restart_service", service="search-indexer"),
+                call("done"),
+            ]
+        }
+    )
+    executor = Executor()
+    result = await run_workflow(
+        workflow(),
+        "The search-indexer service is stuck. Please restart it.",
+        backend=backend,
+        executor=executor,
+    )
+    assert result.terminal_tool == "done"
+    assert [n for n, _ in executor.executed] == ["restart_service", "done"]
+    assert all("delete_service" not in r.allowed and r.allowed for r in backend.requests)
+    refused = [m.content for m in result.transcript if m.type is MessageType.RETRY_NUDGE]
+    assert len(refused) == 1 and "'delete_service' is destructive" in refused[0]
+
+
+async def test_policy_off_offers_and_runs_it() -> None:
+    backend = ScriptedBackend(
+        scripts={WF: [call("delete_service", service="search-indexer"), call("done")]}
+    )
+    executor = Executor()
+    await run_workflow(
+        workflow(),
+        "The search-indexer service is stuck. Please restart it.",
+        backend=backend,
+        executor=executor,
+        options=RunOptions(destructive_policy=False),
+    )
+    assert executor.executed[0] == ("delete_service", {"service": "search-indexer"})
+    allowed = backend.requests[0].allowed
+    assert not allowed or "delete_service" in allowed
+
+
+async def test_a_pending_required_destructive_step_is_offered() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("delete_service", service="tmp"), call("done")]})
+    executor = Executor()
+    await run_workflow(
+        workflow(required=["delete_service"]),
+        "Clean up after the test run.",
+        backend=backend,
+        executor=executor,
+    )
+    assert executor.executed[0] == ("delete_service", {"service": "tmp"})
+
+
+async def test_a_destructive_call_runs_alone() -> None:
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                calls(
+                    ("get_service_status", {"service": "staging"}),
+                    ("delete_service", {"service": "staging"}),
+                ),
+                call("delete_service", service="staging"),
+                call("done"),
+            ]
+        }
+    )
+    executor = Executor()
+    result = await run_workflow(
+        workflow(),
+        "Check the staging service, then delete it.",
+        backend=backend,
+        executor=executor,
+        options=RunOptions(parallel_tool_calls=True),
+    )
+    assert [n for n, _ in executor.executed] == ["get_service_status", "delete_service", "done"]
+    deferred = [m.content for m in result.transcript if "[Deferred]" in m.content]
+    assert len(deferred) == 1 and "runs alone" in deferred[0]
+    # Sent back, not failed: the same call later is no "repeated failure".
+    assert not any(m.type is MessageType.RETRY_NUDGE for m in result.transcript)
+
+
+async def test_approval_denied_is_the_result_and_the_call_never_runs() -> None:
+    asked: list[tuple[str, dict[str, Any], int]] = []
+
+    async def approver(call_info: ToolCallInfo, iteration: int) -> Approval:
+        asked.append((call_info.name, call_info.args, iteration))
+        return Approval(False, "change freeze")
+
+    backend = ScriptedBackend(
+        scripts={WF: [call("delete_service", service="staging"), call("done")]}
+    )
+    executor = Executor()
+    result = await run_workflow(
+        workflow(),
+        "Delete the staging service.",
+        backend=backend,
+        executor=executor,
+        options=RunOptions(approve_destructive_calls=True),
+        approver=approver,
+    )
+    assert asked == [("delete_service", {"service": "staging"}, 1)]
+    assert [n for n, _ in executor.executed] == ["done"]
+    results = [m.content for m in result.transcript if m.type is MessageType.TOOL_RESULT]
+    assert "did not approve" in results[0] and "change freeze" in results[0]
+    # Loop breaking: the denied call is left out of what the model can write.
+    assert ("delete_service", {"service": "staging"}) in backend.requests[1].excluded_calls
+
+
+async def test_approval_granted_runs_it_and_no_approver_denies() -> None:
+    async def yes(call_info: ToolCallInfo, iteration: int) -> Approval:
+        return Approval(True)
+
+    for approver, ran in ((yes, True), (None, False)):
+        backend = ScriptedBackend(
+            scripts={WF: [call("delete_service", service="staging"), call("done")]}
+        )
+        executor = Executor()
+        await run_workflow(
+            workflow(),
+            "Delete the staging service.",
+            backend=backend,
+            executor=executor,
+            options=RunOptions(approve_destructive_calls=True),
+            approver=approver,
+        )
+        assert (("delete_service", {"service": "staging"}) in executor.executed) is ran
+
+
+async def test_the_model_that_insists_on_an_unasked_destructive_call_fails_the_run() -> None:
+    backend = ScriptedBackend(scripts={WF: [call("delete_service", service="x")] * 6})
+    try:
+        await run_workflow(
+            workflow(),
+            "Is the x service healthy?",
+            backend=backend,
+            executor=Executor(),
+            options=RunOptions(max_retries=2),
+        )
+    except ToolCallError as exc:
+        assert "destructive tool 'delete_service'" in exc.message
+    else:
+        raise AssertionError("the run should fail")
