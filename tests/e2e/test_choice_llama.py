@@ -1,0 +1,117 @@
+"""The choice guardrails on the real llama-server + Gemma 3 270M, through the
+real gRPC server and the Python SDK: grounded ids, tool relevance and the
+destructive-tool policy. Each asserts what the grammar makes certain, not
+what the model happens to prefer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_client import ForgeClient, RunOptions, ToolCallStarted, Workflow
+from forge_core.relevance import relevant
+from forge_core.workflow import ToolSpec
+from forge_server.app import ForgeServer
+from tests.helpers import address
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_a_grounded_id_is_copied_from_the_request(llama_forge: ForgeServer) -> None:
+    asked: list[str] = []
+    wf = Workflow("invoice_status", "Look up the invoice, then report whether it is paid.")
+
+    @wf.tool(required=True)
+    def get_invoice(invoice_id: str) -> str:
+        """Get an invoice by its id."""
+        asked.append(invoice_id)
+        return f"{invoice_id}: 120.00 EUR, paid on 2026-11-02."
+
+    @wf.tool(terminal=True)
+    def report(answer: str) -> str:
+        """Report the answer to the user. Ends the task."""
+        return answer
+
+    async with ForgeClient(address(llama_forge)) as client:
+        await client.run(
+            wf, "Is invoice INV-2024-0042 paid yet?", options=RunOptions(max_iterations=4)
+        )
+    # The only id-like value in the conversation is the one the model may write.
+    assert asked and set(asked) == {"INV-2024-0042"}
+
+
+BANK_TOOLS = {
+    "get_account_balance": "Get the current balance of a bank account.",
+    "get_card_limit": "Get the credit limit of a card.",
+    "get_exchange_rate": "Get the exchange rate between two currencies.",
+    "get_branch_hours": "Get the opening hours of the bank's branches in a city.",
+    "find_atm": "Find the nearest cash machines in a city.",
+    "get_loan_rate": "Get the current interest rate of a loan product.",
+    "get_direct_debits": "List the direct debits set up on a bank account.",
+}
+
+
+async def test_with_many_tools_the_first_call_is_one_bm25_ranks_relevant(
+    llama_forge: ForgeServer,
+) -> None:
+    wf = Workflow("bank_lookup", "Answer the user's banking question with one lookup.")
+    for name, description in BANK_TOOLS.items():
+        wf.add_schema_tool(
+            name,
+            description,
+            {"type": "object", "properties": {"query": {"type": "string", "maxLength": 40}}},
+            lambda args, name=name: f"{name}: ok",
+        )
+
+    @wf.tool(terminal=True)
+    def report(answer: str) -> str:
+        """Report the answer to the user. Ends the task."""
+        return answer
+
+    request = "Where can I find a cash machine in Lyon?"
+    called: list[str] = []
+
+    def record(event: object) -> None:
+        if isinstance(event, ToolCallStarted):
+            called.append(event.tool_name)
+
+    async with ForgeClient(address(llama_forge)) as client:
+        await client.run(wf, request, options=RunOptions(max_iterations=3), on_event=record)
+    ranked = relevant([ToolSpec(n, d) for n, d in BANK_TOOLS.items()], request)
+    assert ranked is not None and "find_atm" in ranked
+    assert called and called[0] in {*ranked, "report"}
+
+
+async def test_an_unrequested_destructive_tool_never_runs(llama_forge: ForgeServer) -> None:
+    ran: list[str] = []
+    wf = Workflow(
+        "service_ops",
+        "Carry out the operation the user asks for on the service. Every operation ends the task.",
+    )
+
+    @wf.tool(terminal=True, destructive=True)
+    def delete_service(service: str) -> str:
+        """Delete a service and its deployment permanently. Ends the task."""
+        ran.append("delete_service")
+        return f"{service} deleted."
+
+    @wf.tool(terminal=True)
+    def restart_service(service: str) -> str:
+        """Restart a service's running replicas. Ends the task."""
+        ran.append("restart_service")
+        return f"{service} restarted."
+
+    @wf.tool
+    def get_service_status(service: str) -> str:
+        """Get the health status of a service."""
+        ran.append("get_service_status")
+        return f"{service}: STALLED."
+
+    async with ForgeClient(address(llama_forge)) as client:
+        result = await client.run(
+            wf,
+            "The search-indexer service is stuck. Please restart it.",
+            options=RunOptions(max_iterations=4, approve_destructive_calls=True),
+        )
+    assert "delete_service" not in ran
+    assert result.terminal_tool == "restart_service"
