@@ -6,6 +6,8 @@ what the model happens to prefer.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from forge_client import ForgeClient, RunOptions, ToolCallStarted, Workflow
@@ -55,12 +57,16 @@ async def test_with_many_tools_the_first_call_is_one_bm25_ranks_relevant(
     llama_forge: ForgeServer,
 ) -> None:
     wf = Workflow("bank_lookup", "Answer the user's banking question with one lookup.")
+
+    def lookup(args: dict[str, Any]) -> str:
+        return f"found: {args}"
+
     for name, description in BANK_TOOLS.items():
         wf.add_schema_tool(
             name,
             description,
             {"type": "object", "properties": {"query": {"type": "string", "maxLength": 40}}},
-            lambda args, name=name: f"{name}: ok",
+            lookup,
         )
 
     @wf.tool(terminal=True)
