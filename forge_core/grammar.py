@@ -170,6 +170,12 @@ def placeholders(param: str, tool: str) -> set[str]:
     return {param, f"{param}_name", f"{words} name", tool, "string"}
 
 
+def placeholder_prefixes(param: str, tool: str) -> set[str]:
+    """Starts of values built from the schema's names ("service_name_id",
+    "search_products.product_id"): the name and a separator."""
+    return {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ")}
+
+
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
@@ -260,30 +266,48 @@ class _Builder:
                 seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
+            banned: set[str] = set()
             if self.grounded is not None and name:
-                # Placeholders copied from the schema are never real values.
+                # Placeholders copied from the schema are never real values,
+                # unless the conversation has them.
                 plain |= placeholders(name, self.tool_name)
-            if plain:
-                return self.string_excluding(plain, low, high, hint)
+                banned = {
+                    p
+                    for p in placeholder_prefixes(name, self.tool_name)
+                    if not any(v.startswith(p) for v in self.grounded)
+                }
+            if plain or banned:
+                return self.string_excluding(plain, low, high, hint, banned)
             return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')
         if kind in ("integer", "number", "boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")
 
-    def string_excluding(self, values: set[str], low: int, high: int, hint: str) -> str:
-        """A JSON string of `low`..`high` characters that is none of `values`.
+    def string_excluding(
+        self,
+        values: set[str],
+        low: int,
+        high: int,
+        hint: str,
+        banned: frozenset[str] | set[str] = frozenset(),
+    ) -> str:
+        """A JSON string of `low`..`high` characters that is none of `values`
+        and starts with none of `banned`.
 
-        A trie over the excluded values: at each node the string may end
-        (unless the prefix is itself excluded), continue down the trie, or
-        leave it with any other character and then be free.
+        A trie over the excluded values and prefixes: at each node the
+        string may end (unless the prefix is itself excluded), continue down
+        the trie, or leave it with any other character and then be free.
         """
         counter = [0]
+        walk = values | banned
 
         def node(prefix: str) -> str | None:
             """The rule for what may follow `prefix`; None when nothing may
-            (an excluded value exactly `high` characters long)."""
+            (a banned prefix, or an excluded value `high` characters long)."""
+            if prefix in banned:
+                return None
             depth = len(prefix)
-            kids = sorted({v[depth] for v in values if len(v) > depth and v.startswith(prefix)})
+            kids = sorted({v[depth] for v in walk if len(v) > depth and v.startswith(prefix)})
             options = []
             if depth >= low and prefix not in values:
                 options.append('"\\""')

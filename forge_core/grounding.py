@@ -116,3 +116,43 @@ def grounded_parameters(parameters: dict[str, Any]) -> list[str]:
     if not isinstance(props, dict):
         return []
     return [name for name, schema in props.items() if is_grounded(name, schema)]
+
+
+_RUNS = re.compile(r"\d+|\D+")
+
+
+def reshaped(value: str, error: str) -> list[str]:
+    """`value` rewritten in the shape of the ids an error message shows.
+
+    A tool that rejects "123" with "ids look like INV-000042" names the
+    format; a small model rarely composes the fix. Each id-like token of the
+    error with letters and digits and as many digit runs as `value` gives a
+    candidate: the token's non-digit parts around `value`'s digit runs, each
+    zero-padded to the token's width where the token's run is zero-padded
+    ("123" -> "INV-000123"; "2024-0042" with "INV-2023-0107" -> "INV-2024-0042").
+    """
+    digits = re.findall(r"\d+", value)
+    if not digits:
+        return []
+    out: list[str] = []
+    for match in _TOKEN.finditer(error):
+        token = match.group(0).rstrip(_TRIM)
+        runs = _RUNS.findall(token)
+        example_digits = [r for r in runs if r.isdigit()]
+        if len(example_digits) != len(digits) or len(example_digits) == len(runs):
+            continue
+        if _NOT_AN_ID.fullmatch(token) or not any(c.isalpha() for c in token):
+            continue
+        it = iter(digits)
+        parts = []
+        for run in runs:
+            if run.isdigit():
+                mine = next(it)
+                width = len(run) if run.startswith("0") else 0
+                parts.append(mine.zfill(width))
+            else:
+                parts.append(run)
+        candidate = "".join(parts)
+        if candidate not in (value, token) and candidate not in out:
+            out.append(candidate)
+    return out

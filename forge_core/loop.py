@@ -45,7 +45,7 @@ from forge_core.errors import (
     ToolExecutionError,
     WorkflowCancelledError,
 )
-from forge_core.grounding import extract_candidates
+from forge_core.grounding import extract_candidates, reshaped
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
@@ -163,12 +163,16 @@ class FailedCall:
     failures: int = 0
     resolution: bool = False
     repeats: int = 0
+    # The failed values rewritten in the shape of ids the error showed
+    # (grounding.reshaped): candidates for the next try.
+    reshaped: list[str] = field(default_factory=list)
 
     @property
     def blocked(self) -> bool:
-        """Nothing found is deterministic: once is enough. A hard error may
-        be transient (an outage, a timeout), so one identical retry runs."""
-        return self.resolution or self.failures >= 2
+        """Nothing found is deterministic: once is enough, and so is an error
+        that shows the expected format. Any other hard error may be
+        transient (an outage, a timeout), so one identical retry runs."""
+        return self.resolution or bool(self.reshaped) or self.failures >= 2
 
 
 def call_signature(name: str, args: dict[str, Any]) -> str:
@@ -559,7 +563,11 @@ class _Run:
             for m in self.transcript
             if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
         ]
-        return extract_candidates(texts, self.placeholder_names())
+        # First what the errors' examples suggest (a failed value in the
+        # expected format), then everything seen.
+        repaired = [c for f in self.failed.values() for c in f.reshaped]
+        seen = extract_candidates(texts, self.placeholder_names())
+        return list(dict.fromkeys(repaired + seen))
 
     def placeholder_names(self) -> set[str]:
         names = set(self.tool_names)
@@ -747,6 +755,12 @@ class _Run:
                 failed.error = outcome.error or ""
                 failed.failures += 1
                 failed.resolution |= outcome.error_kind is ToolErrorKind.RESOLUTION
+                failed.reshaped = [
+                    candidate
+                    for value in call.args.values()
+                    if isinstance(value, str)
+                    for candidate in reshaped(value, failed.error)
+                ]
                 if outcome.error_kind is ToolErrorKind.HARD:
                     hard_errors.append(f"{call.name}: {outcome.error}")
         if terminal_result is not None:

@@ -567,3 +567,83 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
     assert accepts(grammar, rule, json.dumps("payments-api"))
     off = build_grammar([service])  # grounding off: anything goes
     assert off is not None and accepts(off, rule, json.dumps("service_name"))
+
+
+def test_values_built_from_schema_names_are_not_values_either() -> None:
+    service = simple_tool("check_service_status", "Status of a service", "service")
+    grammar = build_grammar([service], grounded=[])
+    assert grammar is not None
+    rule = "check-service-status-args-service"
+    for junk in (
+        "service_name_service_id",
+        "service.id",
+        "service type",
+        "check_service_status.service",
+        "check_service_status_1",
+    ):
+        assert not accepts(grammar, rule, json.dumps(junk)), junk
+    for fine in ("services-api", "service", "serviceA", "payments", "checkout"):
+        assert accepts(grammar, rule, json.dumps(fine)) is (fine != "service"), fine
+    # Seen in the conversation: then it is a value like any other.
+    seen = build_grammar([service], grounded=["service_payments"])
+    assert seen is not None and accepts(seen, rule, json.dumps("service_payments"))
+
+
+# --------------------------------------------------------------------------- format repair
+
+
+def test_a_failed_value_is_reshaped_like_the_ids_an_error_shows() -> None:
+    from forge_core.grounding import reshaped
+
+    error = "malformed id '123': ids are 'INV-' and six digits, e.g. invoice 42 is INV-000042"
+    assert reshaped("123", error) == ["INV-000123"]
+    assert reshaped("2024-0042", "ids look like INV-2023-0107 (year, number)") == ["INV-2024-0042"]
+    # Not zero-padded in the example: the digits stay as written.
+    assert reshaped("77", "use an order number like ORD-1234") == ["ORD-77"]
+    # Nothing to go on: no digits, no example of the same shape, or the value itself.
+    assert reshaped("abc", "ids look like X-1") == []
+    assert reshaped("12-34", "ids look like INV-000042") == []
+    assert reshaped("O-771", "no product 'O-771'") == []
+    assert reshaped("5", "retry in 2.5 seconds") == []
+
+
+async def test_an_error_that_shows_the_format_offers_the_repaired_value_at_once() -> None:
+    class Invoices:
+        executed: list[str] = []
+
+        async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            out = []
+            for c in infos:
+                self.executed.append(str(c.args))
+                value = c.args.get("invoice_id", "")
+                if c.name == "submit":
+                    out.append(ToolOutcome(output="done"))
+                elif value.startswith("INV-"):
+                    out.append(ToolOutcome(output=f"{value}: paid"))
+                else:
+                    out.append(
+                        ToolOutcome(
+                            error=f"malformed invoice id {value!r}: ids look like INV-000042",
+                            error_kind=ToolErrorKind.HARD,
+                        )
+                    )
+            return out
+
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                call("get_invoice", invoice_id="123"),
+                call("get_invoice", invoice_id="INV-000123"),
+                call("submit", answer="paid"),
+            ]
+        }
+    )
+    result = await run_workflow(
+        workflow(), "Is invoice 123 paid?", backend=backend, executor=Invoices()
+    )
+    assert result.terminal_tool == "submit"
+    second = backend.requests[1]
+    assert second.grounded_values is not None and second.grounded_values[0] == "INV-000123"
+    # A format error is not an outage: the same value is out at once, with
+    # no identical retry first.
+    assert ("get_invoice", {"invoice_id": "123"}) in second.excluded_calls
