@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -154,6 +155,21 @@ async def run_workflow(
             backend.forget_run(run.run_id)
 
 
+# Words of errors that may pass if the same call is simply made again.
+_TRANSIENT = re.compile(
+    r"time[sd]?[ -]?out|temporar|unavailable|try (it |the same \w+ |again)|again later|retry|"
+    r"overload|busy|locked|rate[ -]?limit|too many requests|connection|reset|refused|"
+    r"unreachable|network|\bdown\b|outage|maintenance|no result for|\b(429|502|503|504)\b",
+    re.IGNORECASE,
+)
+
+
+def looks_transient(error: str) -> bool:
+    """Whether a tool error reads like an outage rather than a rejection of
+    the arguments ("timed out", "unavailable", "try again", HTTP 503)."""
+    return bool(_TRANSIENT.search(error))
+
+
 @dataclass
 class FailedCall:
     name: str
@@ -162,6 +178,9 @@ class FailedCall:
     # How often it ran and failed; how often it was then asked for again.
     failures: int = 0
     resolution: bool = False
+    # A hard error that reads like an outage ("timed out"): one identical
+    # retry may succeed. Any other hard error rejects the arguments.
+    transient: bool = False
     repeats: int = 0
     # The failed values rewritten in the shape of ids the error showed
     # (grounding.reshaped): candidates for the next try.
@@ -170,9 +189,11 @@ class FailedCall:
     @property
     def blocked(self) -> bool:
         """Nothing found is deterministic: once is enough, and so is an error
-        that shows the expected format. Any other hard error may be
-        transient (an outage, a timeout), so one identical retry runs."""
-        return self.resolution or bool(self.reshaped) or self.failures >= 2
+        that rejects the arguments. An error that reads like an outage (a
+        timeout, "try again") may pass, so one identical retry runs."""
+        if self.resolution or self.reshaped or not self.transient:
+            return True
+        return self.failures >= 2
 
 
 def call_signature(name: str, args: dict[str, Any]) -> str:
@@ -755,6 +776,9 @@ class _Run:
                 failed.error = outcome.error or ""
                 failed.failures += 1
                 failed.resolution |= outcome.error_kind is ToolErrorKind.RESOLUTION
+                failed.transient = outcome.error_kind is ToolErrorKind.HARD and looks_transient(
+                    failed.error
+                )
                 failed.reshaped = [
                     candidate
                     for value in call.args.values()

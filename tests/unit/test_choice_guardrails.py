@@ -58,8 +58,9 @@ class Executor:
     """Answers get_invoice from a table: an unknown id is a resolution error
     (or a hard error with `hard`); records every executed call."""
 
-    def __init__(self, known: dict[str, str], hard: bool = False) -> None:
+    def __init__(self, known: dict[str, str], hard: bool = False, error: str = "") -> None:
         self.known, self.hard = known, hard
+        self.error = error or "invoice ids look like INV-2024-0042"
         self.executed: list[tuple[str, dict[str, Any]]] = []
 
     async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
@@ -72,9 +73,7 @@ class Executor:
                 out.append(ToolOutcome(output=self.known[c.args["invoice_id"]]))
             else:
                 kind = ToolErrorKind.HARD if self.hard else ToolErrorKind.RESOLUTION
-                out.append(
-                    ToolOutcome(error="invoice ids look like INV-2024-0042", error_kind=kind)
-                )
+                out.append(ToolOutcome(error=self.error, error_kind=kind))
         return out
 
 
@@ -110,11 +109,11 @@ async def test_a_call_that_found_nothing_is_not_run_again_later() -> None:
     assert ("get_invoice", {"invoice_id": "9"}) in excluded[3]
 
 
-async def test_a_hard_error_gets_one_identical_retry_then_escalating_nudges() -> None:
+async def test_an_outage_gets_one_identical_retry_then_escalating_nudges() -> None:
     """An outage can pass, so one identical retry runs; after that the same
     call is refused, each time more firmly, until the retry budget ends."""
     backend = ScriptedBackend(scripts={WF: [call("get_invoice", invoice_id="7")] * 8})
-    executor = Executor({}, hard=True)
+    executor = Executor({}, hard=True, error="invoice service timed out, try again")
     options = RunOptions(max_iterations=8, max_tool_errors=5, max_retries=3)
     try:
         await run_workflow(
@@ -129,6 +128,46 @@ async def test_a_hard_error_gets_one_identical_retry_then_escalating_nudges() ->
     assert nudges[0].startswith("[Repeated] This exact")
     assert nudges[1].startswith("[Repeated] Again")
     assert nudges[2].startswith("[Repeated] Final warning")
+
+
+async def test_an_error_that_rejects_the_arguments_gets_no_identical_retry() -> None:
+    backend = ScriptedBackend(
+        scripts={
+            WF: [
+                call("get_invoice", invoice_id="A, B and C"),
+                call("get_invoice", invoice_id="A, B and C"),
+                call("get_invoice", invoice_id="A"),
+                call("submit", answer="paid"),
+            ]
+        }
+    )
+    executor = Executor({"A": "paid"}, hard=True, error="names 3 invoices; ask for one per call")
+    result = await run_workflow(workflow(), "A, B and C?", backend=backend, executor=executor)
+    assert result.terminal_tool == "submit"
+    assert [a["invoice_id"] for n, a in executor.executed if n == "get_invoice"] == [
+        "A, B and C",
+        "A",
+    ]
+    assert ("get_invoice", {"invoice_id": "A, B and C"}) in backend.requests[1].excluded_calls
+
+
+def test_which_errors_read_like_an_outage() -> None:
+    from forge_core.loop import looks_transient
+
+    for text in (
+        "RuntimeError: rate service timed out; please try the same request again",
+        "weather service down",
+        "HTTP 503 Service Unavailable",
+        "the client sent no result for 'get_weather' within 0.2s",
+        "ConnectionError: connection refused",
+    ):
+        assert looks_transient(text), text
+    for text in (
+        "ValueError: 'Berlin, Paris and Warsaw' names 3 offices; ask for one office per call",
+        "invalid date '31/01': write it as YYYY-MM-DD",
+        "KeyError: no such column 'total'",
+    ):
+        assert not looks_transient(text), text
 
 
 async def test_loop_breaking_off_runs_the_same_failing_call_until_max_iterations() -> None:

@@ -460,8 +460,9 @@ type Guardrails struct {
 	DisableRepeatGuard bool `protobuf:"varint,9,opt,name=disable_repeat_guard,json=disableRepeatGuard,proto3" json:"disable_repeat_guard,omitempty"`
 	// Let the model run a call identical to one that already failed in this
 	// run. By default such a call is refused with an escalating nudge (after
-	// one identical retry of a hard error, which may be transient), and under
-	// a grammar the failed value is left out of what the model can write.
+	// one identical retry when the error reads like an outage: "timed out",
+	// "unavailable", "try again"), and under a grammar the failed value is
+	// left out of what the model can write.
 	DisableLoopBreaking bool `protobuf:"varint,10,opt,name=disable_loop_breaking,json=disableLoopBreaking,proto3" json:"disable_loop_breaking,omitempty"`
 	// Describe tools in the prompt by parameter names and types only. By
 	// default each parameter's enum values, required flag, default and

@@ -225,8 +225,9 @@ export type Guardrails = Message<"forge.v1.Guardrails"> & {
   /**
    * Let the model run a call identical to one that already failed in this
    * run. By default such a call is refused with an escalating nudge (after
-   * one identical retry of a hard error, which may be transient), and under
-   * a grammar the failed value is left out of what the model can write.
+   * one identical retry when the error reads like an outage: "timed out",
+   * "unavailable", "try again"), and under a grammar the failed value is
+   * left out of what the model can write.
    *
    * @generated from field: bool disable_loop_breaking = 10;
    */
