@@ -93,6 +93,7 @@ def build_grammar(
     max_tokens: int = 0,
     excluded: list[tuple[str, dict[str, Any]]] | None = None,
     grounded: list[str] | None = None,
+    grounded_formats: dict[str, list[str]] | None = None,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -100,10 +101,13 @@ def build_grammar(
     `max_tokens` (0: no limit) bounds strings so a call fits; `excluded` are
     calls that failed earlier, left out where expressible (see module doc);
     `grounded` (None: grounding off) are the values seen in the conversation
-    that grounded parameters are limited to (grounding.py).
+    that grounded parameters are limited to (grounding.py), and
+    `grounded_formats` ("tool.param" -> values) narrows one parameter
+    further: the tool rejected a value's format, these are it reformatted.
     """
     builder = _Builder()
     builder.grounded = grounded
+    builder.formats = grounded_formats or {}
     try:
         calls = []
         for tool in tools:
@@ -170,6 +174,9 @@ def placeholders(param: str, tool: str) -> set[str]:
     return {param, f"{param}_name", f"{words} name", tool, "string"}
 
 
+TRAILING_PUNCTUATION = ",.;:!?"
+
+
 def placeholder_prefixes(param: str, tool: str) -> set[str]:
     """Starts of values built from the schema's names ("service_name_id",
     "search_products.product_id"): the name and a separator."""
@@ -199,6 +206,7 @@ class _Builder:
         self.string_bound = MAX_STRING
         self.exclude: dict[str, set[Any]] = {}
         self.grounded: list[str] | None = None
+        self.formats: dict[str, list[str]] = {}
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -263,15 +271,19 @@ class _Builder:
             high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
             plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
             if self.grounded is not None and name and is_grounded(name, schema):
-                seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
+                pool = self.formats.get(f"{self.tool_name}.{name}") or self.grounded
+                seen = [v for v in pool if low <= len(v) <= high and v not in plain]
+                if not seen and pool is not self.grounded:
+                    seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
-            banned: set[str] = set()
+            # A failed value with punctuation added is the same value.
+            banned = {v + c for v in plain if len(v) >= 3 for c in TRAILING_PUNCTUATION}
             if self.grounded is not None and name:
                 # Placeholders copied from the schema are never real values,
                 # unless the conversation has them.
                 plain |= placeholders(name, self.tool_name)
-                banned = {
+                banned |= {
                     p
                     for p in placeholder_prefixes(name, self.tool_name)
                     if not any(v.startswith(p) for v in self.grounded)

@@ -182,9 +182,9 @@ class FailedCall:
     # retry may succeed. Any other hard error rejects the arguments.
     transient: bool = False
     repeats: int = 0
-    # The failed values rewritten in the shape of ids the error showed
-    # (grounding.reshaped): candidates for the next try.
-    reshaped: list[str] = field(default_factory=list)
+    # Per argument, its failed value rewritten in the shape of the ids the
+    # error showed (grounding.reshaped): the values to try next.
+    reshaped: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def blocked(self) -> bool:
@@ -294,6 +294,7 @@ class _Run:
             if opts.loop_breaking
             else [],
             grounded_values=self.grounded_values() if opts.grounding else None,
+            grounded_formats=self.grounded_formats() if opts.grounding else {},
         )
 
     async def count_tokens(self, messages: list[Message]) -> int:
@@ -586,9 +587,19 @@ class _Run:
         ]
         # First what the errors' examples suggest (a failed value in the
         # expected format), then everything seen.
-        repaired = [c for f in self.failed.values() for c in f.reshaped]
+        repaired = [c for f in self.failed.values() for cs in f.reshaped.values() for c in cs]
         seen = extract_candidates(texts, self.placeholder_names())
         return list(dict.fromkeys(repaired + seen))
+
+    def grounded_formats(self) -> dict[str, list[str]]:
+        """Where a tool rejected a value's format: that parameter takes only
+        its failed values rewritten in the format the error showed."""
+        out: dict[str, list[str]] = {}
+        for f in self.failed.values():
+            for param, candidates in f.reshaped.items():
+                key = f"{f.name}.{param}"
+                out[key] = list(dict.fromkeys(out.get(key, []) + candidates))
+        return out
 
     def placeholder_names(self) -> set[str]:
         names = set(self.tool_names)
@@ -779,12 +790,14 @@ class _Run:
                 failed.transient = outcome.error_kind is ToolErrorKind.HARD and looks_transient(
                     failed.error
                 )
-                failed.reshaped = [
-                    candidate
-                    for value in call.args.values()
-                    if isinstance(value, str)
-                    for candidate in reshaped(value, failed.error)
-                ]
+                # Only a rejection shows the format; "not found" may name real data.
+                hard = outcome.error_kind is ToolErrorKind.HARD and not failed.transient
+                failed.reshaped = {
+                    param: found
+                    for param, value in call.args.items()
+                    if hard and isinstance(value, str)
+                    if (found := reshaped(value, failed.error))
+                }
                 if outcome.error_kind is ToolErrorKind.HARD:
                     hard_errors.append(f"{call.name}: {outcome.error}")
         if terminal_result is not None:

@@ -128,6 +128,9 @@ class ChatRequest:
     # Values seen in the conversation that grounded parameters are limited to
     # (grounding.py); None: grounding off.
     grounded_values: list[str] | None = None
+    # "tool.param" -> the only values that parameter now takes: the tool
+    # rejected a value for its format, and these are it in that format.
+    grounded_formats: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -237,6 +237,7 @@ class LlamaServerBackend:
                 max_tokens=request.max_tokens,
                 excluded=request.excluded_calls,
                 grounded=request.grounded_values,
+                grounded_formats=request.grounded_formats,
             )
             if grammar is not None:
                 body["grammar"] = grammar

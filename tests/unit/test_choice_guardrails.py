@@ -683,6 +683,37 @@ async def test_an_error_that_shows_the_format_offers_the_repaired_value_at_once(
     assert result.terminal_tool == "submit"
     second = backend.requests[1]
     assert second.grounded_values is not None and second.grounded_values[0] == "INV-000123"
+    # That parameter of that tool now takes only the repaired value...
+    assert second.grounded_formats == {"get_invoice.invoice_id": ["INV-000123"]}
+    narrowed = build_grammar(
+        [LOOKUP],
+        grounded=second.grounded_values,
+        grounded_formats=second.grounded_formats,
+        excluded=second.excluded_calls,
+    )
+    assert narrowed is not None
+    rule = "get-invoice-args-invoice-id"
+    assert accepts(narrowed, rule, json.dumps("INV-000123"))
+    assert not accepts(narrowed, rule, json.dumps("INV-000042"))
+    # ...until it failed too: then every seen value is back.
+    widened = build_grammar(
+        [LOOKUP],
+        grounded=second.grounded_values,
+        grounded_formats=second.grounded_formats,
+        excluded=[*second.excluded_calls, ("get_invoice", {"invoice_id": "INV-000123"})],
+    )
+    assert widened is not None and accepts(widened, rule, json.dumps("INV-000042"))
     # A format error is not an outage: the same value is out at once, with
     # no identical retry first.
     assert ("get_invoice", {"invoice_id": "123"}) in second.excluded_calls
+
+
+def test_a_failed_value_with_punctuation_added_is_excluded_too() -> None:
+    failed = [("get_invoice", {"invoice_id": "A, B and C"})]
+    grammar = build_grammar([LOOKUP], max_tokens=512, excluded=failed)
+    assert grammar is not None
+    rule = "get-invoice-args-invoice-id"
+    for same in ("A, B and C", "A, B and C,", "A, B and C, ", "A, B and C."):
+        assert not accepts(grammar, rule, json.dumps(same)), same
+    for other in ("A", "A, B", "A, B and C and D"):
+        assert accepts(grammar, rule, json.dumps(other)), other
