@@ -152,7 +152,7 @@ async def test_an_error_that_rejects_the_arguments_gets_no_identical_retry() -> 
 
 
 def test_which_errors_read_like_an_outage() -> None:
-    from forge_core.loop import looks_transient
+    from forge_core.failed_calls import looks_transient
 
     for text in (
         "RuntimeError: rate service timed out; please try the same request again",
