@@ -32,7 +32,7 @@ import json
 import re
 from typing import Any
 
-from forge_core.grounding import is_grounded, is_identifier_like
+from forge_core.grounding import emails_only, is_email, is_grounded, is_identifier_like
 from forge_core.workflow import ToolSpec
 
 __all__ = ["MAX_IDENTIFIER", "Unsupported", "build_grammar", "is_identifier_like"]
@@ -271,10 +271,13 @@ class _Builder:
             high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
             plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
             if self.grounded is not None and name and is_grounded(name, schema):
-                pool = self.formats.get(f"{self.tool_name}.{name}") or self.grounded
+                everything = self.grounded
+                if is_email(name, schema):
+                    everything = emails_only(everything)
+                pool = self.formats.get(f"{self.tool_name}.{name}") or everything
                 seen = [v for v in pool if low <= len(v) <= high and v not in plain]
-                if not seen and pool is not self.grounded:
-                    seen = [v for v in self.grounded if low <= len(v) <= high and v not in plain]
+                if not seen and pool is not everything:
+                    seen = [v for v in everything if low <= len(v) <= high and v not in plain]
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
             # A failed value with punctuation added is the same value.

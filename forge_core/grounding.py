@@ -10,7 +10,9 @@ invented). The model then picks among the ids it has seen; loop breaking
 Which parameters: a schema annotation `"x-forge-grounded": true` (false opts
 out), else the `auto` rule: a plain string (no enum, const, format, pattern)
 whose name says it holds an identifier (`id`, `*_id`, `customerId`, `sku`,
-`*_number`, `*_code`, `*_ref`, `email`, `ticker`, `symbol`). Names that may
+`*_number`, `*_code`, `*_ref`, `email`, `ticker`, `symbol`). A parameter
+that holds an e-mail address (by its name, or a description that says
+"email address") takes only the e-mail addresses among them. Names that may
 hold ordinary words (`name`, `city`, `username`) and free text (a message
 body, a summary) stay free.
 
@@ -99,6 +101,29 @@ def extract_candidates(texts: Iterable[str], names: Iterable[str] = ()) -> list[
     return list(seen)
 
 
+_EMAIL_NAME = re.compile(r"(^|_|-)(e-?)?mail(_?address)?$|[a-z0-9]E-?[mM]ail(Address)?$")
+_EMAIL_WORDS = re.compile(r"\be-?mail address", re.IGNORECASE)
+
+
+def is_email(name: str, schema: Any) -> bool:
+    """A parameter that holds an e-mail address: by its name (`email`,
+    `contact_email`), its format, or its description ("The supplier's email
+    address" on a parameter named `to`)."""
+    if not isinstance(schema, dict):
+        return False
+    description = str(schema.get("description", ""))
+    return (
+        bool(_EMAIL_NAME.search(name))
+        or name.lower() in {"email", "e-mail", "e_mail"}
+        or schema.get("format") == "email"
+        or bool(_EMAIL_WORDS.search(description))
+    )
+
+
+def emails_only(candidates: Iterable[str]) -> list[str]:
+    return [c for c in candidates if _EMAIL.fullmatch(c)]
+
+
 def is_grounded(name: str, schema: Any) -> bool:
     """Whether parameter `name` with `schema` takes only seen values."""
     if not isinstance(schema, dict) or schema.get("type") != "string":
@@ -108,7 +133,11 @@ def is_grounded(name: str, schema: Any) -> bool:
         return marked
     if any(key in schema for key in ("enum", "const", "format", "pattern")):
         return False
-    return bool(_GROUNDABLE.search(name)) or name.lower() in {"id", "email", "sku", "ticker"}
+    return (
+        bool(_GROUNDABLE.search(name))
+        or name.lower() in {"id", "email", "sku", "ticker"}
+        or is_email(name, schema)
+    )
 
 
 def grounded_parameters(parameters: dict[str, Any]) -> list[str]:

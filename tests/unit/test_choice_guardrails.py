@@ -717,3 +717,32 @@ def test_a_failed_value_with_punctuation_added_is_excluded_too() -> None:
         assert not accepts(grammar, rule, json.dumps(same)), same
     for other in ("A", "A, B", "A, B and C and D"):
         assert accepts(grammar, rule, json.dumps(other)), other
+
+
+def test_an_email_parameter_takes_only_the_email_addresses_seen() -> None:
+    from forge_core.grounding import is_email
+
+    described = {"type": "string", "description": "The supplier's email address."}
+    assert is_email("to", described) and is_grounded("to", described)
+    assert is_email("contact_email", {"type": "string"})
+    assert is_email("contactEmail", {"type": "string"})
+    assert not is_email("to", {"type": "string"})
+    assert not is_email("gmail_label", {"type": "string"})
+    assert not is_email("message", {"type": "string", "description": "The email text."})
+
+    mail = ToolSpec(
+        "email_supplier",
+        "Email a supplier",
+        {
+            "type": "object",
+            "properties": {"to": described, "order_id": {"type": "string"}},
+            "required": ["to", "order_id"],
+        },
+    )
+    seen = ["O-771", "SUP-88", "orders@northwind.example"]
+    grammar = build_grammar([mail], max_tokens=512, grounded=seen)
+    assert grammar is not None
+    assert accepts(grammar, "email-supplier-args-to", json.dumps("orders@northwind.example"))
+    assert not accepts(grammar, "email-supplier-args-to", json.dumps("SUP-88"))
+    # An id-like parameter still takes any seen identifier.
+    assert accepts(grammar, "email-supplier-args-order-id", json.dumps("O-771"))
