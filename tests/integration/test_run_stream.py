@@ -589,3 +589,28 @@ async def test_an_approval_nobody_asked_for_is_rejected_naming_the_field() -> No
                     assert await stream.read() is not grpc.aio.EOF
     assert rejected.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "approval.call_id" in (rejected.value.details() or "")
+
+
+async def test_an_approval_that_comes_too_late_is_a_denial_and_is_then_ignored() -> None:
+    # The model thinks a while before its second turn, so the late decision
+    # reaches a live stream.
+    backend = ScriptedBackend(
+        scripts={"cleanup": [CLEANUP_SCRIPT[0], Turn(CLEANUP_SCRIPT[1].response, delay_s=1.0)]}
+    )
+    ran: list[str] = []
+
+    async def slow(request: ApprovalRequested) -> bool:
+        await asyncio.sleep(0.6)
+        return True  # after the server stopped waiting: must change nothing
+
+    async with running_server(backend) as server, ForgeClient(address(server)) as client:
+        result = await client.run(
+            cleanup_workflow(ran),
+            "Delete the billing logs.",
+            options=RunOptions(approve_destructive_calls=True, tool_timeout_s=0.2),
+            approve=slow,
+        )
+    assert ran == []
+    assert result.terminal_tool == "explain"
+    denial = next(m.content for m in result.transcript if "did not approve" in m.content)
+    assert "no decision within 0.2s" in denial
