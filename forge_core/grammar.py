@@ -179,8 +179,12 @@ TRAILING_PUNCTUATION = ",.;:!?"
 
 def placeholder_prefixes(param: str, tool: str) -> set[str]:
     """Starts of values built from the schema's names ("service_name_id",
-    "search_products.product_id"): the name and a separator."""
-    return {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ")}
+    "search_products.product_id", "scale_service1"): a name and a separator,
+    or the tool's whole name when it is a compound ("scale_service")."""
+    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ")}
+    if any(sep in tool for sep in "_-."):
+        prefixes.add(tool)
+    return prefixes
 
 
 def _class_char(c: str) -> str:

@@ -619,6 +619,7 @@ def test_values_built_from_schema_names_are_not_values_either() -> None:
         "service type",
         "check_service_status.service",
         "check_service_status_1",
+        "check_service_status1",
     ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     for fine in ("services-api", "service", "serviceA", "payments", "checkout"):
