@@ -94,6 +94,7 @@ def build_grammar(
     excluded: list[tuple[str, dict[str, Any]]] | None = None,
     grounded: list[str] | None = None,
     grounded_formats: dict[str, list[str]] | None = None,
+    grounded_labels: dict[str, list[str]] | None = None,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -103,11 +104,14 @@ def build_grammar(
     `grounded` (None: grounding off) are the values seen in the conversation
     that grounded parameters are limited to (grounding.py), and
     `grounded_formats` ("tool.param" -> values) narrows one parameter
-    further: the tool rejected a value's format, these are it reformatted.
+    further: the tool rejected a value's format, these are it reformatted;
+    `grounded_labels` (param -> values) are the candidates the conversation
+    labels as that parameter's kind, preferred when there are any.
     """
     builder = _Builder()
     builder.grounded = grounded
     builder.formats = grounded_formats or {}
+    builder.labels = grounded_labels or {}
     try:
         calls = []
         for tool in tools:
@@ -181,7 +185,7 @@ def placeholder_prefixes(param: str, tool: str) -> set[str]:
     """Starts of values built from the schema's names ("service_name_id",
     "search_products.product_id", "scale_service1"): a name and a separator,
     or the tool's whole name when it is a compound ("scale_service")."""
-    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ")}
+    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ", ":")}
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)
     return prefixes
@@ -211,6 +215,7 @@ class _Builder:
         self.exclude: dict[str, set[Any]] = {}
         self.grounded: list[str] | None = None
         self.formats: dict[str, list[str]] = {}
+        self.labels: dict[str, list[str]] = {}
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -278,10 +283,15 @@ class _Builder:
                 everything = self.grounded
                 if is_email(name, schema):
                     everything = emails_only(everything)
-                pool = self.formats.get(f"{self.tool_name}.{name}") or everything
-                seen = [v for v in pool if low <= len(v) <= high and v not in plain]
-                if not seen and pool is not everything:
-                    seen = [v for v in everything if low <= len(v) <= high and v not in plain]
+                seen = []
+                for pool in (
+                    self.formats.get(f"{self.tool_name}.{name}"),
+                    [v for v in self.labels.get(name, []) if v in everything],
+                    everything,
+                ):
+                    seen = [v for v in pool or () if low <= len(v) <= high and v not in plain]
+                    if seen:
+                        break
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
             # A failed value with punctuation added is the same value.

@@ -185,3 +185,50 @@ def reshaped(value: str, error: str) -> list[str]:
         if candidate not in (value, token) and candidate not in out:
             out.append(candidate)
     return out
+
+
+# Name parts that say "identifier" rather than what is identified.
+_GENERIC = {"id", "ids", "uuid", "guid", "number", "no", "num", "code", "ref", "reference", "key"}
+_WORD = re.compile(r"[A-Za-z]+")
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def key_words(param: str) -> set[str]:
+    """What a parameter identifies, by its name: order_id -> {"order"},
+    supplierId -> {"supplier"}, sku -> {"sku"}."""
+    words = {w.lower() for w in _WORD.findall(_CAMEL_SPLIT.sub(" ", param).replace("_", " "))}
+    return (words - _GENERIC) or words
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def labelled(candidates: Iterable[str], texts: Iterable[str], param: str) -> list[str]:
+    """The candidates the conversation labels as this parameter's kind: one
+    of its key words stands right before the value, at most two words (or an
+    `id`, `=`, `:` or `#`) between ("Order O-771", "supplier_id=SUP-88",
+    "confirmation code is K7XQ2M"), or the value starts with an abbreviation
+    of one ("SKU-4410" for sku, "SUP-88" for supplier_id)."""
+    keys = {_stem(k) for k in key_words(param)}
+    wanted = set(candidates)
+    found: dict[str, None] = {}
+    for value in wanted:
+        # Or the value's own letters abbreviate the key: SKU-4410, SUP-88, INV-7.
+        prefix = re.match(r"[A-Za-z]{2,}", value)
+        if prefix and any(k.startswith(prefix.group(0).lower()) for k in keys):
+            found.setdefault(value, None)
+    for text in texts:
+        for value in wanted:
+            start = 0
+            while (at := text.find(value, start)) >= 0:
+                start = at + len(value)
+                before = _WORD.findall(text[max(0, at - 48) : at])[-3:]
+                words = [_stem(w) for w in before]
+                if any(w in keys for w in words) or any(
+                    _stem(part) in keys for w in before for part in w.split("_")
+                ):
+                    found.setdefault(value, None)
+                    break
+    return [c for c in candidates if c in found]

@@ -46,7 +46,7 @@ from forge_core.errors import (
     WorkflowCancelledError,
 )
 from forge_core.failed_calls import FailedCall, call_signature, looks_transient
-from forge_core.grounding import extract_candidates, reshaped
+from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
@@ -216,6 +216,9 @@ class _Run:
         # After repeated re-asks, the next turn offers only what finishes.
         self.steer_to_finish = False
         self.destructive = {t.name for t in workflow.tools if t.destructive}
+        self.grounded_parameters = sorted(
+            {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
+        )
         self._asked_for: set[str] | None = None
 
     def next_call_id(self) -> str:
@@ -250,6 +253,7 @@ class _Run:
             else [],
             grounded_values=self.grounded_values() if opts.grounding else None,
             grounded_formats=self.grounded_formats() if opts.grounding else {},
+            grounded_labels=self.grounded_labels() if opts.grounding else {},
         )
 
     async def count_tokens(self, messages: list[Message]) -> int:
@@ -532,19 +536,34 @@ class _Run:
         if self.opts.loop_breaking and self.repeated_successes >= 2:
             self.steer_to_finish = True
 
-    def grounded_values(self) -> list[str]:
-        """Candidates from what the user said and what tools returned; never
-        from the model's own calls or from nudges."""
-        texts = [
+    def grounding_texts(self) -> list[str]:
+        return [
             m.content
             for m in self.transcript
             if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
         ]
+
+    def grounded_values(self) -> list[str]:
+        """Candidates from what the user said and what tools returned; never
+        from the model's own calls or from nudges."""
+        texts = self.grounding_texts()
         # First what the errors' examples suggest (a failed value in the
         # expected format), then everything seen.
         repaired = [c for f in self.failed.values() for cs in f.reshaped.values() for c in cs]
         seen = extract_candidates(texts, self.placeholder_names())
         return list(dict.fromkeys(repaired + seen))
+
+    def grounded_labels(self) -> dict[str, list[str]]:
+        """Per grounded parameter, the candidates the conversation labels as
+        its kind ("Order O-771" for order_id; grounding.labelled)."""
+        texts = self.grounding_texts()
+        candidates = extract_candidates(texts, self.placeholder_names())
+        out: dict[str, list[str]] = {}
+        for name in self.grounded_parameters:
+            found = labelled(candidates, texts, name)
+            if found:
+                out[name] = found
+        return out
 
     def grounded_formats(self) -> dict[str, list[str]]:
         """Where a tool rejected a value's format: that parameter takes only

@@ -238,6 +238,7 @@ class LlamaServerBackend:
                 excluded=request.excluded_calls,
                 grounded=request.grounded_values,
                 grounded_formats=request.grounded_formats,
+                grounded_labels=request.grounded_labels,
             )
             if grammar is not None:
                 body["grammar"] = grammar

@@ -747,3 +747,39 @@ def test_an_email_parameter_takes_only_the_email_addresses_seen() -> None:
     assert not accepts(grammar, "email-supplier-args-to", json.dumps("SUP-88"))
     # An id-like parameter still takes any seen identifier.
     assert accepts(grammar, "email-supplier-args-order-id", json.dumps("O-771"))
+
+
+def test_candidates_the_conversation_labels_as_the_parameters_kind() -> None:
+    from forge_core.grounding import key_words, labelled
+
+    assert key_words("order_id") == {"order"}
+    assert key_words("supplierId") == {"supplier"}
+    assert key_words("sku") == {"sku"}
+    assert key_words("id") == {"id"}
+    texts = [
+        "Order O-771 is delayed. Email the supplier.",
+        "Order O-771: 1 x product SKU-4410, status DELAYED.",
+        "SKU-4410: standing desk, supplied by supplier_id=SUP-88.",
+        "Your confirmation code is K7XQ2M; booking B-1 is held.",
+    ]
+    candidates = extract_candidates(texts, {"supplier_id"})  # names are never candidates
+    assert labelled(candidates, texts, "order_id") == ["O-771"]
+    assert labelled(candidates, texts, "sku") == ["SKU-4410"]  # its own letters
+    assert labelled(candidates, texts, "supplier_id") == ["SUP-88"]
+    assert labelled(candidates, texts, "confirmation_code") == ["K7XQ2M"]
+    assert labelled(candidates, texts, "customer_id") == []
+
+
+def test_a_labelled_candidate_is_preferred_until_it_failed() -> None:
+    seen = ["O-771", "SKU-4410", "SUP-88"]
+    labels = {"invoice_id": ["SUP-88"]}
+    grammar = build_grammar([LOOKUP], max_tokens=512, grounded=seen, grounded_labels=labels)
+    assert grammar is not None
+    rule = "get-invoice-args-invoice-id"
+    assert accepts(grammar, rule, json.dumps("SUP-88"))
+    assert not accepts(grammar, rule, json.dumps("O-771"))
+    failed = [("get_invoice", {"invoice_id": "SUP-88"})]
+    after = build_grammar(
+        [LOOKUP], max_tokens=512, grounded=seen, grounded_labels=labels, excluded=failed
+    )
+    assert after is not None and accepts(after, rule, json.dumps("O-771"))
