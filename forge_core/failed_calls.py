@@ -30,6 +30,29 @@ def looks_transient(error: str) -> bool:
     return bool(_TRANSIENT.search(error))
 
 
+# Error types (as the SDKs name them: "ValueError: ...") and words that say
+# the arguments themselves were wrong.
+_REJECTION_TYPE = re.compile(
+    r"^(ValueError|TypeError|KeyError|IndexError|LookupError|ValidationError|RangeError|"
+    r"SyntaxError|JSONDecodeError|InvalidArgument\w*):"
+)
+_REJECTION_WORDS = re.compile(
+    r"invalid|malformed|must (be|have|not|contain)|expected|not (a )?valid|should be|"
+    r"not allowed|unsupported|out of range|too (long|short|many|large|small)|ask for|"
+    r"one \w+ per|format|bad request|\b(400|422)\b",
+    re.IGNORECASE,
+)
+
+
+def rejects_arguments(error: str) -> bool:
+    """Whether a hard tool error says the arguments were wrong (a
+    ValueError, "malformed id", "ask for one office per call"): the same call
+    fails the same way. An outage, a crash or anything unclear is not."""
+    if looks_transient(error):
+        return False
+    return bool(_REJECTION_TYPE.match(error) or _REJECTION_WORDS.search(error))
+
+
 @dataclass
 class FailedCall:
     name: str
@@ -38,9 +61,10 @@ class FailedCall:
     # How often it ran and failed; how often it was then asked for again.
     failures: int = 0
     resolution: bool = False
-    # A hard error that reads like an outage ("timed out"): one identical
-    # retry may succeed. Any other hard error rejects the arguments.
-    transient: bool = False
+    # A hard error that says the arguments were wrong (rejects_arguments):
+    # the same call cannot succeed. Other hard errors may pass (an outage, a
+    # crash), so they get one identical retry.
+    rejected: bool = False
     repeats: int = 0
     # Per argument, its failed value rewritten in the shape of the ids the
     # error showed (grounding.reshaped): the values to try next.
@@ -49,11 +73,9 @@ class FailedCall:
     @property
     def blocked(self) -> bool:
         """Nothing found is deterministic: once is enough, and so is an error
-        that rejects the arguments. An error that reads like an outage (a
-        timeout, "try again") may pass, so one identical retry runs."""
-        if self.resolution or self.reshaped or not self.transient:
-            return True
-        return self.failures >= 2
+        that rejects the arguments. Any other hard error may pass (an outage,
+        a crash), so one identical retry runs."""
+        return self.resolution or self.rejected or bool(self.reshaped) or self.failures >= 2
 
 
 def call_signature(name: str, args: dict[str, Any]) -> str:

@@ -45,7 +45,7 @@ from forge_core.errors import (
     ToolExecutionError,
     WorkflowCancelledError,
 )
-from forge_core.failed_calls import FailedCall, call_signature, looks_transient
+from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
 from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
@@ -761,11 +761,13 @@ class _Run:
                 failed.error = outcome.error or ""
                 failed.failures += 1
                 failed.resolution |= outcome.error_kind is ToolErrorKind.RESOLUTION
-                failed.transient = outcome.error_kind is ToolErrorKind.HARD and looks_transient(
+                failed.rejected = outcome.error_kind is ToolErrorKind.HARD and rejects_arguments(
                     failed.error
                 )
                 # Only a rejection shows the format; "not found" may name real data.
-                hard = outcome.error_kind is ToolErrorKind.HARD and not failed.transient
+                hard = outcome.error_kind is ToolErrorKind.HARD and not looks_transient(
+                    failed.error
+                )
                 failed.reshaped = {
                     param: found
                     for param, value in call.args.items()

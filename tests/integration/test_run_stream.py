@@ -156,7 +156,8 @@ async def test_client_tool_exception_is_fed_back_and_counted() -> None:
                 call("lookup", key="b"),
                 call("finish", answer="b"),
             ],
-            "broken": [call("lookup", key="x")] * 5,
+            # Different keys: the same rejected call would not even be sent.
+            "broken": [call("lookup", key=k) for k in "xyzvw"],
         }
     )
 

@@ -151,8 +151,8 @@ async def test_an_error_that_rejects_the_arguments_gets_no_identical_retry() -> 
     assert ("get_invoice", {"invoice_id": "A, B and C"}) in backend.requests[1].excluded_calls
 
 
-def test_which_errors_read_like_an_outage() -> None:
-    from forge_core.failed_calls import looks_transient
+def test_which_errors_reject_the_arguments() -> None:
+    from forge_core.failed_calls import looks_transient, rejects_arguments
 
     for text in (
         "RuntimeError: rate service timed out; please try the same request again",
@@ -161,13 +161,17 @@ def test_which_errors_read_like_an_outage() -> None:
         "the client sent no result for 'get_weather' within 0.2s",
         "ConnectionError: connection refused",
     ):
-        assert looks_transient(text), text
+        assert looks_transient(text) and not rejects_arguments(text), text
     for text in (
         "ValueError: 'Berlin, Paris and Warsaw' names 3 offices; ask for one office per call",
         "invalid date '31/01': write it as YYYY-MM-DD",
-        "KeyError: no such column 'total'",
+        "KeyError: 'no entry x'",
+        "TypeError: expected a string",
     ):
-        assert not looks_transient(text), text
+        assert rejects_arguments(text), text
+    # A crash or an unclear failure may pass: it keeps its identical retry.
+    for text in ("PanicError: weather backend exploded", "boom", "RuntimeError: disk full"):
+        assert not rejects_arguments(text), text
 
 
 async def test_loop_breaking_off_runs_the_same_failing_call_until_max_iterations() -> None:
