@@ -557,7 +557,18 @@ class _Run:
         """Per grounded parameter, the candidates the conversation labels as
         its kind ("Order O-771" for order_id; grounding.labelled)."""
         texts = self.grounding_texts()
-        candidates = extract_candidates(texts, self.placeholder_names())
+        # A value that already failed is no label's answer, for any tool: an
+        # error message repeats the value it rejected.
+        failed = {
+            v
+            for f in self.failed.values()
+            if f.blocked
+            for v in f.args.values()
+            if isinstance(v, str)
+        }
+        candidates = [
+            c for c in extract_candidates(texts, self.placeholder_names()) if c not in failed
+        ]
         out: dict[str, list[str]] = {}
         for name in self.grounded_parameters:
             found = labelled(candidates, texts, name)

@@ -787,3 +787,62 @@ def test_a_labelled_candidate_is_preferred_until_it_failed() -> None:
         [LOOKUP], max_tokens=512, grounded=seen, grounded_labels=labels, excluded=failed
     )
     assert after is not None and accepts(after, rule, json.dumps("O-771"))
+
+
+async def test_a_value_that_failed_is_no_label_for_any_tool() -> None:
+    booking = ToolSpec(
+        "lookup_booking",
+        "Look up a booking",
+        {
+            "type": "object",
+            "properties": {"confirmation_code": {"type": "string"}},
+            "required": ["confirmation_code"],
+        },
+    )
+    report = ToolSpec(
+        "report_booking",
+        "Report the booking. Ends the task.",
+        {
+            "type": "object",
+            "properties": {"confirmation_code": {"type": "string"}},
+            "required": ["confirmation_code"],
+        },
+    )
+    wf = Workflow(name="bookings", tools=[booking, report], terminal_tools=["report_booking"])
+    validate_workflow(wf)
+
+    class Bookings:
+        async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            out = []
+            for c in infos:
+                code = c.args["confirmation_code"]
+                if c.name == "lookup_booking" and code == "K7XQ2M":
+                    out.append(
+                        ToolOutcome(
+                            error=f"no booking with confirmation code {code!r}",
+                            error_kind=ToolErrorKind.RESOLUTION,
+                        )
+                    )
+                else:
+                    out.append(ToolOutcome(output=f"{code}: CONFIRMED"))
+            return out
+
+    backend = ScriptedBackend(
+        scripts={
+            "bookings": [
+                call("lookup_booking", confirmation_code="K7XQ2M"),
+                call("lookup_booking", confirmation_code="K7XQ2N"),
+                call("report_booking", confirmation_code="K7XQ2N"),
+            ]
+        }
+    )
+    await run_workflow(
+        wf,
+        "My confirmation code is K7XQ2M, or maybe K7XQ2N.",
+        backend=backend,
+        executor=Bookings(),
+    )
+    assert backend.requests[0].grounded_labels["confirmation_code"] == ["K7XQ2M"]
+    # After the miss the failed code labels nothing, so report_booking's
+    # grammar is not narrowed to it (lookup_booking's excludes it anyway).
+    assert "K7XQ2M" not in backend.requests[2].grounded_labels.get("confirmation_code", [])
