@@ -26,6 +26,13 @@ Which candidates, in order of first appearance:
    their own kind, not identifiers.
 Tool and parameter names are never candidates: the model copies them as
 placeholders ("service_name").
+
+Which of them a parameter prefers:
+- after the tool rejected its value and the error showed ids of another
+  shape, only that value rewritten in the shape (`reshaped`);
+- else, when the conversation labels some candidates as the parameter's kind
+  ("Order O-771" for order_id; `labelled`), only those not yet failed;
+- else all of them.
 """
 
 from __future__ import annotations

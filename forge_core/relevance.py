@@ -11,6 +11,10 @@ narrowed: there is no evidence to narrow on.
 
 The prompt still lists every tool in the workflow's order, so the prompt
 cache that covers the tool list is untouched; only the grammar changes.
+
+`asked_for` applies the same words to destructive tools (ToolSpec.destructive):
+one is offered only when the user's own messages share a word with it that no
+non-destructive tool has.
 """
 
 from __future__ import annotations
