@@ -17,7 +17,7 @@ and identifier-like fields (`*_id`, `code`, `sku`, `email`, ...) without a
 for a tool whose failed call had one string (or enum) argument, the grammar no
 longer admits that value, so the model cannot loop on it. With grounding on,
 free strings also cannot be a placeholder copied from the schema
-("service_name" for `service`, the tool's own name).
+("city_name" for `city`, the tool's own name).
 
 Only the schema keywords tool parameters use in practice are translated
 (type, properties, required, enum, const, items, anyOf/oneOf, local $ref,
@@ -172,7 +172,7 @@ def _exclusions(tool: ToolSpec, excluded: list[tuple[str, dict[str, Any]]]) -> d
 
 def placeholders(param: str, tool: str) -> set[str]:
     """Values a small model copies from the schema instead of the
-    conversation: the parameter's own name (as `service`, `service_name`,
+    conversation: the parameter's own name (as `city`, `city_name`,
     `service name`), the tool's name, the word "string"."""
     words = param.replace("_", " ")
     return {param, f"{param}_name", f"{words} name", tool, "string"}
@@ -182,9 +182,9 @@ TRAILING_PUNCTUATION = ",.;:!?"
 
 
 def placeholder_prefixes(param: str, tool: str) -> set[str]:
-    """Starts of values built from the schema's names ("service_name_id",
-    "search_products.product_id", "scale_service1"): a name and a separator,
-    or the tool's whole name when it is a compound ("scale_service")."""
+    """Starts of values built from the schema's names ("city_name_id",
+    "find_hotels.hotel_id", "book_hotel1"): a name and a separator, or the
+    tool's whole name when it is a compound ("book_hotel")."""
     prefixes = {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ", ":")}
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)

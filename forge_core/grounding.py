@@ -25,13 +25,13 @@ Which candidates, in order of first appearance:
    decimal numbers (prices, rates), clock times and ISO dates are values of
    their own kind, not identifiers.
 Tool and parameter names are never candidates: the model copies them as
-placeholders ("service_name").
+placeholders ("city_name").
 
 Which of them a parameter prefers:
 - after the tool rejected its value and the error showed ids of another
   shape, only that value rewritten in the shape (`reshaped`);
 - else, when the conversation labels some candidates as the parameter's kind
-  ("Order O-771" for order_id; `labelled`), only those not yet failed;
+  ("Order Q-58" for order_id; `labelled`), only those not yet failed;
 - else all of them.
 """
 
@@ -160,12 +160,12 @@ _RUNS = re.compile(r"\d+|\D+")
 def reshaped(value: str, error: str) -> list[str]:
     """`value` rewritten in the shape of the ids an error message shows.
 
-    A tool that rejects "123" with "ids look like INV-000042" names the
+    A tool that rejects "123" with "ids look like ACC-000017" names the
     format; a small model rarely composes the fix. Each id-like token of the
     error with letters and digits and as many digit runs as `value` gives a
     candidate: the token's non-digit parts around `value`'s digit runs, each
     zero-padded to the token's width where the token's run is zero-padded
-    ("123" -> "INV-000123"; "2024-0042" with "INV-2023-0107" -> "INV-2024-0042").
+    ("123" -> "ACC-000123"; "2024-0042" with "PO-2019-0033" -> "PO-2024-0042").
     """
     digits = re.findall(r"\d+", value)
     if not digits:
@@ -215,14 +215,14 @@ def _stem(word: str) -> str:
 def labelled(candidates: Iterable[str], texts: Iterable[str], param: str) -> list[str]:
     """The candidates the conversation labels as this parameter's kind: one
     of its key words stands right before the value, at most two words (or an
-    `id`, `=`, `:` or `#`) between ("Order O-771", "supplier_id=SUP-88",
-    "confirmation code is K7XQ2M"), or the value starts with an abbreviation
-    of one ("SKU-4410" for sku, "SUP-88" for supplier_id)."""
+    `id`, `=`, `:` or `#`) between ("Order Q-58", "vendor_id=VEN-12",
+    "tracking code is ZP4T7"), or the value starts with an abbreviation of
+    one ("SKU-91" for sku, "VEN-12" for vendor_id)."""
     keys = {_stem(k) for k in key_words(param)}
     wanted = set(candidates)
     found: dict[str, None] = {}
     for value in wanted:
-        # Or the value's own letters abbreviate the key: SKU-4410, SUP-88, INV-7.
+        # Or the value's own letters abbreviate the key: SKU-91, VEN-12, INV-7.
         prefix = re.match(r"[A-Za-z]{2,}", value)
         if prefix and any(k.startswith(prefix.group(0).lower()) for k in keys):
             found.setdefault(value, None)

@@ -555,7 +555,7 @@ class _Run:
 
     def grounded_labels(self) -> dict[str, list[str]]:
         """Per grounded parameter, the candidates the conversation labels as
-        its kind ("Order O-771" for order_id; grounding.labelled)."""
+        its kind ("Order Q-58" for order_id; grounding.labelled)."""
         texts = self.grounding_texts()
         # A value that already failed is no label's answer, for any tool: an
         # error message repeats the value it rejected.

@@ -106,9 +106,9 @@ def asked_for(tools: list[ToolSpec], request: str) -> set[str]:
 
     A destructive tool counts as asked for when the request shares a word
     (stemmed; name or description) with it that no non-destructive tool has:
-    "restart the search service" shares only "service" with delete_service,
-    which restart_service has too, so delete_service is not asked for;
-    "delete the staging service" is.
+    "reboot the mail server" shares only "server" with wipe_server, which
+    reboot_server has too, so wipe_server is not asked for; "wipe the old
+    server" is.
     """
     benign: set[str] = set()
     for tool in tools:

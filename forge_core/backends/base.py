@@ -132,7 +132,7 @@ class ChatRequest:
     # rejected a value for its format, and these are it in that format.
     grounded_formats: dict[str, list[str]] = field(default_factory=dict)
     # Parameter name -> the candidates the conversation labels as its kind
-    # ("Order O-771" for order_id): that parameter prefers them.
+    # ("Order Q-58" for order_id): that parameter prefers them.
     grounded_labels: dict[str, list[str]] = field(default_factory=dict)
 
 

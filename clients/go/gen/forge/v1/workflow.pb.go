@@ -480,8 +480,8 @@ type Guardrails struct {
 	DisableToolRelevance bool `protobuf:"varint,13,opt,name=disable_tool_relevance,json=disableToolRelevance,proto3" json:"disable_tool_relevance,omitempty"`
 	// Treat destructive tools (ToolSpec.destructive) like any other. By
 	// default one is offered only when the user's messages share a word with
-	// it that no non-destructive tool has (so "restart the service" does not
-	// offer delete_service), unless it is a pending required step, and a
+	// it that no non-destructive tool has (so "reboot the server" does not
+	// offer wipe_server), unless it is a pending required step, and a
 	// destructive call in a batch with other calls is sent back to be made
 	// alone.
 	DisableDestructivePolicy bool `protobuf:"varint,14,opt,name=disable_destructive_policy,json=disableDestructivePolicy,proto3" json:"disable_destructive_policy,omitempty"`

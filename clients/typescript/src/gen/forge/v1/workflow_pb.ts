@@ -265,8 +265,8 @@ export type Guardrails = Message<"forge.v1.Guardrails"> & {
   /**
    * Treat destructive tools (ToolSpec.destructive) like any other. By
    * default one is offered only when the user's messages share a word with
-   * it that no non-destructive tool has (so "restart the service" does not
-   * offer delete_service), unless it is a pending required step, and a
+   * it that no non-destructive tool has (so "reboot the server" does not
+   * offer wipe_server), unless it is a pending required step, and a
    * destructive call in a batch with other calls is sent back to be made
    * alone.
    *
