@@ -12,6 +12,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 RESPOND_TOOL = "respond"
 
@@ -46,7 +49,7 @@ class ToolSpec:
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.validator = Draft202012Validator(self.parameters)
+        self.validator = Draft202012Validator(self.parameters, registry=local_registry())
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,69 @@ def respond_spec() -> ToolSpec:
     )
 
 
+def _never_retrieve(uri: str) -> Resource[Any]:
+    # A client's schema must not make the server read files or fetch URLs.
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+def local_registry() -> Registry[Any]:
+    """A registry that resolves references inside the schema only."""
+    return Registry(retrieve=_never_retrieve)  # type: ignore[call-arg]
+
+
+# Keywords whose values are instances, not schemas: a "$ref" key inside them
+# is data.
+_INSTANCE_KEYWORDS = {"enum", "const", "default", "examples"}
+
+
+def _references(node: Any, pointer: str = "") -> list[tuple[str, str, str]]:
+    """Every ($ref | $dynamicRef | $id, value, JSON pointer) in a schema."""
+    found: list[tuple[str, str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("$ref", "$dynamicRef", "$id") and isinstance(value, str):
+                found.append((key, value, pointer or "/"))
+            elif key not in _INSTANCE_KEYWORDS:
+                found += _references(value, f"{pointer}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _references(value, f"{pointer}/{i}")
+    return found
+
+
+def check_references(schema: dict[str, Any], field_path: str) -> None:
+    """Only references into the schema itself ("#/$defs/x", "#anchor").
+
+    Anything else would make the server read a file or fetch a URL while it
+    validates the model's arguments (jsonschema's automatic retrieval).
+    """
+    refs = _references(schema)
+    for key, value, where in refs:
+        if key == "$id" and where != "/":
+            raise WorkflowError(
+                field_path,
+                f"$id {value!r} at '{where}': embedded schema resources are not supported; "
+                "use $defs and '#/$defs/...' references",
+            )
+        if key != "$id" and not value.startswith("#"):
+            raise WorkflowError(
+                field_path,
+                f"{key} {value!r} at '{where}' is not a reference inside this schema; only "
+                "'#...' references (e.g. '#/$defs/Item') are allowed, nothing is fetched",
+            )
+    resource = DRAFT202012.create_resource(schema)
+    uri = resource.id() or "urn:forge:parameters"
+    resolver = local_registry().with_resource(uri, resource).resolver(base_uri=uri)
+    for key, value, where in refs:
+        if key == "$ref":
+            try:
+                resolver.lookup(value)
+            except Unresolvable as exc:
+                raise WorkflowError(
+                    field_path, f"$ref {value!r} at '{where}' does not resolve in this schema"
+                ) from exc
+
+
 def check_parameters_schema(schema: Any, field_path: str) -> None:
     """A tool's parameters must be a valid JSON Schema describing an object."""
     if not isinstance(schema, dict):
@@ -206,6 +272,7 @@ def check_parameters_schema(schema: Any, field_path: str) -> None:
         ) from exc
     if schema.get("type", "object") != "object":
         raise WorkflowError(field_path, f"must describe an object, not {schema.get('type')!r}")
+    check_references(schema, field_path)
 
 
 def validate_workflow(wf: Workflow) -> None:

@@ -615,3 +615,34 @@ async def test_an_approval_that_comes_too_late_is_a_denial_and_is_then_ignored()
     assert result.terminal_tool == "explain"
     denial = next(m.content for m in result.transcript if "did not approve" in m.content)
     assert "no decision within 0.2s" in denial
+
+
+async def test_a_schema_that_points_at_a_local_file_is_rejected_and_nothing_is_read(
+    tmp_path: object,
+) -> None:
+    from pathlib import Path
+
+    assert isinstance(tmp_path, Path)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"description": "TOP-SECRET-7731"}')
+    proto = weather_workflow([]).to_proto()
+    proto.tools[0].parameters_json_schema = json.dumps(
+        {"type": "object", "properties": {"city": {"$ref": secret.as_uri()}}}
+    )
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with running_server(backend) as server:
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            run = pb_grpc.ForgeServiceStub(channel).Run()
+            await run.write(pb.RunRequest(start=pb.StartRun(workflow=proto, user_message="hi")))
+            with pytest.raises(grpc.aio.AioRpcError) as rejected:
+                await run.read()
+    from forge_client.client import _rpc_error
+
+    err = _rpc_error(rejected.value)
+    assert isinstance(err, RequestRejectedError)
+    assert (err.reason, err.field) == (
+        "INVALID_WORKFLOW",
+        "workflow.tools[0].parameters_json_schema",
+    )
+    assert secret.as_uri() in err.message
+    assert "TOP-SECRET" not in (rejected.value.details() or "")

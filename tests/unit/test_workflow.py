@@ -280,3 +280,58 @@ def test_tool_timeout_must_be_positive(bad: float) -> None:
     # Named as the wire field, which is in milliseconds.
     assert info.value.field == "options.tool_timeout_ms"
     RunOptions(tool_timeout_s=0.001).validate()
+
+
+# --------------------------------------------------------------------------- $ref
+
+
+def object_with(prop: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"a": prop}, **extra}
+
+
+@pytest.mark.parametrize(
+    ("schema", "says"),
+    [
+        (object_with({"$ref": "file:///etc/passwd"}), "'file:///etc/passwd' at '/properties/a'"),
+        (object_with({"$ref": "http://127.0.0.1:9/x.json"}), "not a reference inside"),
+        (object_with({"$ref": "other.json#/x"}), "not a reference inside"),
+        (
+            object_with({"$id": "http://example.com/s/", "properties": {"b": {"$ref": "o.json"}}}),
+            "embedded schema resources",
+        ),
+        (object_with({"$dynamicRef": "http://example.com/m#meta"}), "$dynamicRef"),
+        (object_with({"$ref": "#/$defs/missing"}), "does not resolve"),
+    ],
+    ids=["file", "http", "relative", "relative-after-$id", "dynamicRef", "dangling"],
+)
+def test_only_references_inside_the_schema_are_allowed(schema: dict[str, Any], says: str) -> None:
+    wf = workflow([ToolSpec("t", "", schema), *tools("submit")], required=[])
+    with pytest.raises(WorkflowError) as err:
+        validate_workflow(wf)
+    assert err.value.field == "workflow.tools[0].parameters_json_schema"
+    assert says in err.value.description
+
+
+def test_local_references_and_ref_like_data_pass() -> None:
+    schema = object_with(
+        {"$ref": "#/$defs/Item"},
+        **{"$id": "https://example.com/tool.json", "$defs": {"Item": {"type": "string"}}},
+    )
+    schema["properties"]["b"] = {"default": {"$ref": "http://example.com/x"}}  # data
+    validate_workflow(workflow([ToolSpec("t", "", schema), *tools("submit")], required=[]))
+    errors = [e.message for e in ToolSpec("t", "", schema).validator.iter_errors({"a": 5})]
+    assert errors == ["5 is not of type 'string'"]
+
+
+def test_the_validator_never_reads_a_referenced_file(tmp_path: Any) -> None:
+    """Even a ToolSpec built around validation refuses to retrieve: the file's
+    schema would accept the value; unresolvable is the only answer."""
+    import json
+
+    from referencing.exceptions import Unresolvable
+
+    target = tmp_path / "accepts-anything.json"
+    target.write_text(json.dumps({"type": "integer"}))
+    spec = ToolSpec("t", "", object_with({"$ref": target.as_uri()}))
+    with pytest.raises(Unresolvable):
+        list(spec.validator.iter_errors({"a": 5}))
