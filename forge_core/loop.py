@@ -248,13 +248,20 @@ class _Run:
             priority=opts.priority,
             cancel_on_preempt=opts.cancel_on_preempt,
             parameter_docs=opts.parameter_docs,
-            excluded_calls=[(f.name, f.args) for f in self.failed.values() if f.blocked]
-            if opts.loop_breaking
-            else [],
-            grounded_values=self.grounded_values() if opts.grounding else None,
-            grounded_formats=self.grounded_formats() if opts.grounding else {},
-            grounded_labels=self.grounded_labels() if opts.grounding else {},
         )
+
+    def constrain(self, request: ChatRequest) -> None:
+        """What the next call's grammar admits. Only the model call needs it,
+        not the token counts compaction asks for."""
+        request.allowed = self.allowed_tools()
+        if self.opts.loop_breaking:
+            request.excluded_calls = [(f.name, f.args) for f in self.failed.values() if f.blocked]
+        if self.opts.grounding:
+            texts = self.grounding_texts()
+            seen = extract_candidates(texts, self.placeholder_names())
+            request.grounded_values = self.grounded_values(seen)
+            request.grounded_formats = self.grounded_formats()
+            request.grounded_labels = self.grounded_labels(texts, seen)
 
     async def count_tokens(self, messages: list[Message]) -> int:
         if isinstance(self.backend, TokenCounting):
@@ -339,7 +346,7 @@ class _Run:
         opts = self.opts
         await self.fit_context()
         request = self.request(list(self.context))
-        request.allowed = self.allowed_tools()
+        self.constrain(request)
         if self.on_queue is not None:
             sink, iteration = self.on_queue, self.iteration
 
@@ -543,20 +550,16 @@ class _Run:
             if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
         ]
 
-    def grounded_values(self) -> list[str]:
-        """Candidates from what the user said and what tools returned; never
-        from the model's own calls or from nudges."""
-        texts = self.grounding_texts()
-        # First what the errors' examples suggest (a failed value in the
-        # expected format), then everything seen.
+    def grounded_values(self, seen: list[str]) -> list[str]:
+        """Candidates from what the user said and what tools returned (`seen`);
+        never from the model's own calls or from nudges. First what the
+        errors' examples suggest (a failed value in the expected format)."""
         repaired = [c for f in self.failed.values() for cs in f.reshaped.values() for c in cs]
-        seen = extract_candidates(texts, self.placeholder_names())
         return list(dict.fromkeys(repaired + seen))
 
-    def grounded_labels(self) -> dict[str, list[str]]:
+    def grounded_labels(self, texts: list[str], seen: list[str]) -> dict[str, list[str]]:
         """Per grounded parameter, the candidates the conversation labels as
         its kind ("Order Q-58" for order_id; grounding.labelled)."""
-        texts = self.grounding_texts()
         # A value that already failed is no label's answer, for any tool: an
         # error message repeats the value it rejected.
         failed = {
@@ -566,9 +569,7 @@ class _Run:
             for v in f.args.values()
             if isinstance(v, str)
         }
-        candidates = [
-            c for c in extract_candidates(texts, self.placeholder_names()) if c not in failed
-        ]
+        candidates = [c for c in seen if c not in failed]
         out: dict[str, list[str]] = {}
         for name in self.grounded_parameters:
             found = labelled(candidates, texts, name)
