@@ -46,7 +46,7 @@ MAX_CANDIDATE = 64
 MAX_CANDIDATES = 64
 
 _QUOTED = re.compile(r"'([^'\n]{1,64})'|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`")
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
 _TRIM = ".,:;/#@+-_"
 _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")

@@ -846,3 +846,12 @@ async def test_a_value_that_failed_is_no_label_for_any_tool() -> None:
     # After the miss the failed code labels nothing, so report_booking's
     # grammar is not narrowed to it (lookup_booking's excludes it anyway).
     assert "K7XQ2M" not in backend.requests[2].grounded_labels.get("confirmation_code", [])
+
+
+def test_an_email_after_a_long_run_of_id_characters_is_still_found() -> None:
+    # The e-mail pattern only starts at a word boundary, so a 30,000-character
+    # run without '@' in a tool result costs one scan, not one per position.
+    text = "ref " + "0123456789" * 3000 + " mail ops-lead@example.com, cc a.b+c@x.io"
+    found = extract_candidates([text])
+    assert "ops-lead@example.com" in found
+    assert "a.b+c@x.io" in found
