@@ -90,7 +90,7 @@ def _convert_one(value: Any, target: str) -> Any:
         if target in ("array", "object"):
             try:
                 parsed = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = _NO
             if isinstance(parsed, list if target == "array" else dict):
                 return parsed

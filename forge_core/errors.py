@@ -22,6 +22,8 @@ class FailureReason(StrEnum):
     BACKEND = "BACKEND"
     CONTEXT_BUDGET_EXCEEDED = "CONTEXT_BUDGET_EXCEEDED"
     INTERNAL = "INTERNAL"
+    # Set by the server, not the loop: its drain period ended before the run.
+    SHUTTING_DOWN = "SHUTTING_DOWN"
 
 
 class ForgeError(Exception):

@@ -97,7 +97,7 @@ def _rescue(text: str) -> list[ToolCall] | None:
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -128,7 +128,7 @@ def _as_calls(value: Any) -> list[ToolCall]:
 def _decode_at(text: str, pos: int) -> tuple[Any, int] | None:
     try:
         value, end = _decoder.raw_decode(text, pos)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value, end
 

@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 # Clients may ping this often (the SDKs default to 30 s).
 MIN_CLIENT_PING_MS = 5_000
 
+# After the drain every run has ended in-band; this only lets the final
+# messages and trailers reach the clients.
+SHUTDOWN_CLOSE_S = 1.0
+
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ForgeService"].full_name
 
 
@@ -32,6 +36,7 @@ class ServerOptions:
     max_message_bytes: int = 16 * 1024 * 1024
     max_active_runs: int = 1024
     grace_s: float = 10.0
+    start_timeout_s: float = 10.0
 
 
 class ForgeServer:
@@ -44,8 +49,12 @@ class ForgeServer:
         self.health = health.aio.HealthServicer()
 
     async def stop(self, grace_s: float | None = None) -> None:
+        """Drain: health turns NOT_SERVING and new runs are refused at once;
+        running ones get `grace_s` seconds (None: unbounded), then end in-band
+        with SHUTTING_DOWN and their transcript before the transport closes."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(grace_s)
+        await self.service.drain(grace_s)
+        await self.server.stop(SHUTDOWN_CLOSE_S)
 
 
 async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
@@ -62,7 +71,12 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
             ("grpc.http2.max_ping_strikes", 0),
         ]
     )
-    service = ForgeService(backend, max_active_runs=options.max_active_runs)
+    service = ForgeService(
+        backend,
+        max_active_runs=options.max_active_runs,
+        max_message_bytes=options.max_message_bytes,
+        start_timeout_s=options.start_timeout_s,
+    )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     port = server.add_insecure_port(f"{options.host}:{options.port}")
     if port == 0:

@@ -49,8 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, default=int(env("FORGE_PORT", "50051")), help="port (0 picks one)"
     )
     net.add_argument("--max-message-bytes", type=int, default=16 * 1024 * 1024)
-    net.add_argument("--max-active-runs", type=int, default=1024)
-    net.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds to drain runs")
+    net.add_argument(
+        "--max-active-runs",
+        type=int,
+        default=1024,
+        help="open Run streams at most, streams still waiting to send start included",
+    )
+    net.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        help="seconds running runs get after SIGTERM; the rest then end with SHUTTING_DOWN",
+    )
+    net.add_argument(
+        "--start-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a new stream may take to send its start message",
+    )
 
     be = p.add_argument_group("backend")
     be.add_argument(
@@ -241,6 +257,7 @@ async def serve(args: argparse.Namespace) -> None:
             max_message_bytes=args.max_message_bytes,
             max_active_runs=args.max_active_runs,
             grace_s=args.shutdown_grace,
+            start_timeout_s=args.start_timeout,
         )
         forge = await start_server(backend, options)
         info = backend.info()

@@ -6,7 +6,7 @@ contract's terms, so the service can return INVALID_ARGUMENT naming it.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from typing import Any
 
 from forge.v1 import forge_service_pb2 as pb
@@ -14,8 +14,10 @@ from forge.v1 import messages_pb2 as mpb
 from forge.v1 import workflow_pb2 as wpb
 from forge_core.backends.base import Usage
 from forge_core.errors import FailureReason
+from forge_core.json_limits import JsonLimitError, loads_bounded
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import (
+    MAX_TOOLS,
     Prerequisite,
     RunOptions,
     ToolSpec,
@@ -40,15 +42,21 @@ _REASON_TO_PB = {r: pb.FailureReason.Value(f"FAILURE_REASON_{r.name}") for r in 
 
 
 def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
+    # Before any schema is parsed or compiled: rejecting 10,000 tools must
+    # not cost 10,000 compilations.
+    if len(msg.tools) > MAX_TOOLS:
+        raise WorkflowError(
+            "workflow.tools", f"at most {MAX_TOOLS} tools are allowed, got {len(msg.tools)}"
+        )
     tools = []
     for i, spec in enumerate(msg.tools):
         field_path = f"workflow.tools[{i}].parameters_json_schema"
         parameters: Any = {"type": "object", "properties": {}}
         if spec.parameters_json_schema.strip():
             try:
-                parameters = json.loads(spec.parameters_json_schema)
-            except ValueError as exc:
-                raise WorkflowError(field_path, f"is not valid JSON: {exc}") from exc
+                parameters = loads_bounded(spec.parameters_json_schema)
+            except JsonLimitError as exc:
+                raise WorkflowError(field_path, str(exc)) from exc
         check_parameters_schema(parameters, field_path)
         tools.append(
             ToolSpec(
@@ -89,6 +97,16 @@ _REPLAY = {
 }
 
 
+def _enum(table: Mapping[Any, str], value: int, default: str, field_path: str) -> str:
+    """UNSPECIFIED (0) means the default; a number the contract does not
+    define is an error rather than a silent default."""
+    if value == 0:
+        return default
+    if value not in table:
+        raise WorkflowError(field_path, f"unknown enum value {value}")
+    return table[value]
+
+
 def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
     defaults = RunOptions()
     g = msg.guardrails
@@ -119,9 +137,11 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         tool_relevance=not g.disable_tool_relevance,
         destructive_policy=not g.disable_destructive_policy,
         approve_destructive_calls=msg.approve_destructive_calls,
-        enforcement=_ENFORCEMENT.get(g.enforcement, "both"),
-        reasoning_replay=_REPLAY.get(msg.reasoning_replay, "keep_last"),
-        compaction_strategy=_COMPACTION.get(msg.compaction, "tiered"),
+        enforcement=_enum(_ENFORCEMENT, g.enforcement, "both", "options.guardrails.enforcement"),
+        reasoning_replay=_enum(
+            _REPLAY, msg.reasoning_replay, "keep_last", "options.reasoning_replay"
+        ),
+        compaction_strategy=_enum(_COMPACTION, msg.compaction, "tiered", "options.compaction"),
         context_budget_tokens=msg.context_budget_tokens,
         priority=msg.priority,
         cancel_on_preempt=msg.cancel_on_preempt,
@@ -132,21 +152,25 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
 
 def message_from_pb(msg: mpb.Message, field_path: str) -> Message:
     if msg.role not in _ROLE_FROM_PB:
-        raise WorkflowError(f"{field_path}.role", "must be set")
+        problem = (
+            "must be set" if msg.role == mpb.ROLE_UNSPECIFIED else f"unknown enum value {msg.role}"
+        )
+        raise WorkflowError(f"{field_path}.role", problem)
     calls = []
     for j, c in enumerate(msg.tool_calls):
         try:
-            args = json.loads(c.arguments_json) if c.arguments_json else {}
-        except ValueError as exc:
-            raise WorkflowError(
-                f"{field_path}.tool_calls[{j}].arguments_json", f"is not valid JSON: {exc}"
-            ) from exc
+            args = loads_bounded(c.arguments_json) if c.arguments_json else {}
+        except JsonLimitError as exc:
+            raise WorkflowError(f"{field_path}.tool_calls[{j}].arguments_json", str(exc)) from exc
         if not isinstance(args, dict):
             raise WorkflowError(f"{field_path}.tool_calls[{j}].arguments_json", "must be an object")
         calls.append(ToolCallInfo(call_id=c.id, name=c.name, args=args))
-    mtype = _TYPE_FROM_PB.get(msg.type)
-    if mtype is None:
+    if msg.type == mpb.MESSAGE_TYPE_UNSPECIFIED:
         mtype = _default_type(_ROLE_FROM_PB[msg.role], bool(calls))
+    elif msg.type in _TYPE_FROM_PB:
+        mtype = _TYPE_FROM_PB[msg.type]
+    else:
+        raise WorkflowError(f"{field_path}.type", f"unknown enum value {msg.type}")
     return Message(
         role=_ROLE_FROM_PB[msg.role],
         content=msg.content,

@@ -127,6 +127,16 @@ class StreamToolExecutor:
             )
 
 
+_KNOWN_ERROR_KINDS = frozenset(pb.ToolErrorKind.values())
+
+
+def invalid_result(result: pb.ToolResult) -> str:
+    """The field of `result` the server cannot interpret, or "" when none."""
+    if result.WhichOneof("outcome") == "error" and result.error.kind not in _KNOWN_ERROR_KINDS:
+        return "tool_result.error.kind"
+    return ""
+
+
 def _outcome(result: pb.ToolResult) -> ToolOutcome:
     if result.WhichOneof("outcome") == "error":
         kind = (

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_core.backends.base import Backend, StreamChunk
 from forge_core.context import CompactionResult
-from forge_core.errors import FailureReason, ForgeError
+from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
 from forge_core.loop import run_workflow
 from forge_core.messages import Message
@@ -37,8 +38,8 @@ from forge_server.convert import (
     usage_to_pb,
     workflow_from_pb,
 )
-from forge_server.errors import RequestRejected
-from forge_server.executor import StreamToolExecutor
+from forge_server.errors import RequestRejected, clip
+from forge_server.executor import StreamToolExecutor, invalid_result
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,10 @@ _CHUNK_TO_PB = {
 # the server's memory.
 OUTBOX_SIZE = 256
 
+# After the drain period, runs still going are stopped and get this long to
+# send their run_failed (with transcript) before the transport closes.
+SHUTDOWN_FLUSH_S = 2.0
+
 
 @dataclass
 class _Start:
@@ -63,13 +68,56 @@ class _Start:
     labels: dict[str, str]
 
 
+@dataclass
+class _Live:
+    """What the drain needs to stop a running run in-band."""
+
+    cancel: asyncio.Event
+    shutting_down: bool = False
+
+
 class ForgeService(pb_grpc.ForgeServiceServicer):
-    def __init__(self, backend: Backend, *, max_active_runs: int = 1024) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        max_active_runs: int = 1024,
+        max_message_bytes: int = 16 * 1024 * 1024,
+        start_timeout_s: float = 10.0,
+    ) -> None:
         self.backend = backend
         self.max_active_runs = max_active_runs
+        self.max_message_bytes = max_message_bytes
+        self.start_timeout_s = start_timeout_s
         self.active_runs = 0
+        # Streams count from their first byte: a client that opens streams and
+        # never sends `start` must not hold server resources for free.
+        self.open_streams = 0
+        self.draining = False
+        self._live: dict[str, _Live] = {}
+        self._idle = asyncio.Event()  # set while no run is live
+        self._idle.set()
         # Read once: NVML queries are slow and GPUs do not come and go.
         self.gpus, self.gpu_status = detect_gpus()
+
+    async def drain(self, grace_s: float | None) -> None:
+        """Refuse new runs; give running ones `grace_s` seconds (None: as long
+        as they take), then end the rest in-band with SHUTTING_DOWN."""
+        self.draining = True
+        if await self._idle_within(grace_s):
+            return
+        log.info("drain period over: stopping %d runs", len(self._live))
+        for live in self._live.values():
+            live.shutting_down = True
+            live.cancel.set()
+        await self._idle_within(SHUTDOWN_FLUSH_S)
+
+    async def _idle_within(self, timeout_s: float | None) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def GetServerInfo(
         self, request: pb.GetServerInfoRequest, context: grpc.aio.ServicerContext[object, object]
@@ -105,31 +153,75 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         request_iterator: AsyncIterator[pb.RunRequest],
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncIterator[pb.RunResponse]:
+        self.open_streams += 1
         try:
-            start = await self._read_start(request_iterator)
-            if self.active_runs >= self.max_active_runs:
-                raise RequestRejected(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    "SERVER_BUSY",
-                    "",
-                    f"the server already runs {self.active_runs} workflows; retry later",
+            try:
+                self._refuse_if_draining()
+                self._refuse_if_busy(self.open_streams - 1)
+                start = await asyncio.wait_for(
+                    self._read_start(request_iterator), self.start_timeout_s
                 )
-        except RequestRejected as exc:
-            await _abort(context, exc)
-            return
+                self._refuse_if_draining()
+            except TimeoutError:
+                await _abort(
+                    context,
+                    RequestRejected(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        "START_TIMEOUT",
+                        "start",
+                        f"no start message within {self.start_timeout_s:g}s of opening the stream",
+                    ),
+                )
+                return
+            except RequestRejected as exc:
+                await _abort(context, exc)
+                return
+            async for response in self._serve(start, request_iterator, context):
+                yield response
+        finally:
+            self.open_streams -= 1
 
+    def _refuse_if_draining(self) -> None:
+        if self.draining:
+            raise RequestRejected(
+                grpc.StatusCode.UNAVAILABLE,
+                "SHUTTING_DOWN",
+                "",
+                "the server is shutting down; retry on another instance",
+            )
+
+    def _refuse_if_busy(self, others: int) -> None:
+        if others >= self.max_active_runs:
+            raise RequestRejected(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "SERVER_BUSY",
+                "",
+                f"the server already has {others} open run streams "
+                f"(limit {self.max_active_runs}); retry later",
+            )
+
+    async def _serve(
+        self,
+        start: _Start,
+        request_iterator: AsyncIterator[pb.RunRequest],
+        context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
+    ) -> AsyncIterator[pb.RunResponse]:
         run_id = uuid.uuid4().hex
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(OUTBOX_SIZE)
         executor = StreamToolExecutor(outbox.put, start.options.tool_timeout_s)
-        cancel = asyncio.Event()
+        live = _Live(asyncio.Event())
         info = self.backend.info()
         self.active_runs += 1
+        self._live[run_id] = live
+        self._idle.clear()
         log.info(
             "run %s started: workflow=%r tools=%d labels=%s",
             run_id, start.workflow.name, len(start.workflow.tools), start.labels,
         )  # fmt: skip
-        engine = asyncio.create_task(self._engine(run_id, start, executor, cancel, outbox))
-        reader = asyncio.create_task(self._read_rest(request_iterator, executor, cancel, outbox))
+        engine = asyncio.create_task(self._engine(run_id, start, executor, live, outbox))
+        reader = asyncio.create_task(
+            self._read_rest(request_iterator, executor, live.cancel, outbox)
+        )
         try:
             yield pb.RunResponse(
                 run_started=pb.RunStarted(
@@ -148,9 +240,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     log.info("run %s rejected: %s", run_id, item.message)
                     await _abort(context, item)
                     return
-                yield item
+                yield fit(item, self.max_message_bytes)
         finally:
             self.active_runs -= 1
+            self._live.pop(run_id, None)
+            if not self._live:
+                self._idle.set()
             for task in (engine, reader):
                 task.cancel()
             await asyncio.gather(engine, reader, return_exceptions=True)
@@ -166,6 +261,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 "start",
                 "the stream closed before a start message",
             ) from None
+        except DecodeError as exc:
+            raise _unparsable("start", exc) from exc
         if first.WhichOneof("kind") != "start":
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -173,30 +270,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 "start",
                 f"the first message must be 'start', got {first.WhichOneof('kind')!r}",
             )
-        msg = first.start
         try:
-            if not msg.HasField("workflow"):
-                raise WorkflowError("start.workflow", "is required")
-            workflow = workflow_from_pb(msg.workflow)
-            options = options_from_pb(msg.options)
-            prior = [
-                message_from_pb(m, f"start.prior_messages[{i}]")
-                for i, m in enumerate(msg.prior_messages)
-            ]
-            if not msg.user_message.strip():
-                raise WorkflowError("start.user_message", "must not be empty")
+            # Compiling up to 128 schemas takes a while: not on the event loop,
+            # where it would stall every other run.
+            return await asyncio.to_thread(_parse_start, first.start)
         except WorkflowError as exc:
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT, "INVALID_WORKFLOW", exc.field, str(exc)
             ) from exc
-        return _Start(workflow, options, msg.user_message, prior, dict(msg.labels))
 
     async def _engine(
         self,
         run_id: str,
         start: _Start,
         executor: StreamToolExecutor,
-        cancel: asyncio.Event,
+        live: _Live,
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
     ) -> None:
         async def on_message(message: Message, index: int) -> None:
@@ -255,13 +343,17 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 on_chunk=on_chunk,
                 on_compact=on_compact,
                 on_queue=on_queue,
-                cancel=cancel,
+                cancel=live.cancel,
                 run_id=run_id,
                 approver=executor.approve,
             )
         except ForgeError as exc:
-            log.info("run %s failed: %s %s", run_id, exc.reason.value, exc.message)
-            await outbox.put(_failed(exc.reason, exc.message, exc))
+            reason, message = exc.reason, exc.message
+            if live.shutting_down and isinstance(exc, WorkflowCancelledError):
+                reason = FailureReason.SHUTTING_DOWN
+                message = f"the server is shutting down and its drain period ended ({message})"
+            log.info("run %s failed: %s %s", run_id, reason.value, message)
+            await outbox.put(_failed(reason, message, exc))
         except Exception as exc:
             log.exception("run %s crashed", run_id)
             await outbox.put(_failed(FailureReason.INTERNAL, f"internal error: {exc!r}", None))
@@ -291,46 +383,123 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         cancel: asyncio.Event,
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
     ) -> None:
-        async for request in requests:
-            kind = request.WhichOneof("kind")
-            if kind == "tool_result":
-                if not executor.resolve(request.tool_result):
-                    await outbox.put(
-                        RequestRejected(
-                            grpc.StatusCode.INVALID_ARGUMENT,
-                            "UNKNOWN_CALL_ID",
-                            "tool_result.call_id",
-                            f"tool_result.call_id {request.tool_result.call_id!r} does not match "
-                            "any tool call the server is waiting for",
-                        )
-                    )
+        try:
+            async for request in requests:
+                rejected = _route(request, executor, cancel)
+                if rejected is not None:
+                    await outbox.put(rejected)
                     return
-            elif kind == "approval":
-                if not executor.decide(request.approval):
-                    await outbox.put(
-                        RequestRejected(
-                            grpc.StatusCode.INVALID_ARGUMENT,
-                            "UNKNOWN_CALL_ID",
-                            "approval.call_id",
-                            f"approval.call_id {request.approval.call_id!r} does not match "
-                            "any call the server is waiting to have approved",
-                        )
-                    )
-                    return
-            elif kind == "cancel":
-                cancel.set()
-            else:
-                await outbox.put(
-                    RequestRejected(
-                        grpc.StatusCode.INVALID_ARGUMENT,
-                        "INVALID_REQUEST",
-                        kind or "kind",
-                        f"unexpected {kind or 'empty'} message after start",
-                    )
-                )
-                return
+        except DecodeError as exc:
+            # Left alone, this would end only this task: the run would wait
+            # for the tool timeout with the stream still open.
+            await outbox.put(_unparsable("a message after start", exc))
+            return
+        except Exception:
+            log.exception("reading the client's stream failed; cancelling the run")
         # The client half-closed: nobody will answer further tool calls.
         cancel.set()
+
+
+def _route(
+    request: pb.RunRequest, executor: StreamToolExecutor, cancel: asyncio.Event
+) -> RequestRejected | None:
+    """Deliver one client message after start; the rejection that ends the
+    stream when it is a protocol error."""
+    kind = request.WhichOneof("kind")
+    if kind == "tool_result":
+        bad_field = invalid_result(request.tool_result)
+        if bad_field:
+            return RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_REQUEST",
+                bad_field,
+                f"{bad_field}: unknown enum value {request.tool_result.error.kind}",
+            )
+        if not executor.resolve(request.tool_result):
+            return RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "UNKNOWN_CALL_ID",
+                "tool_result.call_id",
+                f"tool_result.call_id {_echo(request.tool_result.call_id)} does not match "
+                "any tool call the server is waiting for",
+            )
+    elif kind == "approval":
+        if not executor.decide(request.approval):
+            return RequestRejected(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "UNKNOWN_CALL_ID",
+                "approval.call_id",
+                f"approval.call_id {_echo(request.approval.call_id)} does not match "
+                "any call the server is waiting to have approved",
+            )
+    elif kind == "cancel":
+        cancel.set()
+    else:
+        return RequestRejected(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+            kind or "kind",
+            f"unexpected {kind or 'empty'} message after start",
+        )
+    return None
+
+
+def _parse_start(msg: pb.StartRun) -> _Start:
+    if not msg.HasField("workflow"):
+        raise WorkflowError("start.workflow", "is required")
+    workflow = workflow_from_pb(msg.workflow)
+    options = options_from_pb(msg.options)
+    prior = [
+        message_from_pb(m, f"start.prior_messages[{i}]") for i, m in enumerate(msg.prior_messages)
+    ]
+    if not msg.user_message.strip():
+        raise WorkflowError("start.user_message", "must not be empty")
+    return _Start(workflow, options, msg.user_message, prior, dict(msg.labels))
+
+
+def _unparsable(what: str, exc: DecodeError) -> RequestRejected:
+    return RequestRejected(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_REQUEST",
+        "",
+        f"{what} is not a valid forge.v1.RunRequest: {exc}",
+    )
+
+
+def _echo(value: str) -> str:
+    """A client-chosen string quoted in an error, short enough for a trailer."""
+    return repr(clip(value, 64))
+
+
+def fit(response: pb.RunResponse, limit: int) -> pb.RunResponse:
+    """`response` made to fit the message size limit instead of failing the
+    stream with RESOURCE_EXHAUSTED and losing the outcome.
+
+    A final message drops its transcript (and says so): the client already has
+    every message from `message_appended`. Text that alone is over the limit
+    is cut, with a marker saying so.
+    """
+    size = response.ByteSize()
+    if size <= limit:
+        return response
+    kind = response.WhichOneof("kind")
+    if kind in ("run_completed", "run_failed"):
+        final = response.run_completed if kind == "run_completed" else response.run_failed
+        del final.transcript[:]
+        final.transcript_omitted = True
+        size = response.ByteSize()
+        if size > limit and kind == "run_completed":
+            response.run_completed.result = _cut(response.run_completed.result, size - limit)
+    elif kind == "message_appended":
+        message = response.message_appended.message
+        message.content = _cut(message.content, size - limit)
+    log.warning("a %s event of %d bytes was cut to the %d-byte message limit", kind, size, limit)
+    return response
+
+
+def _cut(text: str, excess: int) -> str:
+    keep = max(0, len(text.encode()) - excess - 64)
+    return clip(text, keep)
 
 
 def queued_runs(backend: Backend) -> int:

@@ -378,6 +378,9 @@ class RunStream:
         self._tasks_by_call: dict[str, asyncio.Task[None]] = {}
         self._finished: asyncio.Queue[ToolCallFinished] = asyncio.Queue()
         self._values: dict[str, Any] = {}
+        # Stand-in for a final transcript the server omits (size limit): the
+        # server sends prior messages back only in a full transcript.
+        self._streamed: list[mpb.Message] = list(start.prior_messages)
         self.run_id = ""
         self.result: RunResult | None = None
 
@@ -428,6 +431,7 @@ class RunStream:
                     yield self._ask(response.approval_request)
                 elif kind == "message_appended":
                     m = response.message_appended
+                    self._streamed.append(m.message)
                     yield MessageAppended(m.message, m.index)
                 elif kind == "tool_call_cancelled":
                     gone = response.tool_call_cancelled
@@ -453,11 +457,13 @@ class RunStream:
                         output=done.result,
                         iterations=done.iterations,
                         usage=done.usage,
-                        transcript=list(done.transcript),
+                        transcript=list(
+                            self._streamed if done.transcript_omitted else done.transcript
+                        ),
                     )
                     return
                 elif kind == "run_failed":
-                    raise run_failed(response.run_failed)
+                    raise run_failed(response.run_failed, self._streamed)
         except grpc.aio.AioRpcError as exc:
             raise _rpc_error(exc) from exc
         finally:

@@ -78,6 +78,10 @@ class InternalServerError(RunFailedError):
     """A bug in the server."""
 
 
+class ShuttingDownError(RunFailedError):
+    """The server shut down before the run ended; retrying elsewhere is safe."""
+
+
 _BY_REASON: dict[int, type[RunFailedError]] = {
     pb.FAILURE_REASON_TOOL_CALL: ToolCallError,
     pb.FAILURE_REASON_TOOL_EXECUTION: ToolExecutionError,
@@ -88,10 +92,13 @@ _BY_REASON: dict[int, type[RunFailedError]] = {
     pb.FAILURE_REASON_BACKEND: BackendError,
     pb.FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED: ContextBudgetExceededError,
     pb.FAILURE_REASON_INTERNAL: InternalServerError,
+    pb.FAILURE_REASON_SHUTTING_DOWN: ShuttingDownError,
 }
 
 
-def run_failed(msg: pb.RunFailed) -> RunFailedError:
+def run_failed(msg: pb.RunFailed, streamed: list[mpb.Message] | None = None) -> RunFailedError:
+    """The typed error for `msg`; `streamed` (the messages received as
+    message_appended) stands in for a transcript the server omitted."""
     cls = _BY_REASON.get(msg.reason, RunFailedError)
     reason = pb.FailureReason.Name(msg.reason).removeprefix("FAILURE_REASON_")
     return cls(
@@ -99,7 +106,7 @@ def run_failed(msg: pb.RunFailed) -> RunFailedError:
         reason=reason,
         details=dict(msg.details),
         iterations=msg.iterations,
-        transcript=list(msg.transcript),
+        transcript=list(streamed or []) if msg.transcript_omitted else list(msg.transcript),
         usage=msg.usage,
     )
 

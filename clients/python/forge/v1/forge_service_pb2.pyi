@@ -98,6 +98,10 @@ class _FailureReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Failure
     """The conversation no longer fits the context budget."""
     FAILURE_REASON_INTERNAL: _FailureReason.ValueType  # 9
     """A bug in the server; the message says what."""
+    FAILURE_REASON_SHUTTING_DOWN: _FailureReason.ValueType  # 10
+    """The server is shutting down and its drain period ended before the run
+    did. Retrying on another server (or after a restart) is safe.
+    """
 
 class FailureReason(_FailureReason, metaclass=_FailureReasonEnumTypeWrapper):
     """Why a run failed. Each value is also an UPPER_SNAKE reason string
@@ -121,6 +125,10 @@ FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED: FailureReason.ValueType  # 8
 """The conversation no longer fits the context budget."""
 FAILURE_REASON_INTERNAL: FailureReason.ValueType  # 9
 """A bug in the server; the message says what."""
+FAILURE_REASON_SHUTTING_DOWN: FailureReason.ValueType  # 10
+"""The server is shutting down and its drain period ended before the run
+did. Retrying on another server (or after a restart) is safe.
+"""
 Global___FailureReason: _TypeAlias = FailureReason  # noqa: Y015
 
 @_typing.final
@@ -766,6 +774,7 @@ class RunCompleted(_message.Message):
     USAGE_FIELD_NUMBER: _builtins.int
     TRANSCRIPT_FIELD_NUMBER: _builtins.int
     TERMINAL_CALL_ID_FIELD_NUMBER: _builtins.int
+    TRANSCRIPT_OMITTED_FIELD_NUMBER: _builtins.int
     terminal_tool: _builtins.str
     result: _builtins.str
     """The terminal tool's output, as the client sent it."""
@@ -773,6 +782,11 @@ class RunCompleted(_message.Message):
     terminal_call_id: _builtins.str
     """The call_id of the terminal call, so an SDK can return the value its own
     tool function produced rather than the text sent over the wire.
+    """
+    transcript_omitted: _builtins.bool
+    """True when `transcript` is left empty because the whole message would
+    exceed the server's message size limit. The client already has every
+    message from `message_appended`; the SDKs rebuild the transcript from them.
     """
     @_builtins.property
     def usage(self) -> Global___Usage: ...
@@ -789,10 +803,11 @@ class RunCompleted(_message.Message):
         usage: Global___Usage | None = ...,
         transcript: _abc.Iterable[_messages_pb2.Message] | None = ...,
         terminal_call_id: _builtins.str = ...,
+        transcript_omitted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["usage", b"usage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["iterations", b"iterations", "result", b"result", "terminal_call_id", b"terminal_call_id", "terminal_tool", b"terminal_tool", "transcript", b"transcript", "usage", b"usage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["iterations", b"iterations", "result", b"result", "terminal_call_id", b"terminal_call_id", "terminal_tool", b"terminal_tool", "transcript", b"transcript", "transcript_omitted", b"transcript_omitted", "usage", b"usage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -828,9 +843,12 @@ class RunFailed(_message.Message):
     ITERATIONS_FIELD_NUMBER: _builtins.int
     USAGE_FIELD_NUMBER: _builtins.int
     TRANSCRIPT_FIELD_NUMBER: _builtins.int
+    TRANSCRIPT_OMITTED_FIELD_NUMBER: _builtins.int
     reason: Global___FailureReason.ValueType
     message: _builtins.str
     iterations: _builtins.int
+    transcript_omitted: _builtins.bool
+    """As RunCompleted.transcript_omitted."""
     @_builtins.property
     def details(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Reason-specific facts, e.g. "pending_steps", "tool_name", "iterations"."""
@@ -848,10 +866,11 @@ class RunFailed(_message.Message):
         iterations: _builtins.int = ...,
         usage: Global___Usage | None = ...,
         transcript: _abc.Iterable[_messages_pb2.Message] | None = ...,
+        transcript_omitted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["usage", b"usage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "iterations", b"iterations", "message", b"message", "reason", b"reason", "transcript", b"transcript", "usage", b"usage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "iterations", b"iterations", "message", b"message", "reason", b"reason", "transcript", b"transcript", "transcript_omitted", b"transcript_omitted", "usage", b"usage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -42,13 +42,25 @@ class ForgeServiceStub:
     google.rpc.Status in the grpc-status-details-bin trailer holding an
     ErrorInfo (domain "forge.v1", stable UPPER_SNAKE reason, metadata "field"
     naming the offending field) and, for field problems, a BadRequest.
-    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
+    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options /
+    prior messages: also enum
+    values the contract does not
+    define, JSON nested > 64 deep
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
-    second `start`, empty oneof
+    second `start`, empty oneof,
+    a message that does not
+    parse (e.g. invalid UTF-8),
+    an undefined ToolErrorKind
     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
     call the server is not
     waiting on (to approve)
-    RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
+    DEADLINE_EXCEEDED  reason START_TIMEOUT       no `start` within the
+    server's start timeout
+    RESOURCE_EXHAUSTED reason SERVER_BUSY         open-stream limit reached
+    (streams count from their
+    first byte, not from `start`)
+    UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
 
@@ -87,13 +99,25 @@ class ForgeServiceServicer:
     google.rpc.Status in the grpc-status-details-bin trailer holding an
     ErrorInfo (domain "forge.v1", stable UPPER_SNAKE reason, metadata "field"
     naming the offending field) and, for field problems, a BadRequest.
-    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
+    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options /
+    prior messages: also enum
+    values the contract does not
+    define, JSON nested > 64 deep
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
-    second `start`, empty oneof
+    second `start`, empty oneof,
+    a message that does not
+    parse (e.g. invalid UTF-8),
+    an undefined ToolErrorKind
     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
     call the server is not
     waiting on (to approve)
-    RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
+    DEADLINE_EXCEEDED  reason START_TIMEOUT       no `start` within the
+    server's start timeout
+    RESOURCE_EXHAUSTED reason SERVER_BUSY         open-stream limit reached
+    (streams count from their
+    first byte, not from `start`)
+    UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
 
@@ -152,13 +176,25 @@ class ForgeService:
     google.rpc.Status in the grpc-status-details-bin trailer holding an
     ErrorInfo (domain "forge.v1", stable UPPER_SNAKE reason, metadata "field"
     naming the offending field) and, for field problems, a BadRequest.
-    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options
+    INVALID_ARGUMENT   reason INVALID_WORKFLOW    bad workflow / options /
+    prior messages: also enum
+    values the contract does not
+    define, JSON nested > 64 deep
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
-    second `start`, empty oneof
+    second `start`, empty oneof,
+    a message that does not
+    parse (e.g. invalid UTF-8),
+    an undefined ToolErrorKind
     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
     call the server is not
     waiting on (to approve)
-    RESOURCE_EXHAUSTED reason SERVER_BUSY         run limit reached
+    DEADLINE_EXCEEDED  reason START_TIMEOUT       no `start` within the
+    server's start timeout
+    RESOURCE_EXHAUSTED reason SERVER_BUSY         open-stream limit reached
+    (streams count from their
+    first byte, not from `start`)
+    UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
 

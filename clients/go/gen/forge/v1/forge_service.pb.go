@@ -154,21 +154,25 @@ const (
 	FailureReason_FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED FailureReason = 8
 	// A bug in the server; the message says what.
 	FailureReason_FAILURE_REASON_INTERNAL FailureReason = 9
+	// The server is shutting down and its drain period ended before the run
+	// did. Retrying on another server (or after a restart) is safe.
+	FailureReason_FAILURE_REASON_SHUTTING_DOWN FailureReason = 10
 )
 
 // Enum value maps for FailureReason.
 var (
 	FailureReason_name = map[int32]string{
-		0: "FAILURE_REASON_UNSPECIFIED",
-		1: "FAILURE_REASON_TOOL_CALL",
-		2: "FAILURE_REASON_TOOL_EXECUTION",
-		3: "FAILURE_REASON_STEP_ENFORCEMENT",
-		4: "FAILURE_REASON_PREREQUISITE",
-		5: "FAILURE_REASON_MAX_ITERATIONS",
-		6: "FAILURE_REASON_CANCELLED",
-		7: "FAILURE_REASON_BACKEND",
-		8: "FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED",
-		9: "FAILURE_REASON_INTERNAL",
+		0:  "FAILURE_REASON_UNSPECIFIED",
+		1:  "FAILURE_REASON_TOOL_CALL",
+		2:  "FAILURE_REASON_TOOL_EXECUTION",
+		3:  "FAILURE_REASON_STEP_ENFORCEMENT",
+		4:  "FAILURE_REASON_PREREQUISITE",
+		5:  "FAILURE_REASON_MAX_ITERATIONS",
+		6:  "FAILURE_REASON_CANCELLED",
+		7:  "FAILURE_REASON_BACKEND",
+		8:  "FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED",
+		9:  "FAILURE_REASON_INTERNAL",
+		10: "FAILURE_REASON_SHUTTING_DOWN",
 	}
 	FailureReason_value = map[string]int32{
 		"FAILURE_REASON_UNSPECIFIED":             0,
@@ -181,6 +185,7 @@ var (
 		"FAILURE_REASON_BACKEND":                 7,
 		"FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED": 8,
 		"FAILURE_REASON_INTERNAL":                9,
+		"FAILURE_REASON_SHUTTING_DOWN":           10,
 	}
 )
 
@@ -1706,8 +1711,12 @@ type RunCompleted struct {
 	// The call_id of the terminal call, so an SDK can return the value its own
 	// tool function produced rather than the text sent over the wire.
 	TerminalCallId string `protobuf:"bytes,6,opt,name=terminal_call_id,json=terminalCallId,proto3" json:"terminal_call_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// True when `transcript` is left empty because the whole message would
+	// exceed the server's message size limit. The client already has every
+	// message from `message_appended`; the SDKs rebuild the transcript from them.
+	TranscriptOmitted bool `protobuf:"varint,7,opt,name=transcript_omitted,json=transcriptOmitted,proto3" json:"transcript_omitted,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RunCompleted) Reset() {
@@ -1782,17 +1791,26 @@ func (x *RunCompleted) GetTerminalCallId() string {
 	return ""
 }
 
+func (x *RunCompleted) GetTranscriptOmitted() bool {
+	if x != nil {
+		return x.TranscriptOmitted
+	}
+	return false
+}
+
 type RunFailed struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Reason  FailureReason          `protobuf:"varint,1,opt,name=reason,proto3,enum=forge.v1.FailureReason" json:"reason,omitempty"`
 	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Reason-specific facts, e.g. "pending_steps", "tool_name", "iterations".
-	Details       map[string]string `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Iterations    uint32            `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
-	Usage         *Usage            `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
-	Transcript    []*Message        `protobuf:"bytes,6,rep,name=transcript,proto3" json:"transcript,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Details    map[string]string `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Iterations uint32            `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	Usage      *Usage            `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
+	Transcript []*Message        `protobuf:"bytes,6,rep,name=transcript,proto3" json:"transcript,omitempty"`
+	// As RunCompleted.transcript_omitted.
+	TranscriptOmitted bool `protobuf:"varint,7,opt,name=transcript_omitted,json=transcriptOmitted,proto3" json:"transcript_omitted,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RunFailed) Reset() {
@@ -1865,6 +1883,13 @@ func (x *RunFailed) GetTranscript() []*Message {
 		return x.Transcript
 	}
 	return nil
+}
+
+func (x *RunFailed) GetTranscriptOmitted() bool {
+	if x != nil {
+		return x.TranscriptOmitted
+	}
+	return false
 }
 
 type GetServerInfoRequest struct {
@@ -2248,7 +2273,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x0fcache_hit_ratio\x18\x04 \x01(\x01R\rcacheHitRatio\x12\x1b\n" +
 	"\tprompt_ms\x18\x05 \x01(\x01R\bpromptMs\x12#\n" +
 	"\rgeneration_ms\x18\x06 \x01(\x01R\fgenerationMs\x12\x12\n" +
-	"\x04slot\x18\a \x01(\x05R\x04slot\"\xef\x01\n" +
+	"\x04slot\x18\a \x01(\x05R\x04slot\"\x9e\x02\n" +
 	"\fRunCompleted\x12#\n" +
 	"\rterminal_tool\x18\x01 \x01(\tR\fterminalTool\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\tR\x06result\x12\x1e\n" +
@@ -2259,7 +2284,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\n" +
 	"transcript\x18\x05 \x03(\v2\x11.forge.v1.MessageR\n" +
 	"transcript\x12(\n" +
-	"\x10terminal_call_id\x18\x06 \x01(\tR\x0eterminalCallId\"\xc8\x02\n" +
+	"\x10terminal_call_id\x18\x06 \x01(\tR\x0eterminalCallId\x12-\n" +
+	"\x12transcript_omitted\x18\a \x01(\bR\x11transcriptOmitted\"\xf7\x02\n" +
 	"\tRunFailed\x12/\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x17.forge.v1.FailureReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12:\n" +
@@ -2270,7 +2296,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x05usage\x18\x05 \x01(\v2\x0f.forge.v1.UsageR\x05usage\x121\n" +
 	"\n" +
 	"transcript\x18\x06 \x03(\v2\x11.forge.v1.MessageR\n" +
-	"transcript\x1a:\n" +
+	"transcript\x12-\n" +
+	"\x12transcript_omitted\x18\a \x01(\bR\x11transcriptOmitted\x1a:\n" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x16\n" +
@@ -2310,7 +2337,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x15CHUNK_TYPE_TEXT_DELTA\x10\x01\x12\x1e\n" +
 	"\x1aCHUNK_TYPE_TOOL_CALL_DELTA\x10\x02\x12\x14\n" +
 	"\x10CHUNK_TYPE_FINAL\x10\x03\x12\x14\n" +
-	"\x10CHUNK_TYPE_RETRY\x10\x04*\xdc\x02\n" +
+	"\x10CHUNK_TYPE_RETRY\x10\x04*\xfe\x02\n" +
 	"\rFailureReason\x12\x1e\n" +
 	"\x1aFAILURE_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18FAILURE_REASON_TOOL_CALL\x10\x01\x12!\n" +
@@ -2321,7 +2348,9 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x18FAILURE_REASON_CANCELLED\x10\x06\x12\x1a\n" +
 	"\x16FAILURE_REASON_BACKEND\x10\a\x12*\n" +
 	"&FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED\x10\b\x12\x1b\n" +
-	"\x17FAILURE_REASON_INTERNAL\x10\t2\x98\x01\n" +
+	"\x17FAILURE_REASON_INTERNAL\x10\t\x12 \n" +
+	"\x1cFAILURE_REASON_SHUTTING_DOWN\x10\n" +
+	"2\x98\x01\n" +
 	"\fForgeService\x126\n" +
 	"\x03Run\x12\x14.forge.v1.RunRequest\x1a\x15.forge.v1.RunResponse(\x010\x01\x12P\n" +
 	"\rGetServerInfo\x12\x1e.forge.v1.GetServerInfoRequest\x1a\x1f.forge.v1.GetServerInfoResponseB@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3"
