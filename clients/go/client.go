@@ -77,7 +77,10 @@ type RunResult struct {
 	Output     string
 	Iterations int
 	Usage      *Usage
-	// Transcript is the whole conversation, prior messages included.
+	// Transcript is the whole conversation, prior messages included. When
+	// the server omitted it for size (the contract's
+	// RunCompleted.transcript_omitted), the SDK rebuilds it from the prior
+	// messages it sent and the [MessageAppended] events, in order.
 	Transcript []*Message
 }
 

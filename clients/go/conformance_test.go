@@ -520,6 +520,8 @@ func checkTypedError(t *testing.T, err error, reason forge.FailureReason) {
 		ok = errors.As(err, new(*forge.ContextBudgetExceededError))
 	case forge.ReasonInternal:
 		ok = errors.As(err, new(*forge.InternalServerError))
+	case forge.ReasonShuttingDown:
+		ok = errors.As(err, new(*forge.ShuttingDownError))
 	}
 	if !ok {
 		t.Errorf("a %s failure is a %T, not its typed error", reason, err)

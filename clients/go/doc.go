@@ -25,9 +25,10 @@
 // A run either returns a [RunResult] or fails with a typed error carrying the
 // transcript: [*StepEnforcementError], [*ToolCallError], [*ToolExecutionError],
 // [*PrerequisiteError], [*MaxIterationsError], [*WorkflowCancelledError],
-// [*BackendError], [*ContextBudgetExceededError] or [*InternalServerError]
-// (all unwrap to [*RunError]); a request the server refuses is a
-// [*RequestRejectedError] and a broken stream a [*ConnectionLostError].
+// [*BackendError], [*ContextBudgetExceededError], [*InternalServerError] or
+// [*ShuttingDownError] (all unwrap to [*RunError]); a request the server
+// refuses is a [*RequestRejectedError] and a broken stream a
+// [*ConnectionLostError].
 //
 // Tools that cannot be undone are registered with [AsDestructive]: the server
 // offers them only when the user's words ask for them and runs them alone.

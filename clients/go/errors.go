@@ -29,6 +29,7 @@ const (
 	ReasonBackend               FailureReason = "BACKEND"                 // *BackendError
 	ReasonContextBudgetExceeded FailureReason = "CONTEXT_BUDGET_EXCEEDED" // *ContextBudgetExceededError
 	ReasonInternal              FailureReason = "INTERNAL"                // *InternalServerError
+	ReasonShuttingDown          FailureReason = "SHUTTING_DOWN"           // *ShuttingDownError
 )
 
 // RunError is a run the server accepted and then ended unsuccessfully. Every
@@ -43,7 +44,9 @@ type RunError struct {
 	Iterations int
 	Usage      *Usage
 	// Transcript is the conversation up to the failure, prior messages
-	// included.
+	// included. When the server omitted it for size (the contract's
+	// RunFailed.transcript_omitted), it is rebuilt as for
+	// [RunResult.Transcript].
 	Transcript []*Message
 	RunID      string
 
@@ -90,6 +93,10 @@ type ContextBudgetExceededError struct{ *RunError }
 // InternalServerError: a bug in the server.
 type InternalServerError struct{ *RunError }
 
+// ShuttingDownError: the server shut down before the run ended; retrying on
+// another server is safe.
+type ShuttingDownError struct{ *RunError }
+
 // Unwrap returns the [*RunError].
 func (e *ToolCallError) Unwrap() error { return e.RunError }
 
@@ -117,15 +124,25 @@ func (e *ContextBudgetExceededError) Unwrap() error { return e.RunError }
 // Unwrap returns the [*RunError].
 func (e *InternalServerError) Unwrap() error { return e.RunError }
 
-func runFailed(msg *forgev1.RunFailed, runID string, cause error) error {
+// Unwrap returns the [*RunError].
+func (e *ShuttingDownError) Unwrap() error { return e.RunError }
+
+// runFailed is the typed error of a run_failed message; streamed (the
+// messages received as message_appended) stands in for a transcript the
+// server omitted.
+func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause error) error {
 	reason := FailureReason(strings.TrimPrefix(msg.GetReason().String(), "FAILURE_REASON_"))
+	transcript := msg.GetTranscript()
+	if msg.GetTranscriptOmitted() {
+		transcript = streamed
+	}
 	base := &RunError{
 		Reason:     reason,
 		Message:    msg.GetMessage(),
 		Details:    msg.GetDetails(),
 		Iterations: int(msg.GetIterations()),
 		Usage:      msg.GetUsage(),
-		Transcript: msg.GetTranscript(),
+		Transcript: transcript,
 		RunID:      runID,
 	}
 	if reason == ReasonCancelled {
@@ -153,6 +170,8 @@ func runFailed(msg *forgev1.RunFailed, runID string, cause error) error {
 		return &ContextBudgetExceededError{base}
 	case ReasonInternal:
 		return &InternalServerError{base}
+	case ReasonShuttingDown:
+		return &ShuttingDownError{base}
 	}
 	return base
 }

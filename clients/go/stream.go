@@ -136,6 +136,11 @@ type runLoop struct {
 	queue []Event
 	out   chan Event
 
+	// streamed: the prior messages, then those received as
+	// message_appended, in order; they stand in for a final transcript the
+	// server omitted for size.
+	streamed []*Message
+
 	runID       string
 	cancelled   bool
 	cancelCause error
@@ -158,6 +163,8 @@ func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[for
 		decided:  make(chan approvalDone),
 		finished: make(chan struct{}),
 		toolCtx:  toolCtx,
+		// The server sends prior messages back only in a full transcript.
+		streamed: append([]*Message(nil), start.GetPriorMessages()...),
 		endTools: endTools,
 		pending:  map[string]*pendingCall{},
 		asking:   map[string]*pendingCall{},
@@ -312,6 +319,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		l.ask(kind.ApprovalRequest)
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
+		l.streamed = append(l.streamed, m.GetMessage())
 		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
 	case *forgev1.RunResponse_Compacted:
 		m := kind.Compacted
@@ -333,6 +341,10 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		if !ok {
 			value = m.GetResult()
 		}
+		transcript := m.GetTranscript()
+		if m.GetTranscriptOmitted() {
+			transcript = l.streamed
+		}
 		return &RunResult{
 			RunID:        l.runID,
 			TerminalTool: m.GetTerminalTool(),
@@ -340,10 +352,10 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			Output:       m.GetResult(),
 			Iterations:   int(m.GetIterations()),
 			Usage:        m.GetUsage(),
-			Transcript:   m.GetTranscript(),
+			Transcript:   transcript,
 		}, nil, true
 	case *forgev1.RunResponse_RunFailed:
-		return nil, runFailed(kind.RunFailed, l.runID, l.cancelCause), true
+		return nil, runFailed(kind.RunFailed, l.runID, l.streamed, l.cancelCause), true
 	}
 	return nil, nil, false
 }

@@ -331,7 +331,11 @@ export interface RunResult<V = unknown> {
   output: string;
   iterations: number;
   usage: Usage;
-  /** The whole conversation, prior messages included. */
+  /**
+   * The whole conversation, prior messages included. When the server omitted
+   * it for size (RunCompleted.transcript_omitted), the SDK rebuilds it from
+   * the prior messages it sent and the `message_appended` events, in order.
+   */
   transcript: Message[];
 }
 
@@ -596,6 +600,8 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   /** Approval requests whose decision is still being made. */
   private readonly approvals = new Map<string, PendingCall>();
   private readonly values = new Map<string, unknown>();
+  /** The prior messages, then those received as message_appended: they stand in for a transcript the server omitted. */
+  private readonly streamed: Message[];
   private iterated = false;
   private cancelRequested = false;
   private finished = false;
@@ -608,6 +614,8 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
 
   constructor(init: RunStreamInit) {
     this.init = init;
+    // The server sends prior messages back only in a full transcript.
+    this.streamed = init.start.priorMessages.map(messageFromPb);
     this.result = this.drive();
     // The result is also delivered through iteration; never report it as unhandled.
     this.result.catch(() => undefined);
@@ -756,13 +764,12 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       case "approvalRequest":
         this.askApproval(kind.value);
         return undefined;
-      case "messageAppended":
-        this.events.push({
-          type: "message_appended",
-          message: messageFromPb(kind.value.message ?? create(MessageSchema)),
-          index: kind.value.index,
-        });
+      case "messageAppended": {
+        const message = messageFromPb(kind.value.message ?? create(MessageSchema));
+        this.streamed.push(message);
+        this.events.push({ type: "message_appended", message, index: kind.value.index });
         return undefined;
+      }
       case "runCompleted": {
         const done = kind.value;
         return {
@@ -775,12 +782,12 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
             output: done.result,
             iterations: done.iterations,
             usage: usageFromPb(done.usage),
-            transcript: done.transcript.map(messageFromPb),
+            transcript: done.transcriptOmitted ? [...this.streamed] : done.transcript.map(messageFromPb),
           },
         };
       }
       case "runFailed":
-        return { error: runFailedFromPb(kind.value) };
+        return { error: runFailedFromPb(kind.value, this.streamed) };
       case "toolCallCancelled": {
         const { callId, reason } = kind.value;
         const pending = this.pending.get(callId);

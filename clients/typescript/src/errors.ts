@@ -16,7 +16,8 @@ export type FailureReasonName =
   | "CANCELLED"
   | "BACKEND"
   | "CONTEXT_BUDGET_EXCEEDED"
-  | "INTERNAL";
+  | "INTERNAL"
+  | "SHUTTING_DOWN";
 
 /** Base class of every error the SDK throws. */
 export class ForgeError extends Error {
@@ -50,7 +51,11 @@ export class RunFailedError extends ForgeError {
   /** Reason-specific facts, e.g. `pending_steps`, `tool_name`. */
   readonly details: Readonly<Record<string, string>>;
   readonly iterations: number;
-  /** The conversation so far, prior messages included. */
+  /**
+   * The conversation so far, prior messages included. When the server omitted
+   * it for size (RunFailed.transcript_omitted), rebuilt as for
+   * `RunResult.transcript`.
+   */
   readonly transcript: readonly Message[];
   readonly usage: Usage;
 
@@ -101,6 +106,10 @@ export class ContextBudgetExceededError extends RunFailedError {
 export class InternalServerError extends RunFailedError {
   override name = "InternalServerError";
 }
+/** The server shut down before the run ended; retrying on another server is safe. */
+export class ShuttingDownError extends RunFailedError {
+  override name = "ShuttingDownError";
+}
 
 const BY_REASON: Record<FailureReasonName, typeof RunFailedError> = {
   UNSPECIFIED: RunFailedError,
@@ -113,16 +122,21 @@ const BY_REASON: Record<FailureReasonName, typeof RunFailedError> = {
   BACKEND: BackendError,
   CONTEXT_BUDGET_EXCEEDED: ContextBudgetExceededError,
   INTERNAL: InternalServerError,
+  SHUTTING_DOWN: ShuttingDownError,
 };
 
-export function runFailedFromPb(msg: RunFailed): RunFailedError {
+/**
+ * The typed error of a run_failed message. `streamed` (the messages received
+ * as message_appended) stands in for a transcript the server omitted for size.
+ */
+export function runFailedFromPb(msg: RunFailed, streamed: readonly Message[] = []): RunFailedError {
   const name = (FailureReason[msg.reason] ?? "UNSPECIFIED") as FailureReasonName;
   const cls = BY_REASON[name] ?? RunFailedError;
   return new cls(msg.message, {
     reason: name,
     details: { ...msg.details },
     iterations: msg.iterations,
-    transcript: msg.transcript.map(messageFromPb),
+    transcript: msg.transcriptOmitted ? [...streamed] : msg.transcript.map(messageFromPb),
     usage: usageFromPb(msg.usage),
   });
 }

@@ -59,6 +59,7 @@ export {
   PrerequisiteError,
   RequestRejectedError,
   RunFailedError,
+  ShuttingDownError,
   StepEnforcementError,
   ToolCallError,
   ToolExecutionError,

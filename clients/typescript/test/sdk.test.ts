@@ -2,7 +2,7 @@
  * SDK behaviour over the real forge-server (scripted backend, this file's own
  * scripts): abort, throwing handlers, schema parse failures, concurrency,
  * server give-up, rejected requests, stream loss, the event iterator,
- * approval of destructive calls.
+ * approval of destructive calls, the server's message size limit and shutdown.
  */
 
 import assert from "node:assert/strict";
@@ -26,9 +26,11 @@ import {
   ConnectionLostError,
   type ForgeClient,
   type ForgeEvent,
+  type Message,
   type MessageInput,
   RequestRejectedError,
   RunFailedError,
+  ShuttingDownError,
   ToolExecutionError,
   ToolResolutionError,
   type ToolResultEvent,
@@ -64,6 +66,8 @@ const SCRIPTS: Record<string, unknown[]> = {
     call("delete_file", { path: "/var/log/old.log" }),
     call("respond", { message: "The file was not deleted." }),
   ],
+  ts_big_transcript: [paris, call("get_weather", { city: "Oslo" }), report],
+  ts_shutdown: [paris, report],
 };
 
 const weatherArgs = z.object({ city: z.string().describe("City name") });
@@ -558,6 +562,77 @@ describe("stream loss", () => {
       assert.ok((await handlerAbort) instanceof DOMException);
     } finally {
       lossClient.close();
+      await own.stop();
+    }
+  });
+});
+
+describe("server limits", () => {
+  test("a final transcript the server omits for its message size limit is rebuilt from message_appended", async () => {
+    // Two 160,000-character tool results: each message fits the 300,000-byte
+    // limit, the final run_completed with the whole transcript does not, so
+    // the server sends it without the transcript (transcript_omitted).
+    const own = await startForgeServer(
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--max-message-bytes", "300000"],
+      60_000,
+    );
+    const limitClient = createForgeClient({ address: own.address });
+    try {
+      const big = "sunny and mild, ".repeat(10_000);
+      const wf = weatherWorkflow("ts_big_transcript", async ({ city }) => `${city}: ${big}`);
+      const appended: Message[] = [];
+      const result = await limitClient.run(wf, "What's the weather in Paris and Oslo?", {
+        priorMessages: [{ role: "user", content: "Earlier: hello" }],
+        onEvent: (e) => {
+          if (e.type === "message_appended") appended.push(e.message);
+        },
+      });
+      assert.equal(result.terminalTool, "report");
+      const bytes = appended.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
+      assert.ok(bytes > 300_000, `the messages hold ${bytes} bytes: the transcript would fit the limit`);
+      // Rebuilt from the prior message the client sent and the events.
+      assert.equal(result.transcript.length, 1 + appended.length);
+      assert.equal(result.transcript[0]?.content, "Earlier: hello");
+      assert.deepEqual(
+        result.transcript.slice(1).map((m) => [m.type, m.content]),
+        appended.map((m) => [m.type, m.content]),
+      );
+      assert.ok(
+        result.transcript.some((m) => m.content.includes(`Oslo: ${big}`)),
+        "the transcript lacks the large tool result",
+      );
+    } finally {
+      limitClient.close();
+      await own.stop();
+    }
+  });
+
+  test("a server shutting down ends the run in-band with ShuttingDownError and the transcript", async () => {
+    const own = await startForgeServer(
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0.5"],
+      60_000,
+    );
+    const shutdownClient = createForgeClient({ address: own.address });
+    try {
+      let handlerAbort: Promise<unknown> | undefined;
+      const wf = weatherWorkflow("ts_shutdown", async (_args, { signal }) => {
+        handlerAbort = aborted(signal);
+        // The server drains for 0.5 s, then ends the run still waiting on this call.
+        own.process.kill("SIGTERM");
+        await sleep(20_000, undefined, { signal });
+        return "late";
+      });
+      const err = await shutdownClient.run(wf, "What's the weather in Paris?").then(
+        () => assert.fail("the run should have failed"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ShuttingDownError, `${String(err)}\n${own.log()}`);
+      assert.ok(err instanceof RunFailedError);
+      assert.equal(err.reason, "SHUTTING_DOWN");
+      assert.ok(err.transcript.length > 0, "the error carries no transcript");
+      assert.ok((await handlerAbort) instanceof DOMException);
+    } finally {
+      shutdownClient.close();
       await own.stop();
     }
   });
