@@ -11,9 +11,10 @@ run outlives its stream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,8 +177,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             except RequestRejected as exc:
                 await _abort(context, exc)
                 return
-            async for response in self._serve(start, request_iterator, context):
-                yield response
+            # aclosing: a stream cancelled while a response is on the wire
+            # must release its run now, not when the generator is collected.
+            async with contextlib.aclosing(self._serve(start, request_iterator, context)) as run:
+                async for response in run:
+                    yield response
         finally:
             self.open_streams -= 1
 
@@ -205,7 +209,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         start: _Start,
         request_iterator: AsyncIterator[pb.RunRequest],
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
-    ) -> AsyncIterator[pb.RunResponse]:
+    ) -> AsyncGenerator[pb.RunResponse, None]:
         run_id = uuid.uuid4().hex
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(OUTBOX_SIZE)
         executor = StreamToolExecutor(outbox.put, start.options.tool_timeout_s)
