@@ -10,6 +10,7 @@ nothing legitimate.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -46,8 +47,27 @@ def loads_bounded(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
     if json_depth_exceeds(text, limit):
         raise JsonLimitError(f"nests deeper than {limit} levels")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
+    except JsonLimitError:
+        raise
     except RecursionError as exc:  # only if `limit` is set near the interpreter's own
         raise JsonLimitError(f"nests too deeply: {exc}") from exc
     except ValueError as exc:
         raise JsonLimitError(f"is not valid JSON: {exc}") from exc
+
+
+def _no_constants(name: str) -> Any:
+    # Python's json reads NaN and Infinity; RFC 8259 has neither, and a NaN
+    # bound makes every comparison in a schema false.
+    raise JsonLimitError(f"is not valid JSON: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonLimitError(f"is not valid JSON here: {_clip_number(text)} overflows to Infinity")
+    return value
+
+
+def _clip_number(text: str) -> str:
+    return text if len(text) <= 32 else text[:29] + "..."

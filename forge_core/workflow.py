@@ -7,6 +7,7 @@ Validation names the offending field in the contract's terms
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,15 @@ RESPOND_TOOL = "respond"
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 MAX_TOOLS = 128
+# The name is shown to the model and written to every log line of the run.
+MAX_WORKFLOW_NAME = 256
+# A day: uint32 milliseconds reach 49.7 days, which is what a negative int32
+# from a careless client turns into.
+MAX_TOOL_TIMEOUT_S = 86_400.0
+# Repetition bounds in a schema's regexes: Python's engine overflows past
+# 2^32 and allocates per repetition below that.
+MAX_PATTERN_REPEAT = 10_000
+_REPEAT = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 
 
 class WorkflowError(ValueError):
@@ -139,6 +149,12 @@ class RunOptions:
             raise WorkflowError("options.temperature", f"must be in [0, 2], got {self.temperature}")
         if self.tool_timeout_s <= 0:
             raise WorkflowError("options.tool_timeout_ms", "must be positive")
+        if self.tool_timeout_s > MAX_TOOL_TIMEOUT_S:
+            raise WorkflowError(
+                "options.tool_timeout_ms",
+                f"must be at most {MAX_TOOL_TIMEOUT_S * 1000:.0f} (a day), "
+                f"got {self.tool_timeout_s * 1000:.0f}",
+            )
 
 
 @dataclass
@@ -262,6 +278,7 @@ def check_parameters_schema(schema: Any, field_path: str) -> None:
     """A tool's parameters must be a valid JSON Schema describing an object."""
     if not isinstance(schema, dict):
         raise WorkflowError(field_path, "must be a JSON object (a JSON Schema)")
+    check_patterns(schema, field_path)
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
@@ -275,8 +292,96 @@ def check_parameters_schema(schema: Any, field_path: str) -> None:
     check_references(schema, field_path)
 
 
+def check_patterns(schema: Any, field_path: str) -> None:
+    """Every regex in the schema compiles, with bounded repetition counts.
+
+    Checked before the metaschema's own regex check, which lets OverflowError
+    (`a{99999999999}`) escape as an internal error.
+    """
+    for pattern, where in _patterns(schema):
+        for match in _REPEAT.finditer(pattern):
+            # Length first: int() of a 5,000-digit string is itself an error.
+            counts = [n for n in match.groups() if n]
+            if any(len(n) > 9 or int(n) > MAX_PATTERN_REPEAT for n in counts):
+                raise WorkflowError(
+                    field_path,
+                    f"regex at '{where}' has a repetition count of {_clip(match.group(0))}; "
+                    f"at most {MAX_PATTERN_REPEAT} is allowed",
+                )
+        try:
+            re.compile(pattern)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise WorkflowError(
+                field_path, f"regex at '{where}' is not a valid regex: {exc}"
+            ) from exc
+
+
+def _patterns(node: Any, pointer: str = "") -> list[tuple[str, str]]:
+    """Every (regex, JSON pointer) of `pattern` and `patternProperties`."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{pointer}/{key}"
+            if key == "pattern" and isinstance(value, str):
+                found.append((value, where))
+            elif key == "patternProperties" and isinstance(value, dict):
+                found += [(regex, f"{where}/{regex}") for regex in value]
+                for regex, sub in value.items():
+                    found += _patterns(sub, f"{where}/{regex}")
+            elif key not in _INSTANCE_KEYWORDS:
+                found += _patterns(value, where)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _patterns(value, f"{pointer}/{i}")
+    return found
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_workflow_name(name: str) -> None:
+    if not name.strip():
+        raise WorkflowError("workflow.name", "must not be empty or only whitespace")
+    if len(name) > MAX_WORKFLOW_NAME:
+        raise WorkflowError(
+            "workflow.name", f"must be at most {MAX_WORKFLOW_NAME} characters, got {len(name)}"
+        )
+    bad = next((c for c in name if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise WorkflowError(
+            "workflow.name", f"must not contain a control character (found {bad!r})"
+        )
+
+
+def _properties(schema: dict[str, Any]) -> set[str] | None:
+    """The top-level property names, or None when they cannot be known
+    without evaluating combinators or references."""
+    if any(k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "if", "patternProperties")):
+        return None
+    properties = schema.get("properties", {})
+    return set(properties) if isinstance(properties, dict) else None
+
+
+def _check_match_args(wf: Workflow) -> None:
+    """A prerequisite's match_arg names an argument of both tools: otherwise
+    the prerequisite can never be met (or is met by a missing value)."""
+    for i, tool in enumerate(wf.tools):
+        for j, prereq in enumerate(tool.prerequisites):
+            if not prereq.match_arg:
+                continue
+            for owner in (tool, wf.tools_by_name[prereq.tool]):
+                names = _properties(owner.parameters)
+                if names is not None and prereq.match_arg not in names:
+                    raise WorkflowError(
+                        f"workflow.tools[{i}].prerequisites[{j}].match_arg",
+                        f"{_clip(prereq.match_arg)!r} is not a parameter of {owner.name!r}",
+                    )
+
+
 def validate_workflow(wf: Workflow) -> None:
     """Raise WorkflowError naming the first field that makes `wf` unrunnable."""
+    check_workflow_name(wf.name)
     if not wf.tools and not wf.respond_tool:
         raise WorkflowError("workflow.tools", "at least one tool (or respond_tool) is required")
     if len(wf.tools) > MAX_TOOLS:
@@ -305,6 +410,7 @@ def validate_workflow(wf: Workflow) -> None:
             if prereq.tool == tool.name:
                 raise WorkflowError(path, "a tool cannot be its own prerequisite")
     _check_prerequisite_cycles(wf)
+    _check_match_args(wf)
     for i, step in enumerate(wf.required_steps):
         if step not in seen:
             raise WorkflowError(f"workflow.required_steps[{i}]", f"unknown tool {step!r}")

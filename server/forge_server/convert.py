@@ -6,7 +6,7 @@ contract's terms, so the service can return INVALID_ARGUMENT naming it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from forge.v1 import forge_service_pb2 as pb
@@ -181,6 +181,27 @@ def message_from_pb(msg: mpb.Message, field_path: str) -> Message:
         tool_name=msg.tool_name,
         transient=msg.transient,
     )
+
+
+def prior_from_pb(msgs: Sequence[mpb.Message]) -> list[Message]:
+    """Prior messages, each tool result answering a call made before it."""
+    prior = []
+    issued: set[str] = set()
+    for i, m in enumerate(msgs):
+        field_path = f"start.prior_messages[{i}]"
+        message = message_from_pb(m, field_path)
+        issued.update(c.call_id for c in message.tool_calls)
+        if message.role is MessageRole.TOOL and message.tool_call_id not in issued:
+            raise WorkflowError(
+                f"{field_path}.tool_call_id",
+                f"{_quote(message.tool_call_id)} answers no tool call of an earlier prior message",
+            )
+        prior.append(message)
+    return prior
+
+
+def _quote(value: str) -> str:
+    return repr(value if len(value) <= 64 else value[:61] + "...")
 
 
 def _default_type(role: MessageRole, has_calls: bool) -> MessageType:

@@ -32,9 +32,9 @@ from forge_core.messages import Message
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__
 from forge_server.convert import (
-    message_from_pb,
     message_to_pb,
     options_from_pb,
+    prior_from_pb,
     reason_to_pb,
     usage_to_pb,
     workflow_from_pb,
@@ -453,9 +453,7 @@ def _parse_start(msg: pb.StartRun) -> _Start:
         raise WorkflowError("start.workflow", "is required")
     workflow = workflow_from_pb(msg.workflow)
     options = options_from_pb(msg.options)
-    prior = [
-        message_from_pb(m, f"start.prior_messages[{i}]") for i, m in enumerate(msg.prior_messages)
-    ]
+    prior = prior_from_pb(msg.prior_messages)
     if not msg.user_message.strip():
         raise WorkflowError("start.user_message", "must not be empty")
     return _Start(workflow, options, msg.user_message, prior, dict(msg.labels))
