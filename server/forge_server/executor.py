@@ -6,10 +6,19 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.loop import Approval, ToolErrorKind, ToolOutcome
 from forge_core.messages import ToolCallInfo
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+# asyncio's loop.call_later, or a test's hand-driven clock.
+CallLater = Callable[[float, Callable[[], None]], Timer]
 
 
 class StreamToolExecutor:
@@ -19,9 +28,16 @@ class StreamToolExecutor:
     client can run them concurrently and answer in any order.
     """
 
-    def __init__(self, send: Callable[[pb.RunResponse], Awaitable[None]], timeout_s: float) -> None:
+    def __init__(
+        self,
+        send: Callable[[pb.RunResponse], Awaitable[None]],
+        timeout_s: float,
+        call_later: CallLater | None = None,
+    ) -> None:
         self._send = send
         self._timeout_s = timeout_s
+        # None: the running loop's; tests pass a clock they advance by hand.
+        self._call_later = call_later
         self._pending: dict[str, asyncio.Future[ToolOutcome]] = {}
         self._approvals: dict[str, asyncio.Future[Approval]] = {}
         # Calls the server stopped waiting for (timed out, cancelled): a result
@@ -31,6 +47,8 @@ class StreamToolExecutor:
     def resolve(self, result: pb.ToolResult) -> bool:
         """Deliver a client's result; False when the call id was never issued."""
         future = self._pending.get(result.call_id)
+        if future is not None and future.cancelled():
+            return True  # the run stopped waiting; its cleanup is on its way
         if future is None or future.done():
             return result.call_id in self._abandoned
         future.set_result(_outcome(result))
@@ -40,6 +58,8 @@ class StreamToolExecutor:
         """Deliver a client's approval decision; False when the server asked
         for none with that call id (or no longer waits for it)."""
         future = self._approvals.get(decision.call_id)
+        if future is not None and future.cancelled():
+            return True
         if future is None or future.done():
             return decision.call_id in self._abandoned
         future.set_result(Approval(decision.approved, decision.reason))
@@ -61,7 +81,11 @@ class StreamToolExecutor:
                     )
                 )
             )
-            return await asyncio.wait_for(future, self._timeout_s)
+            timer = self._expire_after(call.call_id, future)
+            try:
+                return await future
+            finally:
+                timer.cancel()
         except TimeoutError:
             return Approval(False, f"no decision within {self._timeout_s:g}s")
         finally:
@@ -97,21 +121,35 @@ class StreamToolExecutor:
         finally:
             for call_id, future in futures.items():
                 self._pending.pop(call_id, None)
-                if not future.done():
+                if future.cancelled() or not future.done():
                     self._abandoned.add(call_id)
                     future.cancel()
                     await self._cancelled(call_id, "the run stopped waiting for this call")
 
+    def _expire_after(self, call_id: str, future: asyncio.Future[Any]) -> Timer:
+        def expire() -> None:
+            # One step, no await: from this instant the call is abandoned, so a
+            # result already on its way is ignored instead of being refused
+            # as an unknown call id.
+            if not future.done():
+                self._abandoned.add(call_id)
+                future.set_exception(TimeoutError())
+
+        call_later = self._call_later or asyncio.get_running_loop().call_later
+        return call_later(self._timeout_s, expire)
+
     async def _wait(self, call: ToolCallInfo, future: asyncio.Future[ToolOutcome]) -> ToolOutcome:
+        timer = self._expire_after(call.call_id, future)
         try:
-            return await asyncio.wait_for(future, self._timeout_s)
+            return await future
         except TimeoutError:
-            self._abandoned.add(call.call_id)
             await self._cancelled(call.call_id, f"no result within {self._timeout_s:g}s")
             return ToolOutcome(
                 error=f"the client sent no result for {call.name!r} within {self._timeout_s:g}s",
                 error_kind=ToolErrorKind.HARD,
             )
+        finally:
+            timer.cancel()
 
     async def _cancelled(self, call_id: str, reason: str) -> None:
         # Best effort: the stream may already be closing.

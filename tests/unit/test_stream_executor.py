@@ -4,7 +4,9 @@ ToolCallRequests and the client's ToolResults come back in any order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Callable
 
 import forge.v1.forge_service_pb2 as pb
 from forge_core.coercion import Coercion
@@ -225,3 +227,97 @@ async def test_coercions_are_sent_json_encoded() -> None:
         assert json.loads(sent.coerced_json) == c.coerced
     executor.resolve(ok("call_1", "done"))
     await asyncio.wait_for(task, 1)
+
+
+class HandClock:
+    """A call_later whose timers fire only when the test says so: the
+    interleavings of issue 22 are driven step by step, with no sleeps."""
+
+    def __init__(self) -> None:
+        self.timers: list[HandTimer] = []
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> HandTimer:
+        timer = HandTimer(callback)
+        self.timers.append(timer)
+        return timer
+
+    async def armed(self, n: int) -> None:
+        """Let the executor run until `n` timers are set."""
+        for _ in range(100):
+            if len(self.timers) >= n:
+                return
+            await asyncio.sleep(0)
+        raise AssertionError(f"only {len(self.timers)} of {n} timers were set")
+
+    def fire(self) -> None:
+        for timer in self.timers:
+            if not timer.cancelled:
+                timer.cancelled = True
+                timer.callback()
+
+
+class HandTimer:
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+async def test_a_result_arriving_as_its_call_times_out_is_ignored_not_refused() -> None:
+    sink, clock = Sink(), HandClock()
+    executor = StreamToolExecutor(sink.send, timeout_s=5, call_later=clock.call_later)
+    task = asyncio.create_task(executor.execute(CALLS[:1], iteration=1))
+    await clock.armed(1)
+    # The timeout fires and, before the waiting task resumes, the client's
+    # result arrives: the window in which the old executor answered
+    # UNKNOWN_CALL_ID (its call was not yet recorded as abandoned).
+    clock.fire()
+    assert executor.resolve(ok("call_1", "late")) is True
+    [outcome] = await task
+    assert outcome.error_kind is ToolErrorKind.HARD
+    assert "within 5s" in outcome.error
+    assert sink.sent[-1].tool_call_cancelled.call_id == "call_1"
+    # And after the cancellation went out, still ignored.
+    assert executor.resolve(ok("call_1", "later still")) is True
+
+
+async def test_a_result_before_the_timeout_cancels_the_timer() -> None:
+    sink, clock = Sink(), HandClock()
+    executor = StreamToolExecutor(sink.send, timeout_s=5, call_later=clock.call_later)
+    task = asyncio.create_task(executor.execute(CALLS[:1], iteration=1))
+    await clock.armed(1)
+    assert executor.resolve(ok("call_1", "in time")) is True
+    clock.fire()  # too late to matter
+    [outcome] = await task
+    assert outcome == ToolOutcome(output="in time")
+    assert all(t.cancelled for t in clock.timers)
+    assert [r.WhichOneof("kind") for r in sink.sent] == ["tool_call"]
+
+
+async def test_a_result_arriving_as_the_run_is_cancelled_is_ignored_not_refused() -> None:
+    sink = Sink()
+    executor = StreamToolExecutor(sink.send, timeout_s=5)
+    task = asyncio.create_task(executor.execute(CALLS[:2], iteration=1))
+    await sent_count(sink, 2)
+    task.cancel()
+    # Cancelling marks the awaited futures cancelled at once; the executor's
+    # cleanup has not run yet.
+    assert executor.resolve(ok("call_1", "late")) is True
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert executor.resolve(ok("call_2", "later")) is True
+    assert executor.resolve(ok("call_9", "never issued")) is False
+
+
+async def test_a_decision_arriving_as_its_approval_times_out_is_ignored_not_refused() -> None:
+    sink, clock = Sink(), HandClock()
+    executor = StreamToolExecutor(sink.send, timeout_s=5, call_later=clock.call_later)
+    task = asyncio.create_task(executor.approve(CALLS[0], iteration=1))
+    await clock.armed(1)
+    clock.fire()
+    assert executor.decide(pb.ApprovalDecision(call_id="call_1", approved=True)) is True
+    approval = await task
+    assert approval.approved is False
+    assert "no decision within 5s" in approval.reason
