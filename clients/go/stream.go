@@ -11,6 +11,7 @@ import (
 
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 )
 
 // How long a run whose context was cancelled waits for the server to confirm
@@ -341,7 +342,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		if !ok {
 			value = m.GetResult()
 		}
-		transcript := m.GetTranscript()
+		transcript := withResult(m)
 		if m.GetTranscriptOmitted() {
 			transcript = l.streamed
 		}
@@ -545,4 +546,23 @@ func (l *runLoop) cancel(reason string, cause error) {
 	for _, p := range l.asking {
 		p.cancel(ErrRunCancelled)
 	}
+}
+
+// withResult returns the final transcript with the terminal result put back
+// in its message: the server sends that content once, as RunCompleted.result.
+func withResult(m *forgev1.RunCompleted) []*Message {
+	transcript := m.GetTranscript()
+	for i := len(transcript) - 1; i >= 0; i-- {
+		msg := transcript[i]
+		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
+			continue
+		}
+		if msg.GetContent() == "" {
+			filled := proto.Clone(msg).(*Message)
+			filled.Content = m.GetResult()
+			transcript = append(append(append([]*Message{}, transcript[:i]...), filled), transcript[i+1:]...)
+		}
+		break
+	}
+	return transcript
 }

@@ -23,11 +23,12 @@ from google.protobuf.message import DecodeError
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
+from forge.v1 import messages_pb2 as mpb
 from forge_core.backends.base import Backend, StreamChunk
 from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
-from forge_core.loop import run_workflow
+from forge_core.loop import RunResult, run_workflow
 from forge_core.messages import Message
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__
@@ -374,7 +375,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                         result=result.result,
                         iterations=result.iterations,
                         usage=usage_to_pb(result.usage),
-                        transcript=[message_to_pb(m) for m in result.transcript],
+                        transcript=_transcript_without_result(result),
                     )
                 )
             )
@@ -514,6 +515,19 @@ def _run_mode(backend_mode: str, options: RunOptions) -> str:
     if backend_mode == "constrained" and not options.constrained_decoding:
         return "prompt"
     return backend_mode
+
+
+def _transcript_without_result(result: RunResult) -> list[mpb.Message]:
+    """The transcript with the terminal result's content left out: it is
+    RunCompleted.result already, and a large result sent twice halves the
+    size a completion message can carry."""
+    out = [message_to_pb(m) for m in result.transcript]
+    for message in reversed(out):
+        if message.role == mpb.ROLE_TOOL and message.tool_call_id == result.terminal_call_id:
+            if message.content == result.result:
+                message.content = ""
+            break
+    return out
 
 
 def _failed(reason: FailureReason, message: str, exc: ForgeError | None) -> pb.RunResponse:

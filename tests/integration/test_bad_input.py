@@ -451,3 +451,59 @@ async def test_a_stream_opened_during_the_drain_is_refused_as_shutting_down() ->
             status, err = await rejection(run)
     assert status.code() == grpc.StatusCode.UNAVAILABLE
     assert err.reason == "SHUTTING_DOWN"
+
+
+async def _complete_raw(server: ForgeServer, terminal_output: str) -> pb.RunCompleted:
+    """A weather run on raw stubs whose terminal tool answers `terminal_output`."""
+    limit = [("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+    limit.append(("grpc.max_send_message_length", 16 * 1024 * 1024))
+    async with grpc.aio.insecure_channel(address(server), options=limit) as channel:
+        run = pb_grpc.ForgeServiceStub(channel).Run()
+        await run.write(start_request())
+        while (response := await asyncio.wait_for(run.read(), 60)) is not grpc.aio.EOF:
+            assert isinstance(response, pb.RunResponse)
+            kind = response.WhichOneof("kind")
+            if kind == "tool_call":
+                call_ = response.tool_call
+                output = terminal_output if call_.tool_name == "report_weather" else "72F"
+                await run.write(
+                    pb.RunRequest(tool_result=pb.ToolResult(call_id=call_.call_id, output=output))
+                )
+            elif kind == "run_completed":
+                return response.run_completed
+    raise AssertionError("the run did not complete")
+
+
+async def test_the_completion_carries_the_terminal_result_once() -> None:
+    six_mib = "r" * (6 * 1024 * 1024)
+    async with running_server(weather_backend()) as server:
+        done = await _complete_raw(server, six_mib)
+    assert done.result == six_mib
+    # Before issue 22 the transcript repeated it: a 12.6 MB message.
+    assert not done.transcript_omitted
+    assert done.ByteSize() < len(six_mib) + 64 * 1024
+    [terminal] = [m for m in done.transcript if m.tool_call_id == done.terminal_call_id]
+    assert terminal.role == mpb.ROLE_TOOL
+    assert terminal.content == ""
+
+
+async def test_a_9_mib_terminal_result_completes_and_the_sdk_puts_it_back() -> None:
+    nine_mib = "n" * (9 * 1024 * 1024)
+    wf = Workflow("weather", "Look up weather and report it.")
+
+    @wf.tool(required=True)
+    def get_weather(city: str) -> str:
+        """Get current weather for a city."""
+        return "72F"
+
+    @wf.tool(terminal=True)
+    def report_weather(city: str, weather: str) -> str:
+        """Report the weather."""
+        return nine_mib
+
+    async with running_server(weather_backend()) as server, ForgeClient(address(server)) as client:
+        result = await client.run(wf, "Weather in Paris?")
+    assert result.output == nine_mib
+    terminal = result.transcript[-1]
+    assert (terminal.role, terminal.tool_name) == (mpb.ROLE_TOOL, "report_weather")
+    assert terminal.content == nine_mib

@@ -457,8 +457,8 @@ class RunStream:
                         output=done.result,
                         iterations=done.iterations,
                         usage=done.usage,
-                        transcript=list(
-                            self._streamed if done.transcript_omitted else done.transcript
+                        transcript=(
+                            list(self._streamed) if done.transcript_omitted else _with_result(done)
                         ),
                     )
                     return
@@ -572,3 +572,18 @@ def _rejected(code: grpc.StatusCode, details: str, trailers: Any) -> RequestReje
                 reason = info.reason
                 field_path = info.metadata.get("field", "")
     return RequestRejectedError(code.name, reason, field_path, details)
+
+
+def _with_result(done: pb.RunCompleted) -> list[mpb.Message]:
+    """The final transcript with the terminal result put back in its message
+    (the server sends that content once, as `result`)."""
+    transcript = list(done.transcript)
+    for i in range(len(transcript) - 1, -1, -1):
+        message = transcript[i]
+        if message.role == mpb.ROLE_TOOL and message.tool_call_id == done.terminal_call_id:
+            if not message.content:
+                transcript[i] = mpb.Message()
+                transcript[i].CopyFrom(message)
+                transcript[i].content = done.result
+            break
+    return transcript

@@ -782,7 +782,9 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
             output: done.result,
             iterations: done.iterations,
             usage: usageFromPb(done.usage),
-            transcript: done.transcriptOmitted ? [...this.streamed] : done.transcript.map(messageFromPb),
+            transcript: done.transcriptOmitted
+              ? [...this.streamed]
+              : withResult(done.transcript.map(messageFromPb), done.terminalCallId, done.result),
           },
         };
       }
@@ -1080,3 +1082,20 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
   return msg;
 }
 
+/**
+ * The final transcript with the terminal result put back in its message: the
+ * server sends that content once, as RunCompleted.result.
+ */
+function withResult(transcript: Message[], terminalCallId: string, result: string): Message[] {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const message = transcript[i];
+    if (message === undefined || message.role !== "tool" || message.toolCallId !== terminalCallId) {
+      continue;
+    }
+    if (message.content === "") {
+      transcript[i] = { ...message, content: result };
+    }
+    break;
+  }
+  return transcript;
+}

@@ -792,7 +792,10 @@ class RunCompleted(_message.Message):
     def usage(self) -> Global___Usage: ...
     @_builtins.property
     def transcript(self) -> _containers.RepeatedCompositeFieldContainer[_messages_pb2.Message]:
-        """The whole conversation, prior messages included."""
+        """The whole conversation, prior messages included. The terminal call's own
+        result message (tool_call_id == terminal_call_id) has empty content: its
+        content is `result`, sent once. The SDKs put it back.
+        """
 
     def __init__(
         self,

@@ -1706,7 +1706,9 @@ type RunCompleted struct {
 	Result     string `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
 	Iterations uint32 `protobuf:"varint,3,opt,name=iterations,proto3" json:"iterations,omitempty"`
 	Usage      *Usage `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
-	// The whole conversation, prior messages included.
+	// The whole conversation, prior messages included. The terminal call's own
+	// result message (tool_call_id == terminal_call_id) has empty content: its
+	// content is `result`, sent once. The SDKs put it back.
 	Transcript []*Message `protobuf:"bytes,5,rep,name=transcript,proto3" json:"transcript,omitempty"`
 	// The call_id of the terminal call, so an SDK can return the value its own
 	// tool function produced rather than the text sent over the wire.

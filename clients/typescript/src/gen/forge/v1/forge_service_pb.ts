@@ -751,7 +751,9 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
   usage?: Usage | undefined;
 
   /**
-   * The whole conversation, prior messages included.
+   * The whole conversation, prior messages included. The terminal call's own
+   * result message (tool_call_id == terminal_call_id) has empty content: its
+   * content is `result`, sent once. The SDKs put it back.
    *
    * @generated from field: repeated forge.v1.Message transcript = 5;
    */
