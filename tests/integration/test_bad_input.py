@@ -177,7 +177,40 @@ async def test_invalid_utf8_in_the_first_message_is_invalid_argument() -> None:
     assert "UTF-8" in err.message
 
 
-async def test_invalid_utf8_in_a_tool_result_ends_the_stream_at_once() -> None:
+def _result_with(field: str) -> Callable[[str], pb.RunRequest]:
+    def build(call_id: str) -> pb.RunRequest:
+        result = pb.ToolResult(call_id=call_id, output="fine")
+        if field == "output":
+            result.output = "PLACEHOLDER"
+        elif field == "call_id":
+            result.call_id = "PLACEHOLDER"
+        else:
+            error = pb.ToolError(message="boom", kind=pb.TOOL_ERROR_KIND_HARD)
+            setattr(error, field.removeprefix("error."), "PLACEHOLDER")
+            result.error.CopyFrom(error)
+        return pb.RunRequest(tool_result=result)
+
+    return build
+
+
+def _cancel_request(call_id: str) -> pb.RunRequest:
+    return pb.RunRequest(cancel=pb.CancelRun(reason="PLACEHOLDER"))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        _result_with("output"),
+        _result_with("call_id"),
+        _result_with("error.message"),
+        _result_with("error.type"),
+        _cancel_request,
+    ],
+    ids=["output", "call_id", "error.message", "error.type", "cancel.reason"],
+)
+async def test_invalid_utf8_in_a_later_message_ends_the_stream_at_once(
+    build: Callable[[str], pb.RunRequest],
+) -> None:
     async with running_server(weather_backend()) as server:
         async with grpc.aio.insecure_channel(address(server)) as channel:
             run = raw_run(channel)
@@ -185,14 +218,14 @@ async def test_invalid_utf8_in_a_tool_result_ends_the_stream_at_once() -> None:
                 start_request(options=wpb.RunOptions(tool_timeout_ms=600_000)).SerializeToString()
             )
             call_id = await next_tool_call(run)
-            result = pb.RunRequest(tool_result=pb.ToolResult(call_id=call_id, output="PLACEHOLDER"))
-            await run.write(_with_bad_utf8(result, "PLACEHOLDER"))
+            await run.write(_with_bad_utf8(build(call_id), "PLACEHOLDER"))
             # Before the fix the run waited for the 600 s tool timeout here.
             status, err = await rejection(run)
         await settled(lambda: server.service.active_runs == 0)
         await still_serves(server)
     assert status.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert err.reason == "INVALID_REQUEST"
+    assert "UTF-8" in err.message
 
 
 async def test_10000_tools_are_rejected_before_any_schema_is_parsed(
@@ -507,3 +540,22 @@ async def test_a_9_mib_terminal_result_completes_and_the_sdk_puts_it_back() -> N
     terminal = result.transcript[-1]
     assert (terminal.role, terminal.tool_name) == (mpb.ROLE_TOOL, "report_weather")
     assert terminal.content == nine_mib
+
+
+async def test_json_nested_10000_deep_in_a_tool_result_is_data_not_an_error() -> None:
+    wf = Workflow("weather", "Look up weather and report it.")
+
+    @wf.tool(required=True)
+    def get_weather(city: str) -> str:
+        """Get current weather for a city."""
+        return '{"weather": ' + nested(10_000) + "}"
+
+    @wf.tool(terminal=True)
+    def report_weather(city: str, weather: str) -> str:
+        """Report the weather."""
+        return "reported"
+
+    async with running_server(weather_backend()) as server, ForgeClient(address(server)) as client:
+        result = await client.run(wf, "Weather in Paris?")
+    assert result.output == "reported"
+    assert any(nested(10_000) in m.content for m in result.transcript)
