@@ -22,7 +22,7 @@ from forge_core.llama_process import (
     start_managed,
 )
 from forge_core.llama_startup import LlamaStartupError
-from forge_server import __version__
+from forge_server import __version__, logs
 from forge_server.app import ServerOptions, serve_until_signalled, start_server
 
 log = logging.getLogger("forge_server")
@@ -273,13 +273,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # One line per model call is noise at INFO; the run log says what happened.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.configure(args.log_level)
     if args.budget_mode == "manual" and args.budget_tokens <= 0:
         raise SystemExit("--budget-mode manual needs --budget-tokens N")
     try:

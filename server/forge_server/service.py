@@ -42,6 +42,7 @@ from forge_server.convert import (
 )
 from forge_server.errors import RequestRejected, clip
 from forge_server.executor import StreamToolExecutor, invalid_result
+from forge_server.logs import MAX_LOGGED_VALUE
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +222,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self._idle.clear()
         log.info(
             "run %s started: workflow=%r tools=%d labels=%s",
-            run_id, start.workflow.name, len(start.workflow.tools), start.labels,
+            run_id, start.workflow.name, len(start.workflow.tools),
+            clip(repr(start.labels), MAX_LOGGED_VALUE),
         )  # fmt: skip
         engine = asyncio.create_task(self._engine(run_id, start, executor, live, outbox))
         reader = asyncio.create_task(
@@ -357,7 +359,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if live.shutting_down and isinstance(exc, WorkflowCancelledError):
                 reason = FailureReason.SHUTTING_DOWN
                 message = f"the server is shutting down and its drain period ended ({message})"
-            log.info("run %s failed: %s %s", run_id, reason.value, message)
+            log.info("run %s failed: %s %s", run_id, reason.value, clip(message, MAX_LOGGED_VALUE))
             await outbox.put(_failed(reason, message, exc))
         except Exception as exc:
             log.exception("run %s crashed", run_id)
