@@ -139,6 +139,7 @@ bench: $(STAMP)
 	$(PY) -m bench.real_model
 	$(PY) -m bench.compaction_cache
 	$(PY) -m bench.threads
+	$(PY) -m bench.contract_fuzz
 
 run: install
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
