@@ -229,10 +229,7 @@ Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
 
 @_typing.final
 class ApprovalRequest(_message.Message):
-    """The server stopped waiting for a tool call (its timeout passed, or the run
-    was cancelled or ended) and has recorded an error result for it. The SDK
-    should stop the tool; a result sent later is ignored.
-    The model asked for a destructive tool and the run was started with
+    """The model asked for a destructive tool and the run was started with
     RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
     with the same call_id only after an ApprovalDecision that approves it.
     """
@@ -294,6 +291,12 @@ Global___ApprovalDecision: _TypeAlias = ApprovalDecision  # noqa: Y015
 
 @_typing.final
 class ToolCallCancelled(_message.Message):
+    """The server stopped waiting for a tool call (its timeout passed, or the run
+    was cancelled or ended) and has recorded an error result for it. The SDK
+    should stop the tool; a result sent later, or one already on its way when
+    the timeout passed, is ignored (never refused as UNKNOWN_CALL_ID).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CALL_ID_FIELD_NUMBER: _builtins.int

@@ -46,6 +46,11 @@ class ForgeServiceStub:
     prior messages: also enum
     values the contract does not
     define, JSON nested > 64 deep
+    or holding NaN/Infinity,
+    regexes that do not compile
+    or repeat > 10,000 times, a
+    prior tool result with no
+    earlier call
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof,
     a message that does not
@@ -103,6 +108,11 @@ class ForgeServiceServicer:
     prior messages: also enum
     values the contract does not
     define, JSON nested > 64 deep
+    or holding NaN/Infinity,
+    regexes that do not compile
+    or repeat > 10,000 times, a
+    prior tool result with no
+    earlier call
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof,
     a message that does not
@@ -180,6 +190,11 @@ class ForgeService:
     prior messages: also enum
     values the contract does not
     define, JSON nested > 64 deep
+    or holding NaN/Infinity,
+    regexes that do not compile
+    or repeat > 10,000 times, a
+    prior tool result with no
+    earlier call
     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
     second `start`, empty oneof,
     a message that does not

@@ -47,6 +47,11 @@ class ForgeServiceStub:
                                                       prior messages: also enum
                                                       values the contract does not
                                                       define, JSON nested > 64 deep
+                                                      or holding NaN/Infinity,
+                                                      regexes that do not compile
+                                                      or repeat > 10,000 times, a
+                                                      prior tool result with no
+                                                      earlier call
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof,
                                                       a message that does not
@@ -100,6 +105,11 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
                                                       prior messages: also enum
                                                       values the contract does not
                                                       define, JSON nested > 64 deep
+                                                      or holding NaN/Infinity,
+                                                      regexes that do not compile
+                                                      or repeat > 10,000 times, a
+                                                      prior tool result with no
+                                                      earlier call
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof,
                                                       a message that does not
@@ -149,6 +159,11 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
                                                       prior messages: also enum
                                                       values the contract does not
                                                       define, JSON nested > 64 deep
+                                                      or holding NaN/Infinity,
+                                                      regexes that do not compile
+                                                      or repeat > 10,000 times, a
+                                                      prior tool result with no
+                                                      earlier call
         INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
                                                       second `start`, empty oneof,
                                                       a message that does not

@@ -542,9 +542,6 @@ func (*RunResponse_ToolCallCancelled) isRunResponse_Kind() {}
 
 func (*RunResponse_ApprovalRequest) isRunResponse_Kind() {}
 
-// The server stopped waiting for a tool call (its timeout passed, or the run
-// was cancelled or ended) and has recorded an error result for it. The SDK
-// should stop the tool; a result sent later is ignored.
 // The model asked for a destructive tool and the run was started with
 // RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
 // with the same call_id only after an ApprovalDecision that approves it.
@@ -679,6 +676,10 @@ func (x *ApprovalDecision) GetReason() string {
 	return ""
 }
 
+// The server stopped waiting for a tool call (its timeout passed, or the run
+// was cancelled or ended) and has recorded an error result for it. The SDK
+// should stop the tool; a result sent later, or one already on its way when
+// the timeout passed, is ignored (never refused as UNKNOWN_CALL_ID).
 type ToolCallCancelled struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`

@@ -47,6 +47,11 @@ const (
 //     prior messages: also enum
 //     values the contract does not
 //     define, JSON nested > 64 deep
+//     or holding NaN/Infinity,
+//     regexes that do not compile
+//     or repeat > 10,000 times, a
+//     prior tool result with no
+//     earlier call
 //     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
 //     second `start`, empty oneof,
 //     a message that does not
@@ -128,6 +133,11 @@ func (c *forgeServiceClient) GetServerInfo(ctx context.Context, in *GetServerInf
 //     prior messages: also enum
 //     values the contract does not
 //     define, JSON nested > 64 deep
+//     or holding NaN/Infinity,
+//     regexes that do not compile
+//     or repeat > 10,000 times, a
+//     prior tool result with no
+//     earlier call
 //     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
 //     second `start`, empty oneof,
 //     a message that does not

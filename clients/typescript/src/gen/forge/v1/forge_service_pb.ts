@@ -139,9 +139,6 @@ export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 1);
 
 /**
- * The server stopped waiting for a tool call (its timeout passed, or the run
- * was cancelled or ended) and has recorded an error result for it. The SDK
- * should stop the tool; a result sent later is ignored.
  * The model asked for a destructive tool and the run was started with
  * RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
  * with the same call_id only after an ApprovalDecision that approves it.
@@ -211,6 +208,11 @@ export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*
   messageDesc(file_forge_v1_forge_service, 3);
 
 /**
+ * The server stopped waiting for a tool call (its timeout passed, or the run
+ * was cancelled or ended) and has recorded an error result for it. The SDK
+ * should stop the tool; a result sent later, or one already on its way when
+ * the timeout passed, is ignored (never refused as UNKNOWN_CALL_ID).
+ *
  * @generated from message forge.v1.ToolCallCancelled
  */
 export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
@@ -1165,6 +1167,11 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
  *                                                   prior messages: also enum
  *                                                   values the contract does not
  *                                                   define, JSON nested > 64 deep
+ *                                                   or holding NaN/Infinity,
+ *                                                   regexes that do not compile
+ *                                                   or repeat > 10,000 times, a
+ *                                                   prior tool result with no
+ *                                                   earlier call
  *     INVALID_ARGUMENT   reason INVALID_REQUEST     first message not `start`,
  *                                                   second `start`, empty oneof,
  *                                                   a message that does not
