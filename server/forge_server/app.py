@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_core.backends.base import Backend
+from forge_server.auth import Authenticator
 from forge_server.service import ForgeService
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ class ServerOptions:
     max_active_runs: int = 1024
     grace_s: float = 10.0
     start_timeout_s: float = 10.0
+    # None: no authentication (see forge_server.auth).
+    auth: Authenticator | None = None
 
 
 class ForgeServer:
@@ -55,6 +58,8 @@ class ForgeServer:
         await self.health.enter_graceful_shutdown()
         await self.service.drain(grace_s)
         await self.server.stop(SHUTDOWN_CLOSE_S)
+        if self.service.auth is not None:
+            await self.service.auth.aclose()
 
 
 async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
@@ -76,6 +81,7 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         max_active_runs=options.max_active_runs,
         max_message_bytes=options.max_message_bytes,
         start_timeout_s=options.start_timeout_s,
+        auth=options.auth,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     port = server.add_insecure_port(f"{options.host}:{options.port}")

@@ -24,6 +24,7 @@ from forge_core.llama_process import (
 from forge_core.llama_startup import LlamaStartupError
 from forge_server import __version__, logs
 from forge_server.app import ServerOptions, serve_until_signalled, start_server
+from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 
 log = logging.getLogger("forge_server")
 
@@ -66,6 +67,31 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=10.0,
         help="seconds a new stream may take to send its start message",
+    )
+    auth = p.add_argument_group(
+        "authentication (health stays open; everything else needs a bearer token)"
+    )
+    auth.add_argument(
+        "--auth-token-file",
+        type=Path,
+        default=env("FORGE_AUTH_TOKEN_FILE", "") or None,
+        help="file of accepted tokens, one per line: TOKEN [name=NAME] [max_runs=N]; "
+        "re-read when it changes",
+    )
+    auth.add_argument(
+        "--auth-url",
+        default=env("FORGE_AUTH_URL", ""),
+        help="external verifier: GET with the caller's authorization header; "
+        "2xx admits, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED",
+    )
+    auth.add_argument(
+        "--auth-cache-ttl", type=float, default=60.0, help="seconds a verifier answer is reused"
+    )
+    auth.add_argument(
+        "--max-runs-per-token",
+        type=int,
+        default=0,
+        help="concurrent runs per caller unless its token says otherwise (0: no limit)",
     )
 
     be = p.add_argument_group("backend")
@@ -249,7 +275,20 @@ async def _open_native_backend(args: argparse.Namespace) -> Backend:
     )
 
 
+def authenticator(args: argparse.Namespace) -> Authenticator | None:
+    """The --auth-* flags as an Authenticator; None when none is set."""
+    if args.auth_token_file is None and not args.auth_url:
+        return None
+    try:
+        token_file = TokenFile(args.auth_token_file) if args.auth_token_file else None
+    except TokenFileError as exc:
+        raise SystemExit(f"forge-server: --auth-token-file: {exc}") from None
+    verifier = UrlVerifier(args.auth_url, ttl_s=args.auth_cache_ttl) if args.auth_url else None
+    return Authenticator(token_file, verifier, max_runs_per_token=args.max_runs_per_token)
+
+
 async def serve(args: argparse.Namespace) -> None:
+    auth = authenticator(args)  # a bad token file stops us before llama-server starts
     async with open_backend(args) as backend:
         options = ServerOptions(
             host=args.host,
@@ -258,6 +297,7 @@ async def serve(args: argparse.Namespace) -> None:
             max_active_runs=args.max_active_runs,
             grace_s=args.shutdown_grace,
             start_timeout_s=args.start_timeout,
+            auth=auth,
         )
         forge = await start_server(backend, options)
         info = backend.info()

@@ -32,6 +32,7 @@ from forge_core.loop import RunResult, run_workflow
 from forge_core.messages import Message
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__
+from forge_server.auth import Authenticator, Identity
 from forge_server.convert import (
     message_to_pb,
     options_from_pb,
@@ -87,8 +88,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         max_active_runs: int = 1024,
         max_message_bytes: int = 16 * 1024 * 1024,
         start_timeout_s: float = 10.0,
+        auth: Authenticator | None = None,
     ) -> None:
         self.backend = backend
+        # None: every caller is admitted (no --auth-token-file or --auth-url).
+        self.auth = auth
         self.max_active_runs = max_active_runs
         self.max_message_bytes = max_message_bytes
         self.start_timeout_s = start_timeout_s
@@ -125,6 +129,10 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     async def GetServerInfo(
         self, request: pb.GetServerInfoRequest, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.GetServerInfoResponse:
+        try:
+            await self._authenticate(context)
+        except RequestRejected as exc:
+            await _abort(context, exc)
         info = self.backend.info()
         return pb.GetServerInfoResponse(
             version=__version__,
@@ -157,10 +165,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncIterator[pb.RunResponse]:
         self.open_streams += 1
+        caller: Identity | None = None
         try:
             try:
+                identity = await self._authenticate(context)
                 self._refuse_if_draining()
                 self._refuse_if_busy(self.open_streams - 1)
+                if self.auth is not None and identity is not None:
+                    self.auth.acquire_run(identity)
+                    caller = identity
                 start = await asyncio.wait_for(
                     self._read_start(request_iterator), self.start_timeout_s
                 )
@@ -186,6 +199,13 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     yield response
         finally:
             self.open_streams -= 1
+            if self.auth is not None and caller is not None:
+                self.auth.release_run(caller)
+
+    async def _authenticate(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
+        if self.auth is None:
+            return None
+        return await self.auth.authenticate(context.invocation_metadata())
 
     def _refuse_if_draining(self) -> None:
         if self.draining:

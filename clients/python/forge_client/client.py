@@ -555,9 +555,15 @@ class RunStream:
 
 
 def _rpc_error(exc: grpc.aio.AioRpcError) -> Exception:
-    if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+    rejected = _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
+    # A typed reason means the server refused (e.g. SHUTTING_DOWN,
+    # AUTH_UNAVAILABLE); without one, the transport failed.
+    if (
+        exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        and not rejected.reason
+    ):
         return ConnectionLostError(f"{exc.code().name}: {exc.details()}")
-    return _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
+    return rejected
 
 
 def _rejected(code: grpc.StatusCode, details: str, trailers: Any) -> RequestRejectedError:
