@@ -18,6 +18,11 @@ RUN apt-get update \
 COPY --from=build /install /usr/local
 RUN useradd --create-home --uid 10001 forge
 USER forge
+# 0.0.0.0 so the kubelet's gRPC probe reaches the pod IP. Plaintext and no
+# authentication beyond loopback needs FORGE_INSECURE=1: set it only where
+# the pod network is the boundary; otherwise mount a token file
+# (FORGE_AUTH_TOKEN_FILE) or certificates (FORGE_TLS_CERT, FORGE_TLS_KEY) and
+# the server starts without it.
 ENV FORGE_HOST=0.0.0.0 \
     FORGE_PORT=50051 \
     FORGE_CACHE_DIR=/home/forge/.cache/forge

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -30,10 +31,37 @@ SHUTDOWN_CLOSE_S = 1.0
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ForgeService"].full_name
 
 
+@dataclass(frozen=True)
+class TlsConfig:
+    """PEM contents. With `client_ca`, clients must present a certificate
+    signed by it (mutual TLS)."""
+
+    cert_chain: bytes
+    private_key: bytes
+    client_ca: bytes | None = None
+
+    @classmethod
+    def from_files(cls, cert: Path, key: Path, client_ca: Path | None = None) -> TlsConfig:
+        return cls(
+            cert.read_bytes(), key.read_bytes(), client_ca.read_bytes() if client_ca else None
+        )
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials(
+            [(self.private_key, self.cert_chain)],
+            root_certificates=self.client_ca,
+            require_client_auth=self.client_ca is not None,
+        )
+
+
 @dataclass
 class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 50051
+    # "host:port" or "unix:///path/to.sock"; when set, host and port are unused.
+    listen: str = ""
+    # None: plaintext.
+    tls: TlsConfig | None = None
     max_message_bytes: int = 16 * 1024 * 1024
     max_active_runs: int = 1024
     grace_s: float = 10.0
@@ -84,9 +112,13 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         auth=options.auth,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
-    port = server.add_insecure_port(f"{options.host}:{options.port}")
+    address = options.listen or f"{options.host}:{options.port}"
+    if options.tls is not None:
+        port = server.add_secure_port(address, options.tls.credentials())
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
-        raise OSError(f"cannot listen on {options.host}:{options.port}")
+        raise OSError(f"cannot listen on {address}")
     forge = ForgeServer(server, service, port)
     health_pb2_grpc.add_HealthServicer_to_server(forge.health, server)
     reflection.enable_server_reflection(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import sys
@@ -23,7 +24,7 @@ from forge_core.llama_process import (
 )
 from forge_core.llama_startup import LlamaStartupError
 from forge_server import __version__, logs
-from forge_server.app import ServerOptions, serve_until_signalled, start_server
+from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 
 log = logging.getLogger("forge_server")
@@ -48,6 +49,29 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--host", default=env("FORGE_HOST", "127.0.0.1"), help="address to bind")
     net.add_argument(
         "--port", type=int, default=int(env("FORGE_PORT", "50051")), help="port (0 picks one)"
+    )
+    net.add_argument(
+        "--listen",
+        default=env("FORGE_LISTEN", ""),
+        help="host:port or unix:///path/to.sock (a sidecar's socket); overrides --host/--port",
+    )
+    net.add_argument(
+        "--tls-cert", type=Path, default=env("FORGE_TLS_CERT", "") or None, help="PEM chain"
+    )
+    net.add_argument(
+        "--tls-key", type=Path, default=env("FORGE_TLS_KEY", "") or None, help="PEM private key"
+    )
+    net.add_argument(
+        "--tls-client-ca",
+        type=Path,
+        default=env("FORGE_TLS_CLIENT_CA", "") or None,
+        help="PEM CA: clients must present a certificate it signed (mutual TLS)",
+    )
+    net.add_argument(
+        "--insecure",
+        action="store_true",
+        default=env("FORGE_INSECURE", "") not in ("", "0", "false"),
+        help="allow listening beyond loopback without TLS and without authentication",
     )
     net.add_argument("--max-message-bytes", type=int, default=16 * 1024 * 1024)
     net.add_argument(
@@ -287,8 +311,52 @@ def authenticator(args: argparse.Namespace) -> Authenticator | None:
     return Authenticator(token_file, verifier, max_runs_per_token=args.max_runs_per_token)
 
 
+def tls_config(args: argparse.Namespace) -> TlsConfig | None:
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_client_ca is not None:
+            raise SystemExit("forge-server: --tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise SystemExit("forge-server: --tls-cert and --tls-key go together")
+    try:
+        return TlsConfig.from_files(args.tls_cert, args.tls_key, args.tls_client_ca)
+    except OSError as exc:
+        raise SystemExit(f"forge-server: cannot read a TLS file: {exc}") from None
+
+
+def is_local(address: str) -> bool:
+    """A Unix socket or a loopback host: only this machine can connect."""
+    if address.startswith("unix:"):
+        return True
+    host = address.rsplit(":", 1)[0] if address.count(":") == 1 else address
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(address: str, tls: bool, auth: bool, insecure: bool) -> None:
+    """Refuse a plaintext, unauthenticated port that other machines can reach."""
+    if tls or auth or insecure or is_local(address):
+        return
+    raise SystemExit(
+        f"forge-server: refusing to listen on {address} without TLS (--tls-cert/--tls-key) "
+        "or authentication (--auth-token-file/--auth-url): anyone who can reach it could "
+        "run the model and see tool arguments. Pass --insecure (FORGE_INSECURE=1) to "
+        "do it anyway, e.g. inside a pod network."
+    )
+
+
 async def serve(args: argparse.Namespace) -> None:
-    auth = authenticator(args)  # a bad token file stops us before llama-server starts
+    # Everything that can refuse to start does so before llama-server starts.
+    auth = authenticator(args)
+    tls = tls_config(args)
+    address = args.listen or f"{args.host}:{args.port}"
+    check_exposure(address, tls is not None, auth is not None, args.insecure)
     async with open_backend(args) as backend:
         options = ServerOptions(
             host=args.host,
@@ -298,13 +366,16 @@ async def serve(args: argparse.Namespace) -> None:
             grace_s=args.shutdown_grace,
             start_timeout_s=args.start_timeout,
             auth=auth,
+            listen=args.listen,
+            tls=tls,
         )
         forge = await start_server(backend, options)
         info = backend.info()
         log.info(
-            "Forge %s listening on %s:%d | backend=%s (%s%s) model=%s "
+            "Forge %s listening on %s%s | backend=%s (%s%s) model=%s "
             "context_budget=%d tokens (%s) slots=%d tool_call_mode=%s",
-            __version__, args.host, forge.port, info.name, info.backend_mode,
+            __version__, args.listen or f"{args.host}:{forge.port}",
+            " (TLS)" if tls else "", info.name, info.backend_mode,
             f" {info.url}" if info.url else "", info.model,
             info.context_budget_tokens, info.budget_mode, info.slots, info.tool_call_mode,
         )  # fmt: skip
