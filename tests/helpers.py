@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from forge_core.backends.base import Backend
@@ -46,3 +47,13 @@ async def wait_for_server(addr: str, timeout_s: float) -> None:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no SERVING answer from {addr} within {timeout_s}s")
             await asyncio.sleep(0.2)
+
+
+async def settled(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Wait (bounded) for the server's bookkeeping after a stream ended: the
+    client sees the final message before the server has released the run."""
+    for _ in range(int(timeout_s / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    assert condition()

@@ -7,7 +7,6 @@ the clients are the Python SDK and the raw generated stubs.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -24,7 +23,7 @@ from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_client import ForgeClient, RequestRejectedError
 from forge_server.app import ForgeServer, ServerOptions
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
-from tests.helpers import address, running_server
+from tests.helpers import address, running_server, settled
 from tests.integration.test_bad_input import next_tool_call, start_request, weather_backend
 from tests.integration.test_run_stream import weather_workflow
 
@@ -132,10 +131,7 @@ async def test_runs_per_token_are_limited_and_other_tokens_are_not(tmp_path: Pat
             err = await refused(server, "one")
             assert await run_as(server, "free") == "report_weather"
             held.cancel()
-        for _ in range(500):
-            if server.service.open_streams == 0:
-                break
-            await asyncio.sleep(0.01)
+        await settled(lambda: server.service.open_streams == 0)
         assert await run_as(server, "one") == "report_weather"
     assert (err.code, err.reason) == ("RESOURCE_EXHAUSTED", "TOKEN_RUN_LIMIT")
     assert "limit 1" in err.message

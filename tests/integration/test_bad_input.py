@@ -32,7 +32,7 @@ from forge_client import (
 from forge_client.client import _rejected
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_server.app import ForgeServer, ServerOptions
-from tests.helpers import address, running_server
+from tests.helpers import address, running_server, settled
 from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow
 
 RUN_METHOD = "/forge.v1.ForgeService/Run"
@@ -67,15 +67,6 @@ async def still_serves(server: ForgeServer) -> None:
         result = await client.run(weather_workflow([]), "Weather in Paris?")
     assert result.terminal_tool == "report_weather"
     await settled(lambda: server.service.open_streams == 0)
-
-
-async def settled(condition: Callable[[], bool]) -> None:
-    """Wait (bounded) for the server's bookkeeping after a stream ended."""
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    assert condition()
 
 
 def weather_backend() -> ScriptedBackend:

@@ -9,12 +9,10 @@ still completes a normal run and holds no stream. `make bench` runs 15,000.
 
 from __future__ import annotations
 
-import asyncio
-
 from bench.contract_fuzz import BAD_OUTCOMES, SCRIPT, fuzz, normal_run
 from forge_core.backends.scripted import ScriptedBackend, Turn
 from forge_server.app import ServerOptions
-from tests.helpers import address, running_server
+from tests.helpers import address, running_server, settled
 
 
 async def test_600_random_sequences_end_only_in_outcomes_the_contract_allows() -> None:
@@ -23,11 +21,8 @@ async def test_600_random_sequences_end_only_in_outcomes_the_contract_allows() -
     async with running_server(backend, options) as server:
         tally = await fuzz(address(server), sequences=600, seed=22, concurrency=16)
         assert await normal_run(address(server)) == "completed"
-        for _ in range(500):
-            if server.service.open_streams == 0 and server.service.active_runs == 0:
-                break
-            await asyncio.sleep(0.01)
-        assert (server.service.open_streams, server.service.active_runs) == (0, 0)
+        service = server.service
+        await settled(lambda: (service.open_streams, service.active_runs) == (0, 0))
     bad = {name: tally.count(name) for name in BAD_OUTCOMES}
     assert bad == dict.fromkeys(BAD_OUTCOMES, 0), [(s.index, s.trace) for s in tally.bad]
     # The sequences reached the paths they are for, not only start errors.

@@ -37,7 +37,7 @@ from forge_client import (
 )
 from forge_core.backends.base import ChatRequest, ToolCall
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, calls, text
-from tests.helpers import address, running_server
+from tests.helpers import address, running_server, settled
 
 
 def weather_workflow(log: list[str]) -> Workflow:
@@ -285,7 +285,7 @@ async def test_client_cancel_mid_run_ends_with_cancelled_error() -> None:
             async for event in stream:
                 if isinstance(event, ToolCallStarted):
                     await stream.cancel("user pressed stop")
-        assert server.service.active_runs == 0
+        await settled(lambda: server.service.active_runs == 0)
     assert cancelled.value.reason == "CANCELLED"
     assert any(m.type == mpb.MESSAGE_TYPE_TOOL_CALL for m in cancelled.value.transcript)
 
