@@ -68,6 +68,9 @@ class ServerOptions:
     start_timeout_s: float = 10.0
     # None: no authentication (see forge_server.auth).
     auth: Authenticator | None = None
+    # Log failure and rejection messages, which quote tool errors and
+    # argument values (off: they can hold credentials).
+    log_payloads: bool = False
 
 
 class ForgeServer:
@@ -110,6 +113,7 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         max_message_bytes=options.max_message_bytes,
         start_timeout_s=options.start_timeout_s,
         auth=options.auth,
+        log_payloads=options.log_payloads,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     address = options.listen or f"{options.host}:{options.port}"

@@ -205,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="scripted backend: JSON script file, or a directory of conformance cases",
     )
     p.add_argument("--log-level", default=env("FORGE_LOG_LEVEL", "INFO"))
+    p.add_argument(
+        "--log-payloads",
+        action="store_true",
+        help="log failure and rejection messages, which quote tool errors and argument "
+        "values (off by default: they can hold credentials)",
+    )
     return p
 
 
@@ -368,6 +374,7 @@ async def serve(args: argparse.Namespace) -> None:
             auth=auth,
             listen=args.listen,
             tls=tls,
+            log_payloads=args.log_payloads,
         )
         forge = await start_server(backend, options)
         info = backend.info()

@@ -89,8 +89,10 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         max_message_bytes: int = 16 * 1024 * 1024,
         start_timeout_s: float = 10.0,
         auth: Authenticator | None = None,
+        log_payloads: bool = False,
     ) -> None:
         self.backend = backend
+        self.log_payloads = log_payloads
         # None: every caller is admitted (no --auth-token-file or --auth-url).
         self.auth = auth
         self.max_active_runs = max_active_runs
@@ -202,6 +204,13 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if self.auth is not None and caller is not None:
                 self.auth.release_run(caller)
 
+    def _payload(self, text: str) -> str:
+        """Text that may quote tool errors or argument values, for a log line:
+        left out unless --log-payloads (it can hold credentials)."""
+        if self.log_payloads:
+            return f": {clip(text, MAX_LOGGED_VALUE)}"
+        return f" ({len(text)} characters; --log-payloads shows them)"
+
     async def _authenticate(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
         if self.auth is None:
             return None
@@ -264,7 +273,10 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 if item is None:
                     return
                 if isinstance(item, RequestRejected):
-                    log.info("run %s rejected: %s", run_id, item.message)
+                    log.info(
+                        "run %s rejected: %s %s%s",
+                        run_id, item.reason, item.field, self._payload(item.message),
+                    )  # fmt: skip
                     await _abort(context, item)
                     return
                 yield fit(item, self.max_message_bytes)
@@ -379,7 +391,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if live.shutting_down and isinstance(exc, WorkflowCancelledError):
                 reason = FailureReason.SHUTTING_DOWN
                 message = f"the server is shutting down and its drain period ended ({message})"
-            log.info("run %s failed: %s %s", run_id, reason.value, clip(message, MAX_LOGGED_VALUE))
+            log.info("run %s failed: %s%s", run_id, reason.value, self._payload(message))
             await outbox.put(_failed(reason, message, exc))
         except Exception as exc:
             log.exception("run %s crashed", run_id)

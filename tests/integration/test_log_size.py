@@ -16,6 +16,7 @@ import pytest
 
 from forge_client import ForgeClient, RunFailedError, Workflow
 from forge_core.backends.scripted import ScriptedBackend, call
+from forge_server.app import ServerOptions
 from forge_server.logs import MAX_LOG_LINE, CappedFormatter
 from tests.helpers import address, running_server
 
@@ -81,3 +82,37 @@ def test_the_formatter_caps_any_record() -> None:
     assert formatter.format(record) == "y" * 100 + "… [9900 more characters dropped]"
     short = logging.LogRecord("x", logging.INFO, __file__, 1, "%s", ("short",), None)
     assert formatter.format(short) == "short"
+
+
+def secret_workflow() -> Workflow:
+    wf = Workflow("lookup", "Look a record up.")
+
+    @wf.tool(required=True)
+    def lookup(key: str) -> str:
+        """Look a record up."""
+        raise PermissionError(f"login failed for {key}: password=hunter2")
+
+    @wf.tool(terminal=True)
+    def done(summary: str) -> str:
+        """Finish."""
+        return summary
+
+    return wf
+
+
+@pytest.mark.parametrize("log_payloads", [False, True])
+async def test_tool_error_text_is_logged_only_with_log_payloads(
+    server_log: io.StringIO, log_payloads: bool
+) -> None:
+    backend = ScriptedBackend(
+        scripts={"lookup": [call("lookup", key=k) for k in ("a", "b", "c", "d")]}
+    )
+    options = ServerOptions(host="127.0.0.1", port=0, log_payloads=log_payloads)
+    async with running_server(backend, options) as server, ForgeClient(address(server)) as client:
+        with pytest.raises(RunFailedError) as failed:
+            await client.run(secret_workflow(), "Look up a")
+    # The client gets the whole story either way; the log only when asked.
+    assert "password=hunter2" in failed.value.message
+    log = server_log.getvalue()
+    assert " failed: " in log
+    assert ("hunter2" in log) is log_payloads
