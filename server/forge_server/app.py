@@ -71,6 +71,9 @@ class ServerOptions:
     # Log failure and rejection messages, which quote tool errors and
     # argument values (off: they can hold credentials).
     log_payloads: bool = False
+    # Serve Prometheus /metrics on this port (0: any free one); None: off.
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
 
 
 class ForgeServer:
@@ -80,6 +83,7 @@ class ForgeServer:
         self.server = server
         self.service = service
         self.port = port
+        self.metrics_port: int | None = None
         self.health = health.aio.HealthServicer()
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -89,6 +93,7 @@ class ForgeServer:
         await self.health.enter_graceful_shutdown()
         await self.service.drain(grace_s)
         await self.server.stop(SHUTDOWN_CLOSE_S)
+        self.service.metrics.close()
         if self.service.auth is not None:
             await self.service.auth.aclose()
 
@@ -129,6 +134,8 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     await server.start()
+    if options.metrics_port is not None:
+        forge.metrics_port = service.metrics.serve(options.metrics_port, options.metrics_host)
     for name in ("", SERVICE_NAME):
         await forge.health.set(name, health_pb2.HealthCheckResponse.SERVING)
     return forge

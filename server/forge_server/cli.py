@@ -206,6 +206,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--log-level", default=env("FORGE_LOG_LEVEL", "INFO"))
     p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default=env("FORGE_LOG_FORMAT", "text"),
+        help="json: one object per line with run_id and labels",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(env("FORGE_METRICS_PORT", "-1")),
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (default: off)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default=env("FORGE_METRICS_HOST", ""),
+        help="address for the metrics endpoint (default: --host, or 127.0.0.1 with a socket)",
+    )
+    p.add_argument(
         "--log-payloads",
         action="store_true",
         help="log failure and rejection messages, which quote tool errors and argument "
@@ -375,6 +392,9 @@ async def serve(args: argparse.Namespace) -> None:
             listen=args.listen,
             tls=tls,
             log_payloads=args.log_payloads,
+            metrics_port=args.metrics_port if args.metrics_port >= 0 else None,
+            metrics_host=args.metrics_host
+            or ("127.0.0.1" if args.listen.startswith("unix:") else args.host),
         )
         forge = await start_server(backend, options)
         info = backend.info()
@@ -391,7 +411,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, args.log_format)
     if args.budget_mode == "manual" and args.budget_tokens <= 0:
         raise SystemExit("--budget-mode manual needs --budget-tokens N")
     try:

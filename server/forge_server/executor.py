@@ -33,8 +33,11 @@ class StreamToolExecutor:
         send: Callable[[pb.RunResponse], Awaitable[None]],
         timeout_s: float,
         call_later: CallLater | None = None,
+        on_round_trip: Callable[[float], None] | None = None,
     ) -> None:
         self._send = send
+        # Seconds from sending a call to its result (metrics).
+        self._on_round_trip = on_round_trip
         self._timeout_s = timeout_s
         # None: the running loop's; tests pass a clock they advance by hand.
         self._call_later = call_later
@@ -140,8 +143,12 @@ class StreamToolExecutor:
 
     async def _wait(self, call: ToolCallInfo, future: asyncio.Future[ToolOutcome]) -> ToolOutcome:
         timer = self._expire_after(call.call_id, future)
+        sent = asyncio.get_running_loop().time()
         try:
-            return await future
+            outcome = await future
+            if self._on_round_trip is not None:
+                self._on_round_trip(asyncio.get_running_loop().time() - sent)
+            return outcome
         except TimeoutError:
             await self._cancelled(call.call_id, f"no result within {self._timeout_s:g}s")
             return ToolOutcome(

@@ -43,7 +43,8 @@ from forge_server.convert import (
 )
 from forge_server.errors import RequestRejected, clip
 from forge_server.executor import StreamToolExecutor, invalid_result
-from forge_server.logs import MAX_LOGGED_VALUE
+from forge_server.logs import MAX_LOGGED_VALUE, run_logger
+from forge_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +91,14 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         start_timeout_s: float = 10.0,
         auth: Authenticator | None = None,
         log_payloads: bool = False,
+        metrics: Metrics | None = None,
     ) -> None:
         self.backend = backend
         self.log_payloads = log_payloads
+        self.metrics = metrics or Metrics()
+        self.metrics.watch(
+            lambda: self.open_streams, lambda: self.active_runs, lambda: queued_runs(backend)
+        )
         # None: every caller is admitted (no --auth-token-file or --auth-url).
         self.auth = auth
         self.max_active_runs = max_active_runs
@@ -134,7 +140,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         try:
             await self._authenticate(context)
         except RequestRejected as exc:
-            await _abort(context, exc)
+            await self._reject(context, exc)
         info = self.backend.info()
         return pb.GetServerInfoResponse(
             version=__version__,
@@ -181,7 +187,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
                 self._refuse_if_draining()
             except TimeoutError:
-                await _abort(
+                await self._reject(
                     context,
                     RequestRejected(
                         grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -192,7 +198,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
                 return
             except RequestRejected as exc:
-                await _abort(context, exc)
+                await self._reject(context, exc)
                 return
             # aclosing: a stream cancelled while a response is on the wire
             # must release its run now, not when the generator is collected.
@@ -203,6 +209,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             self.open_streams -= 1
             if self.auth is not None and caller is not None:
                 self.auth.release_run(caller)
+
+    async def _reject(
+        self, context: grpc.aio.ServicerContext[Any, Any], exc: RequestRejected
+    ) -> None:
+        self.metrics.rejected.labels(exc.reason).inc()
+        await _abort(context, exc)
 
     def _payload(self, text: str) -> str:
         """Text that may quote tool errors or argument values, for a log line:
@@ -243,18 +255,24 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     ) -> AsyncGenerator[pb.RunResponse, None]:
         run_id = uuid.uuid4().hex
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(OUTBOX_SIZE)
-        executor = StreamToolExecutor(outbox.put, start.options.tool_timeout_s)
+        executor = StreamToolExecutor(
+            outbox.put,
+            start.options.tool_timeout_s,
+            on_round_trip=self.metrics.tool_round_trips.observe,
+        )
+        self.metrics.runs_started.inc()
         live = _Live(asyncio.Event())
         info = self.backend.info()
         self.active_runs += 1
         self._live[run_id] = live
         self._idle.clear()
-        log.info(
+        rlog = run_logger(run_id, start.labels)
+        rlog.info(
             "run %s started: workflow=%r tools=%d labels=%s",
             run_id, start.workflow.name, len(start.workflow.tools),
             clip(repr(start.labels), MAX_LOGGED_VALUE),
         )  # fmt: skip
-        engine = asyncio.create_task(self._engine(run_id, start, executor, live, outbox))
+        engine = asyncio.create_task(self._engine(run_id, rlog, start, executor, live, outbox))
         reader = asyncio.create_task(
             self._read_rest(request_iterator, executor, live.cancel, outbox)
         )
@@ -273,11 +291,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 if item is None:
                     return
                 if isinstance(item, RequestRejected):
-                    log.info(
+                    rlog.info(
                         "run %s rejected: %s %s%s",
                         run_id, item.reason, item.field, self._payload(item.message),
                     )  # fmt: skip
-                    await _abort(context, item)
+                    await self._reject(context, item)
                     return
                 yield fit(item, self.max_message_bytes)
         finally:
@@ -288,7 +306,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             for task in (engine, reader):
                 task.cancel()
             await asyncio.gather(engine, reader, return_exceptions=True)
-            log.info("run %s closed", run_id)
+            rlog.info("run %s closed", run_id)
 
     async def _read_start(self, requests: AsyncIterator[pb.RunRequest]) -> _Start:
         try:
@@ -321,12 +339,14 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     async def _engine(
         self,
         run_id: str,
+        rlog: logging.LoggerAdapter[logging.Logger],
         start: _Start,
         executor: StreamToolExecutor,
         live: _Live,
         outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
     ) -> None:
         async def on_message(message: Message, index: int) -> None:
+            self.metrics.message(message)
             await outbox.put(
                 pb.RunResponse(
                     message_appended=pb.MessageAppended(message=message_to_pb(message), index=index)
@@ -345,7 +365,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
 
         async def on_compact(result: CompactionResult, iteration: int) -> None:
-            log.info(
+            self.metrics.compactions.labels(result.strategy).inc()
+            rlog.info(
                 "run %s compacted (%s phase %d): %d -> %d tokens",
                 run_id, result.strategy, result.phase, result.tokens_before, result.tokens_after,
             )  # fmt: skip
@@ -391,16 +412,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if live.shutting_down and isinstance(exc, WorkflowCancelledError):
                 reason = FailureReason.SHUTTING_DOWN
                 message = f"the server is shutting down and its drain period ended ({message})"
-            log.info("run %s failed: %s%s", run_id, reason.value, self._payload(message))
+            rlog.info("run %s failed: %s%s", run_id, reason.value, self._payload(message))
+            self.metrics.runs_finished.labels("failed", reason.value).inc()
+            self.metrics.usage(exc.usage)
             await outbox.put(_failed(reason, message, exc))
         except Exception as exc:
-            log.exception("run %s crashed", run_id)
+            rlog.exception("run %s crashed", run_id)
+            self.metrics.runs_finished.labels("failed", FailureReason.INTERNAL.value).inc()
             await outbox.put(_failed(FailureReason.INTERNAL, f"internal error: {exc!r}", None))
         else:
-            log.info(
+            rlog.info(
                 "run %s completed by %s after %d iterations",
                 run_id, result.terminal_tool, result.iterations,
             )  # fmt: skip
+            self.metrics.runs_finished.labels("completed", "").inc()
+            self.metrics.usage(result.usage)
             await outbox.put(
                 pb.RunResponse(
                     run_completed=pb.RunCompleted(

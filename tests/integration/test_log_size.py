@@ -9,6 +9,7 @@ labels and megabyte tool errors is driven through the production server.
 from __future__ import annotations
 
 import io
+import json
 import logging
 from collections.abc import Iterator
 
@@ -17,8 +18,9 @@ import pytest
 from forge_client import ForgeClient, RunFailedError, Workflow
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_server.app import ServerOptions
-from forge_server.logs import MAX_LOG_LINE, CappedFormatter
+from forge_server.logs import MAX_LOG_LINE, CappedFormatter, JsonFormatter
 from tests.helpers import address, running_server
+from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow
 
 MEGABYTE = 1024 * 1024
 
@@ -116,3 +118,33 @@ async def test_tool_error_text_is_logged_only_with_log_payloads(
     log = server_log.getvalue()
     assert " failed: " in log
     assert ("hunter2" in log) is log_payloads
+
+
+async def test_json_lines_carry_the_run_id_and_labels_and_stay_valid_json() -> None:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter(max_chars=2000))
+    logger = logging.getLogger("forge_server")
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    try:
+        async with running_server(backend) as server, ForgeClient(address(server)) as client:
+            await client.run(
+                weather_workflow([]), "Weather?", labels={"team": "search", "big": "x" * MEGABYTE}
+            )
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    entries = [json.loads(line) for line in out.getvalue().splitlines()]
+    about_run = [e for e in entries if e.get("run_id")]
+    for what in (" started: ", " completed by "):
+        assert any(what in e["message"] for e in about_run), what
+    [run_id] = {e["run_id"] for e in about_run}
+    assert len(run_id) == 32 and run_id in about_run[0]["message"]
+    for entry in about_run:
+        assert entry["labels"]["team"] == "search"
+        assert len(entry["labels"]["big"]) <= 256
+        assert entry["level"] == "INFO" and entry["time"].endswith("+00:00")
+    assert max(len(line) for line in out.getvalue().splitlines()) < 5000
