@@ -245,8 +245,12 @@ class Driver:
         )
 
     async def sequence(self, index: int, seed: int) -> Sequence:
+        return await self.play(index, random.Random(seed * 1_000_003 + index))
+
+    async def play(self, index: int, rng: random.Random) -> Sequence:
+        """One sequence whose every choice comes from `rng` (a seeded Random,
+        or one that hypothesis controls and shrinks)."""
         seq = Sequence(index)
-        rng = random.Random(seed * 1_000_003 + index)
         call = self.run()
         try:
             seq.outcome = await asyncio.wait_for(self._play(rng, call, seq), SEQUENCE_DEADLINE_S)
