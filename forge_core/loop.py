@@ -50,6 +50,7 @@ from forge_core.grounding import extract_candidates, grounded_parameters, labell
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
+from forge_core.screening import Screening, screen
 from forge_core.steps import StepTracker
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
@@ -96,6 +97,8 @@ IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
 CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
 # (queue position, preempted, iteration) while the run waits for a model slot.
 QueueSink = Callable[[int, bool, int], Awaitable[None]]
+# (call, what replaced its output, iteration): a tool output held secrets.
+ScreenSink = Callable[[ToolCallInfo, Screening, int], Awaitable[None]]
 
 
 @dataclass
@@ -123,6 +126,7 @@ async def run_workflow(
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
     approver: Approver | None = None,
+    on_screen: ScreenSink | None = None,
 ) -> RunResult:
     """Run `workflow` to its terminal tool; raise a ForgeError subclass otherwise.
 
@@ -142,6 +146,7 @@ async def run_workflow(
         cancel=cancel or asyncio.Event(),
         run_id=run_id or uuid.uuid4().hex,
         approver=approver,
+        on_screen=on_screen,
     )
     try:
         return await run.execute(user_message, prior_messages or [])
@@ -170,8 +175,10 @@ class _Run:
         cancel: asyncio.Event,
         run_id: str,
         approver: Approver | None = None,
+        on_screen: ScreenSink | None = None,
     ) -> None:
         self.wf = workflow
+        self.on_screen = on_screen
         self.backend = backend
         self.executor = executor
         self.opts = options
@@ -709,6 +716,23 @@ class _Run:
                 )
             )
 
+    async def screened(self, call: ToolCallInfo, outcome: ToolOutcome) -> ToolOutcome:
+        """`outcome` as the model may see it under the workflow's secrets
+        policy (screening.py); reported through on_screen when changed."""
+        policy = self.wf.tool_output_secrets
+        text = outcome.output if outcome.ok else (outcome.error or "")
+        if policy == "allow" or not text:
+            return outcome
+        # Off the event loop: a long output takes a while to scan.
+        screening = await asyncio.to_thread(screen, text, policy)
+        if screening is None:
+            return outcome
+        if self.on_screen is not None:
+            await self.on_screen(call, screening, self.iteration)
+        if outcome.ok:
+            return replace(outcome, output=screening.content)
+        return replace(outcome, error=screening.content)
+
     def tool_call_message(self, infos: list[ToolCallInfo], transient: bool = False) -> Message:
         return Message(
             MessageRole.ASSISTANT,
@@ -740,6 +764,10 @@ class _Run:
         terminal_result: tuple[ToolCallInfo, str] | None = None
         hard_errors: list[str] = []
         for call, outcome in zip(infos, outcomes, strict=True):
+            # The terminal result goes back to its own client unscreened.
+            raw_output = outcome.output
+            if not outcome.deferred:
+                outcome = await self.screened(call, outcome)
             content = outcome.output if outcome.ok else nudges.tool_error(outcome.error or "")
             if outcome.deferred:
                 await self.append(
@@ -766,7 +794,7 @@ class _Run:
             if outcome.ok:
                 self.steps.record(call)
                 if call.name in self.wf.terminal_set and terminal_result is None:
-                    terminal_result = (call, outcome.output)
+                    terminal_result = (call, raw_output)
             else:
                 sig = call_signature(call.name, call.args)
                 failed = self.failed.setdefault(sig, FailedCall(call.name, call.args, ""))

@@ -167,6 +167,8 @@ class Workflow:
     system_prompt: str = ""
     # The built-in terminal respond(message) tool, run by the engine itself.
     respond_tool: bool = False
+    # "allow" | "redact" | "block": tool outputs with secrets (screening.py).
+    tool_output_secrets: str = "allow"
 
     def __post_init__(self) -> None:
         self.tools_by_name: dict[str, ToolSpec] = {t.name: t for t in self.tools}
@@ -183,6 +185,7 @@ class Workflow:
             description=self.description,
             system_prompt=self.system_prompt,
             respond_tool=True,
+            tool_output_secrets=self.tool_output_secrets,
         )
 
     @property

@@ -73,6 +73,8 @@ class ServerOptions:
     log_payloads: bool = False
     # Serve Prometheus /metrics on this port (0: any free one); None: off.
     metrics_port: int | None = None
+    # Workflows that leave tool_output_secrets unspecified: allow|redact|block.
+    tool_output_secrets: str = "allow"
     metrics_host: str = "127.0.0.1"
 
 
@@ -119,6 +121,7 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         start_timeout_s=options.start_timeout_s,
         auth=options.auth,
         log_payloads=options.log_payloads,
+        tool_output_secrets=options.tool_output_secrets,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     address = options.listen or f"{options.host}:{options.port}"

@@ -223,6 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="address for the metrics endpoint (default: --host, or 127.0.0.1 with a socket)",
     )
     p.add_argument(
+        "--tool-output-secrets",
+        choices=["allow", "redact", "block"],
+        default=env("FORGE_TOOL_OUTPUT_SECRETS", "allow"),
+        help="tool outputs holding credentials, for workflows that do not say: "
+        "pass them on, redact each secret, or withhold the output",
+    )
+    p.add_argument(
         "--log-payloads",
         action="store_true",
         help="log failure and rejection messages, which quote tool errors and argument "
@@ -392,6 +399,7 @@ async def serve(args: argparse.Namespace) -> None:
             listen=args.listen,
             tls=tls,
             log_payloads=args.log_payloads,
+            tool_output_secrets=args.tool_output_secrets,
             metrics_port=args.metrics_port if args.metrics_port >= 0 else None,
             metrics_host=args.metrics_host
             or ("127.0.0.1" if args.listen.startswith("unix:") else args.host),

@@ -75,6 +75,10 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
         terminal_tools=list(msg.terminal_tools),
         system_prompt=msg.system_prompt,
         respond_tool=msg.respond_tool,
+        # "": the server's default, filled in by the service.
+        tool_output_secrets=_enum(
+            _SECRETS_POLICY, msg.tool_output_secrets, "", "workflow.tool_output_secrets"
+        ),
     )
     validate_workflow(wf)
     return wf.with_builtins()
@@ -90,6 +94,12 @@ _COMPACTION = {
     wpb.COMPACTION_STRATEGY_SLIDING_WINDOW: "sliding_window",
     wpb.COMPACTION_STRATEGY_TIERED: "tiered",
 }
+_SECRETS_POLICY = {
+    wpb.TOOL_OUTPUT_POLICY_ALLOW: "allow",
+    wpb.TOOL_OUTPUT_POLICY_REDACT: "redact",
+    wpb.TOOL_OUTPUT_POLICY_BLOCK: "block",
+}
+SECRETS_POLICY_TO_PB = {v: k for k, v in _SECRETS_POLICY.items()}
 _REPLAY = {
     wpb.REASONING_REPLAY_NONE: "none",
     wpb.REASONING_REPLAY_KEEP_LAST: "keep_last",

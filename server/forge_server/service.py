@@ -29,11 +29,13 @@ from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
 from forge_core.loop import RunResult, run_workflow
-from forge_core.messages import Message
+from forge_core.messages import Message, ToolCallInfo
+from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__
 from forge_server.auth import Authenticator, Identity
 from forge_server.convert import (
+    SECRETS_POLICY_TO_PB,
     message_to_pb,
     options_from_pb,
     prior_from_pb,
@@ -92,8 +94,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         auth: Authenticator | None = None,
         log_payloads: bool = False,
         metrics: Metrics | None = None,
+        tool_output_secrets: str = "allow",
     ) -> None:
         self.backend = backend
+        # For workflows that leave Workflow.tool_output_secrets unspecified.
+        self.tool_output_secrets = tool_output_secrets
         self.log_payloads = log_payloads
         self.metrics = metrics or Metrics()
         self.metrics.watch(
@@ -330,11 +335,14 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         try:
             # Compiling up to 128 schemas takes a while: not on the event loop,
             # where it would stall every other run.
-            return await asyncio.to_thread(_parse_start, first.start)
+            start = await asyncio.to_thread(_parse_start, first.start)
         except WorkflowError as exc:
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT, "INVALID_WORKFLOW", exc.field, str(exc)
             ) from exc
+        if not start.workflow.tool_output_secrets:
+            start.workflow.tool_output_secrets = self.tool_output_secrets
+        return start
 
     async def _engine(
         self,
@@ -384,6 +392,27 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
             )
 
+        async def on_screen(call: ToolCallInfo, screening: Screening, iteration: int) -> None:
+            # Types and counts only: the secret itself goes nowhere.
+            rlog.info(
+                "run %s: %s %d secret(s) in the output of %s (%s)",
+                run_id, "redacted" if screening.action == "redact" else "withheld",
+                screening.count, call.name, ", ".join(screening.secret_types),
+            )  # fmt: skip
+            self.metrics.interventions.labels(f"secrets_{screening.action}").inc()
+            await outbox.put(
+                pb.RunResponse(
+                    tool_output_screened=pb.ToolOutputScreened(
+                        call_id=call.call_id,
+                        tool_name=call.name,
+                        action=SECRETS_POLICY_TO_PB[screening.action],
+                        secret_types=list(screening.secret_types),
+                        secrets=screening.count,
+                        iteration=iteration,
+                    )
+                )
+            )
+
         async def on_queue(position: int, preempted: bool, iteration: int) -> None:
             await outbox.put(
                 pb.RunResponse(
@@ -406,6 +435,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 cancel=live.cancel,
                 run_id=run_id,
                 approver=executor.approve,
+                on_screen=on_screen,
             )
         except ForgeError as exc:
             reason, message = exc.reason, exc.message

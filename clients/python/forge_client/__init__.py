@@ -18,6 +18,7 @@ from forge_client.client import (
     ToolCallCancelled,
     ToolCallFinished,
     ToolCallStarted,
+    ToolOutputScreened,
 )
 from forge_client.errors import (
     BackendError,
@@ -71,6 +72,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolExecutionError",
+    "ToolOutputScreened",
     "ToolResolutionError",
     "Workflow",
     "WorkflowCancelledError",

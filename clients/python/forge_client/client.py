@@ -184,6 +184,19 @@ class ToolCallCancelled:
 
 
 @dataclass(frozen=True)
+class ToolOutputScreened:
+    """A tool's output held secrets; the model saw it redacted ("redact") or
+    not at all ("block"). The secrets themselves never come back."""
+
+    call_id: str
+    tool_name: str
+    action: str
+    secret_types: tuple[str, ...]
+    secrets: int
+    iteration: int
+
+
+@dataclass(frozen=True)
 class MessageAppended:
     """A message the run added to the conversation; persist the non-transient
     ones to continue the conversation later (pass them as prior_messages)."""
@@ -219,6 +232,7 @@ Event = (
     | ApprovalRequested
     | ToolCallFinished
     | ToolCallCancelled
+    | ToolOutputScreened
     | MessageAppended
     | Compacted
     | Queued
@@ -439,6 +453,16 @@ class RunStream:
                     if task is not None:
                         task.cancel()
                     yield ToolCallCancelled(gone.call_id, gone.reason)
+                elif kind == "tool_output_screened":
+                    sc = response.tool_output_screened
+                    yield ToolOutputScreened(
+                        sc.call_id,
+                        sc.tool_name,
+                        "block" if sc.action == wpb.TOOL_OUTPUT_POLICY_BLOCK else "redact",
+                        tuple(sc.secret_types),
+                        sc.secrets,
+                        sc.iteration,
+                    )
                 elif kind == "compacted":
                     c2 = response.compacted
                     yield Compacted(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from forge.v1 import workflow_pb2 as wpb
 from forge_client.tools import Prerequisite, Tool, tool_from_function, tool_from_schema
@@ -29,8 +29,12 @@ class Workflow:
         *,
         system_prompt: str = "",
         respond_tool: bool = False,
+        tool_output_secrets: Literal["allow", "redact", "block"] | None = None,
     ) -> None:
         self.name = name
+        # Tool outputs holding credentials: pass on, redact each secret, or
+        # withhold the output from the model (None: the server's default).
+        self.tool_output_secrets = tool_output_secrets
         self.description = description
         self.system_prompt = system_prompt
         # The server's built-in terminal `respond(message)` tool.
@@ -145,6 +149,7 @@ class Workflow:
             description=self.description,
             system_prompt=self.system_prompt,
             respond_tool=self.respond_tool,
+            tool_output_secrets=_SECRETS_POLICY[self.tool_output_secrets],
             required_steps=self.required_steps,
             terminal_tools=self.terminal_tools,
             tools=[
@@ -161,3 +166,11 @@ class Workflow:
                 for t in self.tools.values()
             ],
         )
+
+
+_SECRETS_POLICY = {
+    None: wpb.TOOL_OUTPUT_POLICY_UNSPECIFIED,
+    "allow": wpb.TOOL_OUTPUT_POLICY_ALLOW,
+    "redact": wpb.TOOL_OUTPUT_POLICY_REDACT,
+    "block": wpb.TOOL_OUTPUT_POLICY_BLOCK,
+}

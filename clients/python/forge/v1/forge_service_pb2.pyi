@@ -183,6 +183,7 @@ class RunResponse(_message.Message):
     QUEUED_FIELD_NUMBER: _builtins.int
     TOOL_CALL_CANCELLED_FIELD_NUMBER: _builtins.int
     APPROVAL_REQUEST_FIELD_NUMBER: _builtins.int
+    TOOL_OUTPUT_SCREENED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
     @_builtins.property
@@ -203,6 +204,8 @@ class RunResponse(_message.Message):
     def tool_call_cancelled(self) -> Global___ToolCallCancelled: ...
     @_builtins.property
     def approval_request(self) -> Global___ApprovalRequest: ...
+    @_builtins.property
+    def tool_output_screened(self) -> Global___ToolOutputScreened: ...
     def __init__(
         self,
         *,
@@ -216,16 +219,61 @@ class RunResponse(_message.Message):
         queued: Global___Queued | None = ...,
         tool_call_cancelled: Global___ToolCallCancelled | None = ...,
         approval_request: Global___ApprovalRequest | None = ...,
+        tool_output_screened: Global___ToolOutputScreened | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request", "tool_output_screened"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
+
+@_typing.final
+class ToolOutputScreened(_message.Message):
+    """A tool's output (or error) held secrets and was redacted or withheld
+    before the model saw it (Workflow.tool_output_secrets). The secrets
+    themselves are never sent back, logged or kept; the client still has the
+    output its tool returned.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    SECRET_TYPES_FIELD_NUMBER: _builtins.int
+    SECRETS_FIELD_NUMBER: _builtins.int
+    ITERATION_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    tool_name: _builtins.str
+    action: _workflow_pb2.ToolOutputPolicy.ValueType
+    """REDACT or BLOCK."""
+    secrets: _builtins.int
+    iteration: _builtins.int
+    @_builtins.property
+    def secret_types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """detect-secrets' names, e.g. "AWS Access Key", "Secret Keyword"."""
+
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        tool_name: _builtins.str = ...,
+        action: _workflow_pb2.ToolOutputPolicy.ValueType = ...,
+        secret_types: _abc.Iterable[_builtins.str] | None = ...,
+        secrets: _builtins.int = ...,
+        iteration: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "call_id", b"call_id", "iteration", b"iteration", "secret_types", b"secret_types", "secrets", b"secrets", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolOutputScreened: _TypeAlias = ToolOutputScreened  # noqa: Y015
 
 @_typing.final
 class ApprovalRequest(_message.Message):

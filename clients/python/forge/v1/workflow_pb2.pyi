@@ -19,6 +19,35 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _ToolOutputPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ToolOutputPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolOutputPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOOL_OUTPUT_POLICY_UNSPECIFIED: _ToolOutputPolicy.ValueType  # 0
+    TOOL_OUTPUT_POLICY_ALLOW: _ToolOutputPolicy.ValueType  # 1
+    """Nothing is scanned."""
+    TOOL_OUTPUT_POLICY_REDACT: _ToolOutputPolicy.ValueType  # 2
+    """Each secret becomes "[REDACTED: <type>]"."""
+    TOOL_OUTPUT_POLICY_BLOCK: _ToolOutputPolicy.ValueType  # 3
+    """The model sees only that the output was withheld and why."""
+
+class ToolOutputPolicy(_ToolOutputPolicy, metaclass=_ToolOutputPolicyEnumTypeWrapper):
+    """Screening of tool outputs for credentials (detect-secrets' detectors:
+    provider keys and tokens, private keys, JWTs, `password=...` keywords).
+    Each redacted or blocked output is reported as a ToolOutputScreened event.
+    """
+
+TOOL_OUTPUT_POLICY_UNSPECIFIED: ToolOutputPolicy.ValueType  # 0
+TOOL_OUTPUT_POLICY_ALLOW: ToolOutputPolicy.ValueType  # 1
+"""Nothing is scanned."""
+TOOL_OUTPUT_POLICY_REDACT: ToolOutputPolicy.ValueType  # 2
+"""Each secret becomes "[REDACTED: <type>]"."""
+TOOL_OUTPUT_POLICY_BLOCK: ToolOutputPolicy.ValueType  # 3
+"""The model sees only that the output was withheld and why."""
+Global___ToolOutputPolicy: _TypeAlias = ToolOutputPolicy  # noqa: Y015
+
 class _EnforcementMode:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -190,6 +219,7 @@ class Workflow(_message.Message):
     TERMINAL_TOOLS_FIELD_NUMBER: _builtins.int
     SYSTEM_PROMPT_FIELD_NUMBER: _builtins.int
     RESPOND_TOOL_FIELD_NUMBER: _builtins.int
+    TOOL_OUTPUT_SECRETS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     system_prompt: _builtins.str
@@ -202,6 +232,10 @@ class Workflow(_message.Message):
     the server itself: the model answers conversational turns by calling it
     instead of producing free text, and the run ends with the message as its
     result. A workflow may also consist of nothing but this tool.
+    """
+    tool_output_secrets: Global___ToolOutputPolicy.ValueType
+    """What happens to a tool output (or tool error) holding a secret before
+    the model sees it; UNSPECIFIED: the server's --tool-output-secrets.
     """
     @_builtins.property
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
@@ -223,10 +257,11 @@ class Workflow(_message.Message):
         terminal_tools: _abc.Iterable[_builtins.str] | None = ...,
         system_prompt: _builtins.str = ...,
         respond_tool: _builtins.bool = ...,
+        tool_output_secrets: Global___ToolOutputPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "required_steps", b"required_steps", "respond_tool", b"respond_tool", "system_prompt", b"system_prompt", "terminal_tools", b"terminal_tools", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "required_steps", b"required_steps", "respond_tool", b"respond_tool", "system_prompt", b"system_prompt", "terminal_tools", b"terminal_tools", "tool_output_secrets", b"tool_output_secrets", "tools", b"tools"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -346,6 +346,7 @@ type RunResponse struct {
 	//	*RunResponse_Queued
 	//	*RunResponse_ToolCallCancelled
 	//	*RunResponse_ApprovalRequest
+	//	*RunResponse_ToolOutputScreened
 	Kind          isRunResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -478,6 +479,15 @@ func (x *RunResponse) GetApprovalRequest() *ApprovalRequest {
 	return nil
 }
 
+func (x *RunResponse) GetToolOutputScreened() *ToolOutputScreened {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_ToolOutputScreened); ok {
+			return x.ToolOutputScreened
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Kind interface {
 	isRunResponse_Kind()
 }
@@ -522,6 +532,10 @@ type RunResponse_ApprovalRequest struct {
 	ApprovalRequest *ApprovalRequest `protobuf:"bytes,10,opt,name=approval_request,json=approvalRequest,proto3,oneof"`
 }
 
+type RunResponse_ToolOutputScreened struct {
+	ToolOutputScreened *ToolOutputScreened `protobuf:"bytes,11,opt,name=tool_output_screened,json=toolOutputScreened,proto3,oneof"`
+}
+
 func (*RunResponse_RunStarted) isRunResponse_Kind() {}
 
 func (*RunResponse_Chunk) isRunResponse_Kind() {}
@@ -542,6 +556,98 @@ func (*RunResponse_ToolCallCancelled) isRunResponse_Kind() {}
 
 func (*RunResponse_ApprovalRequest) isRunResponse_Kind() {}
 
+func (*RunResponse_ToolOutputScreened) isRunResponse_Kind() {}
+
+// A tool's output (or error) held secrets and was redacted or withheld
+// before the model saw it (Workflow.tool_output_secrets). The secrets
+// themselves are never sent back, logged or kept; the client still has the
+// output its tool returned.
+type ToolOutputScreened struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	CallId   string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	ToolName string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// REDACT or BLOCK.
+	Action ToolOutputPolicy `protobuf:"varint,3,opt,name=action,proto3,enum=forge.v1.ToolOutputPolicy" json:"action,omitempty"`
+	// detect-secrets' names, e.g. "AWS Access Key", "Secret Keyword".
+	SecretTypes   []string `protobuf:"bytes,4,rep,name=secret_types,json=secretTypes,proto3" json:"secret_types,omitempty"`
+	Secrets       uint32   `protobuf:"varint,5,opt,name=secrets,proto3" json:"secrets,omitempty"`
+	Iteration     uint32   `protobuf:"varint,6,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOutputScreened) Reset() {
+	*x = ToolOutputScreened{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOutputScreened) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOutputScreened) ProtoMessage() {}
+
+func (x *ToolOutputScreened) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOutputScreened.ProtoReflect.Descriptor instead.
+func (*ToolOutputScreened) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolOutputScreened) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ToolOutputScreened) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ToolOutputScreened) GetAction() ToolOutputPolicy {
+	if x != nil {
+		return x.Action
+	}
+	return ToolOutputPolicy_TOOL_OUTPUT_POLICY_UNSPECIFIED
+}
+
+func (x *ToolOutputScreened) GetSecretTypes() []string {
+	if x != nil {
+		return x.SecretTypes
+	}
+	return nil
+}
+
+func (x *ToolOutputScreened) GetSecrets() uint32 {
+	if x != nil {
+		return x.Secrets
+	}
+	return 0
+}
+
+func (x *ToolOutputScreened) GetIteration() uint32 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
 // The model asked for a destructive tool and the run was started with
 // RunOptions.approve_destructive_calls: the call is sent as a ToolCallRequest
 // with the same call_id only after an ApprovalDecision that approves it.
@@ -558,7 +664,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -570,7 +676,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -583,7 +689,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ApprovalRequest) GetCallId() string {
@@ -627,7 +733,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +745,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +758,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApprovalDecision) GetCallId() string {
@@ -690,7 +796,7 @@ type ToolCallCancelled struct {
 
 func (x *ToolCallCancelled) Reset() {
 	*x = ToolCallCancelled{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +808,7 @@ func (x *ToolCallCancelled) String() string {
 func (*ToolCallCancelled) ProtoMessage() {}
 
 func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +821,7 @@ func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallCancelled.ProtoReflect.Descriptor instead.
 func (*ToolCallCancelled) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCallCancelled) GetCallId() string {
@@ -750,7 +856,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +868,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +881,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Compacted) GetIteration() uint32 {
@@ -842,7 +948,7 @@ type Queued struct {
 
 func (x *Queued) Reset() {
 	*x = Queued{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +960,7 @@ func (x *Queued) String() string {
 func (*Queued) ProtoMessage() {}
 
 func (x *Queued) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +973,7 @@ func (x *Queued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queued.ProtoReflect.Descriptor instead.
 func (*Queued) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Queued) GetPosition() uint32 {
@@ -907,7 +1013,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1025,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1038,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -982,7 +1088,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1100,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1113,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -1046,7 +1152,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1164,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1177,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -1133,7 +1239,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1251,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1264,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -1182,7 +1288,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1300,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1313,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -1256,7 +1362,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1374,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1387,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -1319,7 +1425,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1437,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1450,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Coercion) GetPath() string {
@@ -1384,7 +1490,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1502,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1515,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1459,7 +1565,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1577,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1590,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1521,7 +1627,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1533,7 +1639,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1546,7 +1652,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1623,7 +1729,7 @@ type IterationUsage struct {
 
 func (x *IterationUsage) Reset() {
 	*x = IterationUsage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1741,7 @@ func (x *IterationUsage) String() string {
 func (*IterationUsage) ProtoMessage() {}
 
 func (x *IterationUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1754,7 @@ func (x *IterationUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
 func (*IterationUsage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *IterationUsage) GetIteration() uint32 {
@@ -1724,7 +1830,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1842,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1855,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -1818,7 +1924,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1936,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1949,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -1903,7 +2009,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2021,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2034,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
 }
 
 type GetServerInfoResponse struct {
@@ -1967,7 +2073,7 @@ type GetServerInfoResponse struct {
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2085,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2098,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -2111,7 +2217,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2229,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2242,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Gpu) GetName() string {
@@ -2172,7 +2278,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"toolResult\x12-\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancel\x128\n" +
 	"\bapproval\x18\x04 \x01(\v2\x1a.forge.v1.ApprovalDecisionH\x00R\bapprovalB\x06\n" +
-	"\x04kind\"\xec\x04\n" +
+	"\x04kind\"\xbe\x05\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -2186,8 +2292,16 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x06queued\x18\b \x01(\v2\x10.forge.v1.QueuedH\x00R\x06queued\x12M\n" +
 	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelled\x12F\n" +
 	"\x10approval_request\x18\n" +
-	" \x01(\v2\x19.forge.v1.ApprovalRequestH\x00R\x0fapprovalRequestB\x06\n" +
-	"\x04kind\"\x8c\x01\n" +
+	" \x01(\v2\x19.forge.v1.ApprovalRequestH\x00R\x0fapprovalRequest\x12P\n" +
+	"\x14tool_output_screened\x18\v \x01(\v2\x1c.forge.v1.ToolOutputScreenedH\x00R\x12toolOutputScreenedB\x06\n" +
+	"\x04kind\"\xd9\x01\n" +
+	"\x12ToolOutputScreened\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x122\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x1a.forge.v1.ToolOutputPolicyR\x06action\x12!\n" +
+	"\fsecret_types\x18\x04 \x03(\tR\vsecretTypes\x12\x18\n" +
+	"\asecrets\x18\x05 \x01(\rR\asecrets\x12\x1c\n" +
+	"\titeration\x18\x06 \x01(\rR\titeration\"\x8c\x01\n" +
 	"\x0fApprovalRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12%\n" +
@@ -2371,81 +2485,85 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
 	(FailureReason)(0),            // 2: forge.v1.FailureReason
 	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
 	(*RunResponse)(nil),           // 4: forge.v1.RunResponse
-	(*ApprovalRequest)(nil),       // 5: forge.v1.ApprovalRequest
-	(*ApprovalDecision)(nil),      // 6: forge.v1.ApprovalDecision
-	(*ToolCallCancelled)(nil),     // 7: forge.v1.ToolCallCancelled
-	(*Compacted)(nil),             // 8: forge.v1.Compacted
-	(*Queued)(nil),                // 9: forge.v1.Queued
-	(*StartRun)(nil),              // 10: forge.v1.StartRun
-	(*ToolError)(nil),             // 11: forge.v1.ToolError
-	(*ToolResult)(nil),            // 12: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 13: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 14: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 15: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 16: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 17: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 18: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 19: forge.v1.Usage
-	(*IterationUsage)(nil),        // 20: forge.v1.IterationUsage
-	(*RunCompleted)(nil),          // 21: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 22: forge.v1.RunFailed
-	(*GetServerInfoRequest)(nil),  // 23: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 24: forge.v1.GetServerInfoResponse
-	(*Gpu)(nil),                   // 25: forge.v1.Gpu
-	nil,                           // 26: forge.v1.StartRun.LabelsEntry
-	nil,                           // 27: forge.v1.RunFailed.DetailsEntry
-	(*Workflow)(nil),              // 28: forge.v1.Workflow
-	(*Message)(nil),               // 29: forge.v1.Message
-	(*RunOptions)(nil),            // 30: forge.v1.RunOptions
+	(*ToolOutputScreened)(nil),    // 5: forge.v1.ToolOutputScreened
+	(*ApprovalRequest)(nil),       // 6: forge.v1.ApprovalRequest
+	(*ApprovalDecision)(nil),      // 7: forge.v1.ApprovalDecision
+	(*ToolCallCancelled)(nil),     // 8: forge.v1.ToolCallCancelled
+	(*Compacted)(nil),             // 9: forge.v1.Compacted
+	(*Queued)(nil),                // 10: forge.v1.Queued
+	(*StartRun)(nil),              // 11: forge.v1.StartRun
+	(*ToolError)(nil),             // 12: forge.v1.ToolError
+	(*ToolResult)(nil),            // 13: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 14: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 15: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 16: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 17: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 18: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 19: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 20: forge.v1.Usage
+	(*IterationUsage)(nil),        // 21: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 22: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 23: forge.v1.RunFailed
+	(*GetServerInfoRequest)(nil),  // 24: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 25: forge.v1.GetServerInfoResponse
+	(*Gpu)(nil),                   // 26: forge.v1.Gpu
+	nil,                           // 27: forge.v1.StartRun.LabelsEntry
+	nil,                           // 28: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 29: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 30: forge.v1.Workflow
+	(*Message)(nil),               // 31: forge.v1.Message
+	(*RunOptions)(nil),            // 32: forge.v1.RunOptions
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	10, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	12, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	13, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	6,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
-	14, // 4: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	15, // 5: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	17, // 6: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	18, // 7: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	21, // 8: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	22, // 9: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	8,  // 10: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
-	9,  // 11: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
-	7,  // 12: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
-	5,  // 13: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
-	28, // 14: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	29, // 15: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	30, // 16: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	26, // 17: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 18: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	11, // 19: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 20: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	16, // 21: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	29, // 22: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	20, // 23: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	19, // 24: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	29, // 25: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 26: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	27, // 27: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	19, // 28: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	29, // 29: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	25, // 30: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	3,  // 31: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	23, // 32: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	4,  // 33: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	24, // 34: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	33, // [33:35] is the sub-list for method output_type
-	31, // [31:33] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	11, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	13, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	14, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	7,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
+	15, // 4: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	16, // 5: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	18, // 6: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	19, // 7: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	22, // 8: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	23, // 9: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	9,  // 10: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	10, // 11: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	8,  // 12: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
+	6,  // 13: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
+	5,  // 14: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
+	29, // 15: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	30, // 16: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	31, // 17: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	32, // 18: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	27, // 19: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	0,  // 20: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	12, // 21: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	1,  // 22: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	17, // 23: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	31, // 24: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	21, // 25: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	20, // 26: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	31, // 27: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	2,  // 28: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	28, // 29: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	20, // 30: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	31, // 31: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	26, // 32: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	3,  // 33: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	24, // 34: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	4,  // 35: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	25, // 36: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	35, // [35:37] is the sub-list for method output_type
+	33, // [33:35] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -2472,8 +2590,9 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_Queued)(nil),
 		(*RunResponse_ToolCallCancelled)(nil),
 		(*RunResponse_ApprovalRequest)(nil),
+		(*RunResponse_ToolOutputScreened)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[9].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[10].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
@@ -2483,7 +2602,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,64 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Screening of tool outputs for credentials (detect-secrets' detectors:
+// provider keys and tokens, private keys, JWTs, `password=...` keywords).
+// Each redacted or blocked output is reported as a ToolOutputScreened event.
+type ToolOutputPolicy int32
+
+const (
+	ToolOutputPolicy_TOOL_OUTPUT_POLICY_UNSPECIFIED ToolOutputPolicy = 0
+	// Nothing is scanned.
+	ToolOutputPolicy_TOOL_OUTPUT_POLICY_ALLOW ToolOutputPolicy = 1
+	// Each secret becomes "[REDACTED: <type>]".
+	ToolOutputPolicy_TOOL_OUTPUT_POLICY_REDACT ToolOutputPolicy = 2
+	// The model sees only that the output was withheld and why.
+	ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK ToolOutputPolicy = 3
+)
+
+// Enum value maps for ToolOutputPolicy.
+var (
+	ToolOutputPolicy_name = map[int32]string{
+		0: "TOOL_OUTPUT_POLICY_UNSPECIFIED",
+		1: "TOOL_OUTPUT_POLICY_ALLOW",
+		2: "TOOL_OUTPUT_POLICY_REDACT",
+		3: "TOOL_OUTPUT_POLICY_BLOCK",
+	}
+	ToolOutputPolicy_value = map[string]int32{
+		"TOOL_OUTPUT_POLICY_UNSPECIFIED": 0,
+		"TOOL_OUTPUT_POLICY_ALLOW":       1,
+		"TOOL_OUTPUT_POLICY_REDACT":      2,
+		"TOOL_OUTPUT_POLICY_BLOCK":       3,
+	}
+)
+
+func (x ToolOutputPolicy) Enum() *ToolOutputPolicy {
+	p := new(ToolOutputPolicy)
+	*p = x
+	return p
+}
+
+func (x ToolOutputPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolOutputPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_forge_v1_workflow_proto_enumTypes[0].Descriptor()
+}
+
+func (ToolOutputPolicy) Type() protoreflect.EnumType {
+	return &file_forge_v1_workflow_proto_enumTypes[0]
+}
+
+func (x ToolOutputPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolOutputPolicy.Descriptor instead.
+func (ToolOutputPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{0}
+}
+
 // How required steps and prerequisites are enforced.
 type EnforcementMode int32
 
@@ -62,11 +120,11 @@ func (x EnforcementMode) String() string {
 }
 
 func (EnforcementMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_workflow_proto_enumTypes[0].Descriptor()
+	return file_forge_v1_workflow_proto_enumTypes[1].Descriptor()
 }
 
 func (EnforcementMode) Type() protoreflect.EnumType {
-	return &file_forge_v1_workflow_proto_enumTypes[0]
+	return &file_forge_v1_workflow_proto_enumTypes[1]
 }
 
 func (x EnforcementMode) Number() protoreflect.EnumNumber {
@@ -75,7 +133,7 @@ func (x EnforcementMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EnforcementMode.Descriptor instead.
 func (EnforcementMode) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{0}
+	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{1}
 }
 
 // What earlier reasoning (chain-of-thought) is sent back to the model.
@@ -116,11 +174,11 @@ func (x ReasoningReplay) String() string {
 }
 
 func (ReasoningReplay) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_workflow_proto_enumTypes[1].Descriptor()
+	return file_forge_v1_workflow_proto_enumTypes[2].Descriptor()
 }
 
 func (ReasoningReplay) Type() protoreflect.EnumType {
-	return &file_forge_v1_workflow_proto_enumTypes[1]
+	return &file_forge_v1_workflow_proto_enumTypes[2]
 }
 
 func (x ReasoningReplay) Number() protoreflect.EnumNumber {
@@ -129,7 +187,7 @@ func (x ReasoningReplay) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReasoningReplay.Descriptor instead.
 func (ReasoningReplay) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{1}
+	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{2}
 }
 
 // How the conversation is shortened when it nears the context budget.
@@ -175,11 +233,11 @@ func (x CompactionStrategy) String() string {
 }
 
 func (CompactionStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_workflow_proto_enumTypes[2].Descriptor()
+	return file_forge_v1_workflow_proto_enumTypes[3].Descriptor()
 }
 
 func (CompactionStrategy) Type() protoreflect.EnumType {
-	return &file_forge_v1_workflow_proto_enumTypes[2]
+	return &file_forge_v1_workflow_proto_enumTypes[3]
 }
 
 func (x CompactionStrategy) Number() protoreflect.EnumNumber {
@@ -188,7 +246,7 @@ func (x CompactionStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompactionStrategy.Descriptor instead.
 func (CompactionStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_workflow_proto_rawDescGZIP(), []int{3}
 }
 
 // "Before calling this tool, the model must have called `tool`." With
@@ -350,9 +408,12 @@ type Workflow struct {
 	// the server itself: the model answers conversational turns by calling it
 	// instead of producing free text, and the run ends with the message as its
 	// result. A workflow may also consist of nothing but this tool.
-	RespondTool   bool `protobuf:"varint,7,opt,name=respond_tool,json=respondTool,proto3" json:"respond_tool,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RespondTool bool `protobuf:"varint,7,opt,name=respond_tool,json=respondTool,proto3" json:"respond_tool,omitempty"`
+	// What happens to a tool output (or tool error) holding a secret before
+	// the model sees it; UNSPECIFIED: the server's --tool-output-secrets.
+	ToolOutputSecrets ToolOutputPolicy `protobuf:"varint,8,opt,name=tool_output_secrets,json=toolOutputSecrets,proto3,enum=forge.v1.ToolOutputPolicy" json:"tool_output_secrets,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Workflow) Reset() {
@@ -432,6 +493,13 @@ func (x *Workflow) GetRespondTool() bool {
 		return x.RespondTool
 	}
 	return false
+}
+
+func (x *Workflow) GetToolOutputSecrets() ToolOutputPolicy {
+	if x != nil {
+		return x.ToolOutputSecrets
+	}
+	return ToolOutputPolicy_TOOL_OUTPUT_POLICY_UNSPECIFIED
 }
 
 // Ablation switches: every guardrail is on unless disabled here, so the
@@ -811,7 +879,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
 	"\x16parameters_json_schema\x18\x03 \x01(\tR\x14parametersJsonSchema\x12<\n" +
 	"\rprerequisites\x18\x04 \x03(\v2\x16.forge.v1.PrerequisiteR\rprerequisites\x12 \n" +
-	"\vdestructive\x18\x05 \x01(\bR\vdestructive\"\x80\x02\n" +
+	"\vdestructive\x18\x05 \x01(\bR\vdestructive\"\xcc\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12(\n" +
@@ -819,7 +887,8 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0erequired_steps\x18\x04 \x03(\tR\rrequiredSteps\x12%\n" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
-	"\frespond_tool\x18\a \x01(\bR\vrespondTool\"\xeb\x05\n" +
+	"\frespond_tool\x18\a \x01(\bR\vrespondTool\x12J\n" +
+	"\x13tool_output_secrets\x18\b \x01(\x0e2\x1a.forge.v1.ToolOutputPolicyR\x11toolOutputSecrets\"\xeb\x05\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -863,7 +932,12 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x19approve_destructive_calls\x18\x10 \x01(\bR\x17approveDestructiveCallsB\x0e\n" +
 	"\f_max_retriesB\x12\n" +
 	"\x10_max_tool_errorsB\x0e\n" +
-	"\f_temperatureJ\x04\b\b\x10\tR\x1cdisable_constrained_decoding*\x8b\x01\n" +
+	"\f_temperatureJ\x04\b\b\x10\tR\x1cdisable_constrained_decoding*\x91\x01\n" +
+	"\x10ToolOutputPolicy\x12\"\n" +
+	"\x1eTOOL_OUTPUT_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18TOOL_OUTPUT_POLICY_ALLOW\x10\x01\x12\x1d\n" +
+	"\x19TOOL_OUTPUT_POLICY_REDACT\x10\x02\x12\x1c\n" +
+	"\x18TOOL_OUTPUT_POLICY_BLOCK\x10\x03*\x8b\x01\n" +
 	"\x0fEnforcementMode\x12 \n" +
 	"\x1cENFORCEMENT_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ENFORCEMENT_MODE_BOTH\x10\x01\x12\x1f\n" +
@@ -892,30 +966,32 @@ func file_forge_v1_workflow_proto_rawDescGZIP() []byte {
 	return file_forge_v1_workflow_proto_rawDescData
 }
 
-var file_forge_v1_workflow_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_forge_v1_workflow_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_forge_v1_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_forge_v1_workflow_proto_goTypes = []any{
-	(EnforcementMode)(0),    // 0: forge.v1.EnforcementMode
-	(ReasoningReplay)(0),    // 1: forge.v1.ReasoningReplay
-	(CompactionStrategy)(0), // 2: forge.v1.CompactionStrategy
-	(*Prerequisite)(nil),    // 3: forge.v1.Prerequisite
-	(*ToolSpec)(nil),        // 4: forge.v1.ToolSpec
-	(*Workflow)(nil),        // 5: forge.v1.Workflow
-	(*Guardrails)(nil),      // 6: forge.v1.Guardrails
-	(*RunOptions)(nil),      // 7: forge.v1.RunOptions
+	(ToolOutputPolicy)(0),   // 0: forge.v1.ToolOutputPolicy
+	(EnforcementMode)(0),    // 1: forge.v1.EnforcementMode
+	(ReasoningReplay)(0),    // 2: forge.v1.ReasoningReplay
+	(CompactionStrategy)(0), // 3: forge.v1.CompactionStrategy
+	(*Prerequisite)(nil),    // 4: forge.v1.Prerequisite
+	(*ToolSpec)(nil),        // 5: forge.v1.ToolSpec
+	(*Workflow)(nil),        // 6: forge.v1.Workflow
+	(*Guardrails)(nil),      // 7: forge.v1.Guardrails
+	(*RunOptions)(nil),      // 8: forge.v1.RunOptions
 }
 var file_forge_v1_workflow_proto_depIdxs = []int32{
-	3, // 0: forge.v1.ToolSpec.prerequisites:type_name -> forge.v1.Prerequisite
-	4, // 1: forge.v1.Workflow.tools:type_name -> forge.v1.ToolSpec
-	0, // 2: forge.v1.Guardrails.enforcement:type_name -> forge.v1.EnforcementMode
-	6, // 3: forge.v1.RunOptions.guardrails:type_name -> forge.v1.Guardrails
-	1, // 4: forge.v1.RunOptions.reasoning_replay:type_name -> forge.v1.ReasoningReplay
-	2, // 5: forge.v1.RunOptions.compaction:type_name -> forge.v1.CompactionStrategy
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	4, // 0: forge.v1.ToolSpec.prerequisites:type_name -> forge.v1.Prerequisite
+	5, // 1: forge.v1.Workflow.tools:type_name -> forge.v1.ToolSpec
+	0, // 2: forge.v1.Workflow.tool_output_secrets:type_name -> forge.v1.ToolOutputPolicy
+	1, // 3: forge.v1.Guardrails.enforcement:type_name -> forge.v1.EnforcementMode
+	7, // 4: forge.v1.RunOptions.guardrails:type_name -> forge.v1.Guardrails
+	2, // 5: forge.v1.RunOptions.reasoning_replay:type_name -> forge.v1.ReasoningReplay
+	3, // 6: forge.v1.RunOptions.compaction:type_name -> forge.v1.CompactionStrategy
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_workflow_proto_init() }
@@ -929,7 +1005,7 @@ func file_forge_v1_workflow_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_workflow_proto_rawDesc), len(file_forge_v1_workflow_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,

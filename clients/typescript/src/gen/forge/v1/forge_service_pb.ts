@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message as Message$1 } from "./messages_pb.js";
 import { file_forge_v1_messages } from "./messages_pb.js";
-import type { RunOptions, Workflow } from "./workflow_pb.js";
+import type { RunOptions, ToolOutputPolicy, Workflow } from "./workflow_pb.js";
 import { file_forge_v1_workflow } from "./workflow_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCLuAwoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIAEIGCgRraW5kImAKD0FwcHJvdmFsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0iRQoQQXBwcm92YWxEZWNpc2lvbhIPCgdjYWxsX2lkGAEgASgJEhAKCGFwcHJvdmVkGAIgASgIEg4KBnJlYXNvbhgDIAEoCSI0ChFUb29sQ2FsbENhbmNlbGxlZBIPCgdjYWxsX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKdAQoJQ29tcGFjdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDRINCgVwaGFzZRgCIAEoDRIVCg10b2tlbnNfYmVmb3JlGAMgASgNEhQKDHRva2Vuc19hZnRlchgEIAEoDRIXCg9tZXNzYWdlc19iZWZvcmUYBSABKA0SFgoObWVzc2FnZXNfYWZ0ZXIYBiABKA0SEAoIc3RyYXRlZ3kYByABKAkiQAoGUXVldWVkEhAKCHBvc2l0aW9uGAEgASgNEhEKCWl0ZXJhdGlvbhgCIAEoDRIRCglwcmVlbXB0ZWQYAyABKAgi9wEKCFN0YXJ0UnVuEiQKCHdvcmtmbG93GAEgASgLMhIuZm9yZ2UudjEuV29ya2Zsb3cSFAoMdXNlcl9tZXNzYWdlGAIgASgJEikKDnByaW9yX21lc3NhZ2VzGAMgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIlCgdvcHRpb25zGAQgASgLMhQuZm9yZ2UudjEuUnVuT3B0aW9ucxIuCgZsYWJlbHMYBSADKAsyHi5mb3JnZS52MS5TdGFydFJ1bi5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlEKCVRvb2xFcnJvchIPCgdtZXNzYWdlGAEgASgJEiUKBGtpbmQYAiABKA4yFy5mb3JnZS52MS5Ub29sRXJyb3JLaW5kEgwKBHR5cGUYAyABKAkiYAoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEhAKBm91dHB1dBgCIAEoCUgAEiQKBWVycm9yGAMgASgLMhMuZm9yZ2UudjEuVG9vbEVycm9ySABCCQoHb3V0Y29tZSIbCglDYW5jZWxSdW4SDgoGcmVhc29uGAEgASgJInMKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhYKDnRvb2xfY2FsbF9tb2RlGAUgASgJIlQKC1N0cmVhbUNodW5rEiEKBHR5cGUYASABKA4yEy5mb3JnZS52MS5DaHVua1R5cGUSDwoHY29udGVudBgCIAEoCRIRCglpdGVyYXRpb24YAyABKA0iRQoIQ29lcmNpb24SDAoEcGF0aBgBIAEoCRIVCg1vcmlnaW5hbF9qc29uGAIgASgJEhQKDGNvZXJjZWRfanNvbhgDIAEoCSKHAQoPVG9vbENhbGxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDRIlCgljb2VyY2lvbnMYBSADKAsyEi5mb3JnZS52MS5Db2VyY2lvbiJECg9NZXNzYWdlQXBwZW5kZWQSIgoHbWVzc2FnZRgBIAEoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDQoFaW5kZXgYAiABKA0i3QEKBVVzYWdlEhMKC21vZGVsX2NhbGxzGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKAQSGQoRY29tcGxldGlvbl90b2tlbnMYAyABKAQSHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYBCABKAQSEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAESFwoPY2FjaGVfaGl0X3JhdGlvGAcgASgBEiwKCml0ZXJhdGlvbnMYCCADKAsyGC5mb3JnZS52MS5JdGVyYXRpb25Vc2FnZSKpAQoOSXRlcmF0aW9uVXNhZ2USEQoJaXRlcmF0aW9uGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKA0SHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYAyABKA0SFwoPY2FjaGVfaGl0X3JhdGlvGAQgASgBEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEgwKBHNsb3QYByABKAUixgEKDFJ1bkNvbXBsZXRlZBIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRISCgppdGVyYXRpb25zGAMgASgNEh4KBXVzYWdlGAQgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgFIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGAoQdGVybWluYWxfY2FsbF9pZBgGIAEoCRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAginwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlEhoKEnRyYW5zY3JpcHRfb21pdHRlZBgHIAEoCBouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIWChRHZXRTZXJ2ZXJJbmZvUmVxdWVzdCLXAgoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SEwoLYnVkZ2V0X21vZGUYBSABKAkSDQoFc2xvdHMYBiABKA0SFAoMYmFja2VuZF9tb2RlGAcgASgJEhMKC2JhY2tlbmRfdXJsGAggASgJEhYKDnRvb2xfY2FsbF9tb2RlGAkgASgJEhMKC2FjdGl2ZV9ydW5zGAogASgNEhUKDWt2X2NhY2hlX3R5cGUYCyABKAkSFQoNYnVkZ2V0X3NvdXJjZRgMIAEoCRIbCgRncHVzGA0gAygLMg0uZm9yZ2UudjEuR3B1EhIKCmdwdV9zdGF0dXMYDiABKAkSEwoLcXVldWVkX3J1bnMYDyABKA0iRgoDR3B1EgwKBG5hbWUYASABKAkSGAoQdnJhbV90b3RhbF9ieXRlcxgCIAEoBBIXCg92cmFtX2ZyZWVfYnl0ZXMYAyABKAQqagoNVG9vbEVycm9yS2luZBIfChtUT09MX0VSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUT09MX0VSUk9SX0tJTkRfSEFSRBABEh4KGlRPT0xfRVJST1JfS0lORF9SRVNPTFVUSU9OEAIqjgEKCUNodW5rVHlwZRIaChZDSFVOS19UWVBFX1VOU1BFQ0lGSUVEEAASGQoVQ0hVTktfVFlQRV9URVhUX0RFTFRBEAESHgoaQ0hVTktfVFlQRV9UT09MX0NBTExfREVMVEEQAhIUChBDSFVOS19UWVBFX0ZJTkFMEAMSFAoQQ0hVTktfVFlQRV9SRVRSWRAEKv4CCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASHAoYRkFJTFVSRV9SRUFTT05fVE9PTF9DQUxMEAESIQodRkFJTFVSRV9SRUFTT05fVE9PTF9FWEVDVVRJT04QAhIjCh9GQUlMVVJFX1JFQVNPTl9TVEVQX0VORk9SQ0VNRU5UEAMSHwobRkFJTFVSRV9SRUFTT05fUFJFUkVRVUlTSVRFEAQSIQodRkFJTFVSRV9SRUFTT05fTUFYX0lURVJBVElPTlMQBRIcChhGQUlMVVJFX1JFQVNPTl9DQU5DRUxMRUQQBhIaChZGQUlMVVJFX1JFQVNPTl9CQUNLRU5EEAcSKgomRkFJTFVSRV9SRUFTT05fQ09OVEVYVF9CVURHRVRfRVhDRUVERUQQCBIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBAJEiAKHEZBSUxVUkVfUkVBU09OX1NIVVRUSU5HX0RPV04QCjKYAQoMRm9yZ2VTZXJ2aWNlEjYKA1J1bhIULmZvcmdlLnYxLlJ1blJlcXVlc3QaFS5mb3JnZS52MS5SdW5SZXNwb25zZSgBMAESUAoNR2V0U2VydmVySW5mbxIeLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXF1ZXN0Gh8uZm9yZ2UudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCKsBAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAQgYKBGtpbmQingEKElRvb2xPdXRwdXRTY3JlZW5lZBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZhY3Rpb24YAyABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5EhQKDHNlY3JldF90eXBlcxgEIAMoCRIPCgdzZWNyZXRzGAUgASgNEhEKCWl0ZXJhdGlvbhgGIAEoDSJgCg9BcHByb3ZhbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNIkUKEEFwcHJvdmFsRGVjaXNpb24SDwoHY2FsbF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIsYBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkSGgoSdHJhbnNjcmlwdF9vbWl0dGVkGAcgASgIIp8CCglSdW5GYWlsZWQSJwoGcmVhc29uGAEgASgOMhcuZm9yZ2UudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEjEKB2RldGFpbHMYAyADKAsyIC5mb3JnZS52MS5SdW5GYWlsZWQuRGV0YWlsc0VudHJ5EhIKCml0ZXJhdGlvbnMYBCABKA0SHgoFdXNhZ2UYBSABKAsyDy5mb3JnZS52MS5Vc2FnZRIlCgp0cmFuc2NyaXB0GAYgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAgaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3Qi1wIKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDRIVCg1rdl9jYWNoZV90eXBlGAsgASgJEhUKDWJ1ZGdldF9zb3VyY2UYDCABKAkSGwoEZ3B1cxgNIAMoCzINLmZvcmdlLnYxLkdwdRISCgpncHVfc3RhdHVzGA4gASgJEhMKC3F1ZXVlZF9ydW5zGA8gASgNIkYKA0dwdRIMCgRuYW1lGAEgASgJEhgKEHZyYW1fdG90YWxfYnl0ZXMYAiABKAQSFwoPdnJhbV9mcmVlX2J5dGVzGAMgASgEKmoKDVRvb2xFcnJvcktpbmQSHwobVE9PTF9FUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9FUlJPUl9LSU5EX0hBUkQQARIeChpUT09MX0VSUk9SX0tJTkRfUkVTT0xVVElPThACKo4BCglDaHVua1R5cGUSGgoWQ0hVTktfVFlQRV9VTlNQRUNJRklFRBAAEhkKFUNIVU5LX1RZUEVfVEVYVF9ERUxUQRABEh4KGkNIVU5LX1RZUEVfVE9PTF9DQUxMX0RFTFRBEAISFAoQQ0hVTktfVFlQRV9GSU5BTBADEhQKEENIVU5LX1RZUEVfUkVUUlkQBCr+AgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGEZBSUxVUkVfUkVBU09OX1RPT0xfQ0FMTBABEiEKHUZBSUxVUkVfUkVBU09OX1RPT0xfRVhFQ1VUSU9OEAISIwofRkFJTFVSRV9SRUFTT05fU1RFUF9FTkZPUkNFTUVOVBADEh8KG0ZBSUxVUkVfUkVBU09OX1BSRVJFUVVJU0lURRAEEiEKHUZBSUxVUkVfUkVBU09OX01BWF9JVEVSQVRJT05TEAUSHAoYRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEEAYSGgoWRkFJTFVSRV9SRUFTT05fQkFDS0VORBAHEioKJkZBSUxVUkVfUkVBU09OX0NPTlRFWFRfQlVER0VUX0VYQ0VFREVEEAgSGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQCRIgChxGQUlMVVJFX1JFQVNPTl9TSFVUVElOR19ET1dOEAoymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -128,6 +128,12 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
      */
     value: ApprovalRequest;
     case: "approvalRequest";
+  } | {
+    /**
+     * @generated from field: forge.v1.ToolOutputScreened tool_output_screened = 11;
+     */
+    value: ToolOutputScreened;
+    case: "toolOutputScreened";
   } | { case: undefined; value?: undefined };
 };
 
@@ -137,6 +143,57 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
  */
 export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 1);
+
+/**
+ * A tool's output (or error) held secrets and was redacted or withheld
+ * before the model saw it (Workflow.tool_output_secrets). The secrets
+ * themselves are never sent back, logged or kept; the client still has the
+ * output its tool returned.
+ *
+ * @generated from message forge.v1.ToolOutputScreened
+ */
+export type ToolOutputScreened = Message<"forge.v1.ToolOutputScreened"> & {
+  /**
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * REDACT or BLOCK.
+   *
+   * @generated from field: forge.v1.ToolOutputPolicy action = 3;
+   */
+  action: ToolOutputPolicy;
+
+  /**
+   * detect-secrets' names, e.g. "AWS Access Key", "Secret Keyword".
+   *
+   * @generated from field: repeated string secret_types = 4;
+   */
+  secretTypes: string[];
+
+  /**
+   * @generated from field: uint32 secrets = 5;
+   */
+  secrets: number;
+
+  /**
+   * @generated from field: uint32 iteration = 6;
+   */
+  iteration: number;
+};
+
+/**
+ * Describes the message forge.v1.ToolOutputScreened.
+ * Use `create(ToolOutputScreenedSchema)` to create a new message.
+ */
+export const ToolOutputScreenedSchema: GenMessage<ToolOutputScreened> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 2);
 
 /**
  * The model asked for a destructive tool and the run was started with
@@ -174,7 +231,7 @@ export type ApprovalRequest = Message<"forge.v1.ApprovalRequest"> & {
  * Use `create(ApprovalRequestSchema)` to create a new message.
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 2);
+  messageDesc(file_forge_v1_forge_service, 3);
 
 /**
  * The client's answer to an ApprovalRequest.
@@ -205,7 +262,7 @@ export type ApprovalDecision = Message<"forge.v1.ApprovalDecision"> & {
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * The server stopped waiting for a tool call (its timeout passed, or the run
@@ -232,7 +289,7 @@ export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
  * Use `create(ToolCallCancelledSchema)` to create a new message.
  */
 export const ToolCallCancelledSchema: GenMessage<ToolCallCancelled> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * The conversation sent to the model was compacted before this iteration.
@@ -284,7 +341,7 @@ export type Compacted = Message<"forge.v1.Compacted"> & {
  * Use `create(CompactedSchema)` to create a new message.
  */
 export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * The run waits for a model server slot. Sent when it starts waiting and when
@@ -317,7 +374,7 @@ export type Queued = Message<"forge.v1.Queued"> & {
  * Use `create(QueuedSchema)` to create a new message.
  */
 export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -360,7 +417,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -389,7 +446,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -427,7 +484,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -446,7 +503,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -485,7 +542,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -512,7 +569,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 13);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -544,7 +601,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -586,7 +643,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -612,7 +669,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -671,7 +728,7 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 16);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * One model call's accounting.
@@ -724,7 +781,7 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
  * Use `create(IterationUsageSchema)` to create a new message.
  */
 export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 17);
+  messageDesc(file_forge_v1_forge_service, 18);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -784,7 +841,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 18);
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -835,7 +892,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 19);
+  messageDesc(file_forge_v1_forge_service, 20);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -848,7 +905,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 20);
+  messageDesc(file_forge_v1_forge_service, 21);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -956,7 +1013,7 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 21);
+  messageDesc(file_forge_v1_forge_service, 22);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -983,7 +1040,7 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 22);
+  messageDesc(file_forge_v1_forge_service, 23);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind

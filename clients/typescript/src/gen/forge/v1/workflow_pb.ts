@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/workflow.proto.
  */
 export const file_forge_v1_workflow: GenFile = /*@__PURE__*/
-  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJIpEBCghUb29sU3BlYxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSLQoNcHJlcmVxdWlzaXRlcxgEIAMoCzIWLmZvcmdlLnYxLlByZXJlcXVpc2l0ZRITCgtkZXN0cnVjdGl2ZRgFIAEoCCKtAQoIV29ya2Zsb3cSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIhCgV0b29scxgDIAMoCzISLmZvcmdlLnYxLlRvb2xTcGVjEhYKDnJlcXVpcmVkX3N0ZXBzGAQgAygJEhYKDnRlcm1pbmFsX3Rvb2xzGAUgAygJEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMcmVzcG9uZF90b29sGAcgASgIIswDCgpHdWFyZHJhaWxzEhYKDmRpc2FibGVfcmVzY3VlGAEgASgIEhwKFGRpc2FibGVfcmV0cnlfbnVkZ2VzGAIgASgIEiAKGGRpc2FibGVfc3RlcF9lbmZvcmNlbWVudBgDIAEoCBIeChZkaXNhYmxlX2Vycm9yX3JlY292ZXJ5GAQgASgIEhoKEmRpc2FibGVfY29tcGFjdGlvbhgFIAEoCBIkChxkaXNhYmxlX2NvbnN0cmFpbmVkX2RlY29kaW5nGAYgASgIEhgKEGRpc2FibGVfY29lcmNpb24YByABKAgSLgoLZW5mb3JjZW1lbnQYCCABKA4yGS5mb3JnZS52MS5FbmZvcmNlbWVudE1vZGUSHAoUZGlzYWJsZV9yZXBlYXRfZ3VhcmQYCSABKAgSHQoVZGlzYWJsZV9sb29wX2JyZWFraW5nGAogASgIEh4KFmRpc2FibGVfcGFyYW1ldGVyX2RvY3MYCyABKAgSGQoRZGlzYWJsZV9ncm91bmRpbmcYDCABKAgSHgoWZGlzYWJsZV90b29sX3JlbGV2YW5jZRgNIAEoCBIiChpkaXNhYmxlX2Rlc3RydWN0aXZlX3BvbGljeRgOIAEoCCKvBAoKUnVuT3B0aW9ucxIWCg5tYXhfaXRlcmF0aW9ucxgBIAEoDRIYCgttYXhfcmV0cmllcxgCIAEoDUgAiAEBEhwKD21heF90b29sX2Vycm9ycxgDIAEoDUgBiAEBEhgKC3RlbXBlcmF0dXJlGAQgASgCSAKIAQESEgoKbWF4X3Rva2VucxgFIAEoDRIXCg90b29sX3RpbWVvdXRfbXMYBiABKA0SFQoNc3RyZWFtX2NodW5rcxgHIAEoCBIoCgpndWFyZHJhaWxzGAkgASgLMhQuZm9yZ2UudjEuR3VhcmRyYWlscxIzChByZWFzb25pbmdfcmVwbGF5GAogASgOMhkuZm9yZ2UudjEuUmVhc29uaW5nUmVwbGF5EjAKCmNvbXBhY3Rpb24YDCABKA4yHC5mb3JnZS52MS5Db21wYWN0aW9uU3RyYXRlZ3kSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGA0gASgNEhAKCHByaW9yaXR5GA4gASgFEhkKEWNhbmNlbF9vbl9wcmVlbXB0GA8gASgIEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAgSIQoZYXBwcm92ZV9kZXN0cnVjdGl2ZV9jYWxscxgQIAEoCEIOCgxfbWF4X3JldHJpZXNCEgoQX21heF90b29sX2Vycm9yc0IOCgxfdGVtcGVyYXR1cmVKBAgIEAlSHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcqiwEKD0VuZm9yY2VtZW50TW9kZRIgChxFTkZPUkNFTUVOVF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVRU5GT1JDRU1FTlRfTU9ERV9CT1RIEAESHwobRU5GT1JDRU1FTlRfTU9ERV9DT05TVFJBSU5UEAISGgoWRU5GT1JDRU1FTlRfTU9ERV9OVURHRRADKokBCg9SZWFzb25pbmdSZXBsYXkSIAocUkVBU09OSU5HX1JFUExBWV9VTlNQRUNJRklFRBAAEhkKFVJFQVNPTklOR19SRVBMQVlfTk9ORRABEh4KGlJFQVNPTklOR19SRVBMQVlfS0VFUF9MQVNUEAISGQoVUkVBU09OSU5HX1JFUExBWV9GVUxMEAMqnwEKEkNvbXBhY3Rpb25TdHJhdGVneRIjCh9DT01QQUNUSU9OX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHAoYQ09NUEFDVElPTl9TVFJBVEVHWV9OT05FEAESJgoiQ09NUEFDVElPTl9TVFJBVEVHWV9TTElESU5HX1dJTkRPVxACEh4KGkNPTVBBQ1RJT05fU1RSQVRFR1lfVElFUkVEEANCQFo+Z2l0aHViLmNvbS9mb3JnZS1zaWRlY2FyL2ZvcmdlL2NsaWVudHMvZ28vZ2VuL2ZvcmdlL3YxO2ZvcmdldjFiBnByb3RvMw");
+  fileDesc("Chdmb3JnZS92MS93b3JrZmxvdy5wcm90bxIIZm9yZ2UudjEiLwoMUHJlcmVxdWlzaXRlEgwKBHRvb2wYASABKAkSEQoJbWF0Y2hfYXJnGAIgASgJIpEBCghUb29sU3BlYxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSLQoNcHJlcmVxdWlzaXRlcxgEIAMoCzIWLmZvcmdlLnYxLlByZXJlcXVpc2l0ZRITCgtkZXN0cnVjdGl2ZRgFIAEoCCLmAQoIV29ya2Zsb3cSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIhCgV0b29scxgDIAMoCzISLmZvcmdlLnYxLlRvb2xTcGVjEhYKDnJlcXVpcmVkX3N0ZXBzGAQgAygJEhYKDnRlcm1pbmFsX3Rvb2xzGAUgAygJEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMcmVzcG9uZF90b29sGAcgASgIEjcKE3Rvb2xfb3V0cHV0X3NlY3JldHMYCCABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5IswDCgpHdWFyZHJhaWxzEhYKDmRpc2FibGVfcmVzY3VlGAEgASgIEhwKFGRpc2FibGVfcmV0cnlfbnVkZ2VzGAIgASgIEiAKGGRpc2FibGVfc3RlcF9lbmZvcmNlbWVudBgDIAEoCBIeChZkaXNhYmxlX2Vycm9yX3JlY292ZXJ5GAQgASgIEhoKEmRpc2FibGVfY29tcGFjdGlvbhgFIAEoCBIkChxkaXNhYmxlX2NvbnN0cmFpbmVkX2RlY29kaW5nGAYgASgIEhgKEGRpc2FibGVfY29lcmNpb24YByABKAgSLgoLZW5mb3JjZW1lbnQYCCABKA4yGS5mb3JnZS52MS5FbmZvcmNlbWVudE1vZGUSHAoUZGlzYWJsZV9yZXBlYXRfZ3VhcmQYCSABKAgSHQoVZGlzYWJsZV9sb29wX2JyZWFraW5nGAogASgIEh4KFmRpc2FibGVfcGFyYW1ldGVyX2RvY3MYCyABKAgSGQoRZGlzYWJsZV9ncm91bmRpbmcYDCABKAgSHgoWZGlzYWJsZV90b29sX3JlbGV2YW5jZRgNIAEoCBIiChpkaXNhYmxlX2Rlc3RydWN0aXZlX3BvbGljeRgOIAEoCCKvBAoKUnVuT3B0aW9ucxIWCg5tYXhfaXRlcmF0aW9ucxgBIAEoDRIYCgttYXhfcmV0cmllcxgCIAEoDUgAiAEBEhwKD21heF90b29sX2Vycm9ycxgDIAEoDUgBiAEBEhgKC3RlbXBlcmF0dXJlGAQgASgCSAKIAQESEgoKbWF4X3Rva2VucxgFIAEoDRIXCg90b29sX3RpbWVvdXRfbXMYBiABKA0SFQoNc3RyZWFtX2NodW5rcxgHIAEoCBIoCgpndWFyZHJhaWxzGAkgASgLMhQuZm9yZ2UudjEuR3VhcmRyYWlscxIzChByZWFzb25pbmdfcmVwbGF5GAogASgOMhkuZm9yZ2UudjEuUmVhc29uaW5nUmVwbGF5EjAKCmNvbXBhY3Rpb24YDCABKA4yHC5mb3JnZS52MS5Db21wYWN0aW9uU3RyYXRlZ3kSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGA0gASgNEhAKCHByaW9yaXR5GA4gASgFEhkKEWNhbmNlbF9vbl9wcmVlbXB0GA8gASgIEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAgSIQoZYXBwcm92ZV9kZXN0cnVjdGl2ZV9jYWxscxgQIAEoCEIOCgxfbWF4X3JldHJpZXNCEgoQX21heF90b29sX2Vycm9yc0IOCgxfdGVtcGVyYXR1cmVKBAgIEAlSHGRpc2FibGVfY29uc3RyYWluZWRfZGVjb2RpbmcqkQEKEFRvb2xPdXRwdXRQb2xpY3kSIgoeVE9PTF9PVVRQVVRfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHAoYVE9PTF9PVVRQVVRfUE9MSUNZX0FMTE9XEAESHQoZVE9PTF9PVVRQVVRfUE9MSUNZX1JFREFDVBACEhwKGFRPT0xfT1VUUFVUX1BPTElDWV9CTE9DSxADKosBCg9FbmZvcmNlbWVudE1vZGUSIAocRU5GT1JDRU1FTlRfTU9ERV9VTlNQRUNJRklFRBAAEhkKFUVORk9SQ0VNRU5UX01PREVfQk9USBABEh8KG0VORk9SQ0VNRU5UX01PREVfQ09OU1RSQUlOVBACEhoKFkVORk9SQ0VNRU5UX01PREVfTlVER0UQAyqJAQoPUmVhc29uaW5nUmVwbGF5EiAKHFJFQVNPTklOR19SRVBMQVlfVU5TUEVDSUZJRUQQABIZChVSRUFTT05JTkdfUkVQTEFZX05PTkUQARIeChpSRUFTT05JTkdfUkVQTEFZX0tFRVBfTEFTVBACEhkKFVJFQVNPTklOR19SRVBMQVlfRlVMTBADKp8BChJDb21wYWN0aW9uU3RyYXRlZ3kSIwofQ09NUEFDVElPTl9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhwKGENPTVBBQ1RJT05fU1RSQVRFR1lfTk9ORRABEiYKIkNPTVBBQ1RJT05fU1RSQVRFR1lfU0xJRElOR19XSU5ET1cQAhIeChpDT01QQUNUSU9OX1NUUkFURUdZX1RJRVJFRBADQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM");
 
 /**
  * "Before calling this tool, the model must have called `tool`." With
@@ -142,6 +142,14 @@ export type Workflow = Message<"forge.v1.Workflow"> & {
    * @generated from field: bool respond_tool = 7;
    */
   respondTool: boolean;
+
+  /**
+   * What happens to a tool output (or tool error) holding a secret before
+   * the model sees it; UNSPECIFIED: the server's --tool-output-secrets.
+   *
+   * @generated from field: forge.v1.ToolOutputPolicy tool_output_secrets = 8;
+   */
+  toolOutputSecrets: ToolOutputPolicy;
 };
 
 /**
@@ -408,6 +416,47 @@ export const RunOptionsSchema: GenMessage<RunOptions> = /*@__PURE__*/
   messageDesc(file_forge_v1_workflow, 4);
 
 /**
+ * Screening of tool outputs for credentials (detect-secrets' detectors:
+ * provider keys and tokens, private keys, JWTs, `password=...` keywords).
+ * Each redacted or blocked output is reported as a ToolOutputScreened event.
+ *
+ * @generated from enum forge.v1.ToolOutputPolicy
+ */
+export enum ToolOutputPolicy {
+  /**
+   * @generated from enum value: TOOL_OUTPUT_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Nothing is scanned.
+   *
+   * @generated from enum value: TOOL_OUTPUT_POLICY_ALLOW = 1;
+   */
+  ALLOW = 1,
+
+  /**
+   * Each secret becomes "[REDACTED: <type>]".
+   *
+   * @generated from enum value: TOOL_OUTPUT_POLICY_REDACT = 2;
+   */
+  REDACT = 2,
+
+  /**
+   * The model sees only that the output was withheld and why.
+   *
+   * @generated from enum value: TOOL_OUTPUT_POLICY_BLOCK = 3;
+   */
+  BLOCK = 3,
+}
+
+/**
+ * Describes the enum forge.v1.ToolOutputPolicy.
+ */
+export const ToolOutputPolicySchema: GenEnum<ToolOutputPolicy> = /*@__PURE__*/
+  enumDesc(file_forge_v1_workflow, 0);
+
+/**
  * How required steps and prerequisites are enforced.
  *
  * @generated from enum forge.v1.EnforcementMode
@@ -445,7 +494,7 @@ export enum EnforcementMode {
  * Describes the enum forge.v1.EnforcementMode.
  */
 export const EnforcementModeSchema: GenEnum<EnforcementMode> = /*@__PURE__*/
-  enumDesc(file_forge_v1_workflow, 0);
+  enumDesc(file_forge_v1_workflow, 1);
 
 /**
  * What earlier reasoning (chain-of-thought) is sent back to the model.
@@ -480,7 +529,7 @@ export enum ReasoningReplay {
  * Describes the enum forge.v1.ReasoningReplay.
  */
 export const ReasoningReplaySchema: GenEnum<ReasoningReplay> = /*@__PURE__*/
-  enumDesc(file_forge_v1_workflow, 1);
+  enumDesc(file_forge_v1_workflow, 2);
 
 /**
  * How the conversation is shortened when it nears the context budget.
@@ -522,5 +571,5 @@ export enum CompactionStrategy {
  * Describes the enum forge.v1.CompactionStrategy.
  */
 export const CompactionStrategySchema: GenEnum<CompactionStrategy> = /*@__PURE__*/
-  enumDesc(file_forge_v1_workflow, 2);
+  enumDesc(file_forge_v1_workflow, 3);
 
