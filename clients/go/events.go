@@ -122,6 +122,18 @@ type Compacted struct {
 	Strategy       string
 }
 
+// ToolOutputScreened: a tool's output held secrets, and the model saw it
+// redacted ([SecretsRedact]) or not at all ([SecretsBlock]). The secrets
+// themselves are never sent back.
+type ToolOutputScreened struct {
+	CallID      string
+	ToolName    string
+	Action      SecretsPolicy
+	SecretTypes []string
+	Secrets     int
+	Iteration   int
+}
+
 // Queued: the run waits for a model server slot. It is sent when the run
 // starts waiting and when its position changes; position 0 means it got a
 // slot.
@@ -133,12 +145,13 @@ type Queued struct {
 	Preempted bool
 }
 
-func (RunStarted) isEvent()        {}
-func (Compacted) isEvent()         {}
-func (Queued) isEvent()            {}
-func (Chunk) isEvent()             {}
-func (ToolCallStarted) isEvent()   {}
-func (ToolCallFinished) isEvent()  {}
-func (ApprovalRequested) isEvent() {}
-func (ApprovalDecided) isEvent()   {}
-func (MessageAppended) isEvent()   {}
+func (RunStarted) isEvent()         {}
+func (ToolOutputScreened) isEvent() {}
+func (Compacted) isEvent()          {}
+func (Queued) isEvent()             {}
+func (Chunk) isEvent()              {}
+func (ToolCallStarted) isEvent()    {}
+func (ToolCallFinished) isEvent()   {}
+func (ApprovalRequested) isEvent()  {}
+func (ApprovalDecided) isEvent()    {}
+func (MessageAppended) isEvent()    {}

@@ -333,6 +333,20 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			MessagesAfter:  int(m.GetMessagesAfter()),
 			Strategy:       m.GetStrategy(),
 		})
+	case *forgev1.RunResponse_ToolOutputScreened:
+		m := kind.ToolOutputScreened
+		action := SecretsRedact
+		if m.GetAction() == forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK {
+			action = SecretsBlock
+		}
+		l.emit(ToolOutputScreened{
+			CallID:      m.GetCallId(),
+			ToolName:    m.GetToolName(),
+			Action:      action,
+			SecretTypes: m.GetSecretTypes(),
+			Secrets:     int(m.GetSecrets()),
+			Iteration:   int(m.GetIteration()),
+		})
 	case *forgev1.RunResponse_Queued:
 		m := kind.Queued
 		l.emit(Queued{Position: int(m.GetPosition()), Iteration: int(m.GetIteration()), Preempted: m.GetPreempted()})

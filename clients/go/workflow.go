@@ -25,6 +25,12 @@ type Workflow struct {
 	// RespondTool adds the server's built-in terminal tool
 	// respond(message: string), executed by the server itself.
 	RespondTool bool
+	// ToolOutputSecrets says what happens to a tool output (or error) that
+	// holds credentials before the model sees it: [SecretsAllow],
+	// [SecretsRedact] or [SecretsBlock]; empty leaves it to the server's
+	// --tool-output-secrets. Each screened output is a [ToolOutputScreened]
+	// event.
+	ToolOutputSecrets SecretsPolicy
 
 	tools    []*Tool
 	byName   map[string]*Tool
@@ -102,14 +108,34 @@ func (w *Workflow) proto() *forgev1.Workflow {
 		})
 	}
 	return &forgev1.Workflow{
-		Name:          w.Name,
-		Description:   w.Description,
-		Tools:         specs,
-		RequiredSteps: slices.Clone(w.required),
-		TerminalTools: slices.Clone(w.terminal),
-		SystemPrompt:  w.SystemPrompt,
-		RespondTool:   w.RespondTool,
+		Name:              w.Name,
+		Description:       w.Description,
+		Tools:             specs,
+		RequiredSteps:     slices.Clone(w.required),
+		TerminalTools:     slices.Clone(w.terminal),
+		SystemPrompt:      w.SystemPrompt,
+		RespondTool:       w.RespondTool,
+		ToolOutputSecrets: secretsPolicies[w.ToolOutputSecrets],
 	}
+}
+
+// SecretsPolicy is a workflow's rule for tool outputs holding secrets.
+type SecretsPolicy string
+
+const (
+	// SecretsAllow: nothing is scanned.
+	SecretsAllow SecretsPolicy = "allow"
+	// SecretsRedact: each secret becomes "[REDACTED: <type>]".
+	SecretsRedact SecretsPolicy = "redact"
+	// SecretsBlock: the model sees only that the output was withheld.
+	SecretsBlock SecretsPolicy = "block"
+)
+
+var secretsPolicies = map[SecretsPolicy]forgev1.ToolOutputPolicy{
+	"":            forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_UNSPECIFIED,
+	SecretsAllow:  forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_ALLOW,
+	SecretsRedact: forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_REDACT,
+	SecretsBlock:  forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK,
 }
 
 func appendNew(list, names []string) []string {

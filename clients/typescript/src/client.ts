@@ -20,6 +20,7 @@ import {
   EnforcementMode,
   ReasoningReplay,
   type RunOptions as PbRunOptions,
+  ToolOutputPolicy,
   RunOptionsSchema,
 } from "./gen/forge/v1/workflow_pb.js";
 import {
@@ -275,6 +276,21 @@ export interface ToolCallCancelledEvent {
   reason: string;
 }
 
+/**
+ * A tool's output held secrets, and the model saw it redacted ("redact") or
+ * not at all ("block"). The secrets themselves never come back.
+ */
+export interface ToolOutputScreenedEvent {
+  type: "tool_output_screened";
+  callId: string;
+  toolName: string;
+  action: "redact" | "block";
+  /** detect-secrets' names, e.g. "AWS Access Key", "Secret Keyword". */
+  secretTypes: string[];
+  secrets: number;
+  iteration: number;
+}
+
 /** A message the run added to the conversation. */
 export interface MessageAppendedEvent {
   type: "message_appended";
@@ -317,6 +333,7 @@ export type ForgeEvent<V = unknown> =
   | ApprovalRequestedEvent
   | ToolResultEvent
   | ToolCallCancelledEvent
+  | ToolOutputScreenedEvent
   | MessageAppendedEvent
   | CompactedEvent
   | QueuedEvent
@@ -816,6 +833,19 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
           messagesBefore: c.messagesBefore,
           messagesAfter: c.messagesAfter,
           strategy: c.strategy,
+        });
+        return undefined;
+      }
+      case "toolOutputScreened": {
+        const v = kind.value;
+        this.events.push({
+          type: "tool_output_screened",
+          callId: v.callId,
+          toolName: v.toolName,
+          action: v.action === ToolOutputPolicy.BLOCK ? "block" : "redact",
+          secretTypes: [...v.secretTypes],
+          secrets: v.secrets,
+          iteration: v.iteration,
         });
         return undefined;
       }

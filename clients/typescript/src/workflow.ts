@@ -3,6 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import {
   PrerequisiteSchema,
+  ToolOutputPolicy,
   ToolSpecSchema,
   type Workflow as PbWorkflow,
   WorkflowSchema,
@@ -74,7 +75,23 @@ export interface ToolDefinition {
 export interface WorkflowOptions {
   /** The system prompt; empty means the server's default built from name and description. */
   systemPrompt?: string | undefined;
+  /**
+   * Tool outputs (or errors) holding credentials, before the model sees them:
+   * pass them on, redact each secret, or withhold the output. Unset: the
+   * server's `--tool-output-secrets`. Each screened output is a
+   * `tool_output_screened` event.
+   */
+  toolOutputSecrets?: SecretsPolicy | undefined;
 }
+
+/** A workflow's rule for tool outputs holding secrets. */
+export type SecretsPolicy = "allow" | "redact" | "block";
+
+const SECRETS_POLICY: Record<SecretsPolicy, ToolOutputPolicy> = {
+  allow: ToolOutputPolicy.ALLOW,
+  redact: ToolOutputPolicy.REDACT,
+  block: ToolOutputPolicy.BLOCK,
+};
 
 type ToolMap = { readonly [name: string]: unknown };
 
@@ -93,6 +110,7 @@ interface WorkflowState {
   description: string;
   systemPrompt: string;
   respondTool: boolean;
+  toolOutputSecrets: SecretsPolicy | undefined;
   tools: ReadonlyMap<string, ToolDefinition>;
   requiredSteps: readonly string[];
   terminalTools: readonly string[];
@@ -109,6 +127,8 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
   readonly systemPrompt: string;
   /** The server's built-in terminal `respond(message)` tool is enabled. */
   readonly respondTool: boolean;
+  /** Tool outputs holding secrets: allow, redact or block (undefined: the server's default). */
+  readonly toolOutputSecrets: SecretsPolicy | undefined;
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly requiredSteps: readonly string[];
   readonly terminalTools: readonly string[];
@@ -120,6 +140,7 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
     this.description = state.description;
     this.systemPrompt = state.systemPrompt;
     this.respondTool = state.respondTool;
+    this.toolOutputSecrets = state.toolOutputSecrets;
     this.tools = state.tools;
     this.requiredSteps = state.requiredSteps;
     this.terminalTools = state.terminalTools;
@@ -131,6 +152,7 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
       description: this.description,
       systemPrompt: this.systemPrompt,
       respondTool: this.respondTool,
+      toolOutputSecrets: this.toolOutputSecrets,
       tools: this.tools,
       requiredSteps: this.requiredSteps,
       terminalTools: this.terminalTools,
@@ -204,6 +226,8 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
       description: this.description,
       systemPrompt: this.systemPrompt,
       respondTool: this.respondTool,
+      toolOutputSecrets:
+        this.toolOutputSecrets === undefined ? ToolOutputPolicy.UNSPECIFIED : SECRETS_POLICY[this.toolOutputSecrets],
       requiredSteps: [...this.requiredSteps],
       terminalTools: [...this.terminalTools],
       tools: [...this.tools.values()].map((t) =>
@@ -228,6 +252,7 @@ export function workflow(name: string, description = "", options: WorkflowOption
     description,
     systemPrompt: options.systemPrompt ?? "",
     respondTool: false,
+    toolOutputSecrets: options.toolOutputSecrets,
     tools: new Map(),
     requiredSteps: [],
     terminalTools: [],
