@@ -4,6 +4,7 @@ import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import { type Interceptor, createClient } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 import type * as http2 from "node:http2";
+import { connect as connectSocket } from "node:net";
 import {
   type ApprovalRequest as PbApprovalRequest,
   ChunkType,
@@ -73,7 +74,12 @@ export interface TlsOptions {
 }
 
 export interface ForgeClientOptions {
-  /** "host:port" (plaintext unless `tls`) or a URL ("https://forge:50051"). Default 127.0.0.1:50051. */
+  /**
+   * "host:port" (plaintext unless `tls`), a URL ("https://forge:50051"), or a
+   * Unix domain socket as "unix:///abs/path/forge.sock" (also "unix:/abs/path"
+   * or "unix:relative/path"; plaintext only, `tls` must be unset). Default
+   * 127.0.0.1:50051.
+   */
   address?: string | undefined;
   /** TLS: true for the system's CAs, or explicit certificates. */
   tls?: boolean | TlsOptions | undefined;
@@ -403,11 +409,24 @@ export class ForgeClient {
   constructor(options: ForgeClientOptions = {}) {
     const address = options.address ?? DEFAULT_ADDRESS;
     const tls = options.tls ?? false;
+    const socketPath = unixSocketPath(address);
+    if (socketPath !== undefined && tls !== false) {
+      throw new TypeError(`forge: TLS is not supported over a Unix socket (${address})`);
+    }
     const hasScheme = /^https?:\/\//.test(address);
     const secure = hasScheme ? address.startsWith("https://") : tls !== false;
-    const baseUrl = hasScheme ? address : `${secure ? "https" : "http"}://${address}`;
+    const baseUrl =
+      socketPath !== undefined
+        ? "http://localhost"
+        : hasScheme
+          ? address
+          : `${secure ? "https" : "http"}://${address}`;
     this.address = address;
     const nodeOptions: http2.SecureClientSessionOptions = {};
+    if (socketPath !== undefined) {
+      // HTTP/2 over the socket; "localhost" is only the :authority sent.
+      nodeOptions.createConnection = () => connectSocket({ path: socketPath });
+    }
     if (typeof tls === "object") {
       for (const key of ["ca", "cert", "key", "servername", "rejectUnauthorized"] as const) {
         if (tls[key] !== undefined) {
@@ -572,6 +591,18 @@ export class ForgeClient {
 /** Connect to a Forge server. */
 export function createForgeClient(options: ForgeClientOptions = {}): ForgeClient {
   return new ForgeClient(options);
+}
+
+/** The socket path of a "unix:///abs/path" or "unix:path" address; undefined for any other address. */
+function unixSocketPath(address: string): string | undefined {
+  if (!address.startsWith("unix:")) {
+    return undefined;
+  }
+  const path = address.slice("unix:".length).replace(/^\/\/(?=\/)/, "");
+  if (path === "" || path.startsWith("//")) {
+    throw new TypeError(`forge: ${address} names no socket path (want unix:///abs/path or unix:path)`);
+  }
+  return path;
 }
 
 // ── One run ────────────────────────────────────────────────────────────────
