@@ -178,8 +178,12 @@ func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause 
 
 // RequestRejectedError is a request the server refused: a bad workflow or
 // options (Reason "INVALID_WORKFLOW"), protocol misuse ("INVALID_REQUEST",
-// "UNKNOWN_CALL_ID") or a busy server ("SERVER_BUSY", code
-// ResourceExhausted). It implements GRPCStatus, so status.FromError works.
+// "UNKNOWN_CALL_ID"), a busy server ("SERVER_BUSY", code
+// ResourceExhausted), a missing or unknown token ("UNAUTHENTICATED"), a
+// token holding its max_runs open runs ("TOKEN_RUN_LIMIT", code
+// ResourceExhausted) or an unreachable token verifier ("AUTH_UNAVAILABLE",
+// code Unavailable: retry later). It implements GRPCStatus, so
+// status.FromError works.
 type RequestRejectedError struct {
 	Code codes.Code
 	// Reason is the stable ErrorInfo reason, e.g. "INVALID_WORKFLOW"; empty
@@ -225,17 +229,13 @@ func (e *ConnectionLostError) Error() string {
 func (e *ConnectionLostError) Unwrap() error { return e.Err }
 
 // rpcError turns a gRPC error into a [*RequestRejectedError] or a
-// [*ConnectionLostError].
+// [*ConnectionLostError]. An Unavailable, Canceled or Internal status is a
+// refusal when it carries an ErrorInfo reason (e.g. "SHUTTING_DOWN",
+// "AUTH_UNAVAILABLE"), and a broken transport when it carries none.
 func rpcError(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return &ConnectionLostError{Err: err}
-	}
-	switch st.Code() {
-	case codes.Unavailable, codes.Canceled, codes.Internal:
-		if len(st.Details()) == 0 {
-			return &ConnectionLostError{Err: err}
-		}
 	}
 	rej := &RequestRejectedError{Code: st.Code(), Message: st.Message(), status: st}
 	for _, d := range st.Details() {
@@ -249,6 +249,12 @@ func rpcError(err error) error {
 			if v := info.GetFieldViolations(); rej.Field == "" && len(v) > 0 {
 				rej.Field = v[0].GetField()
 			}
+		}
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.Canceled, codes.Internal:
+		if rej.Reason == "" {
+			return &ConnectionLostError{Err: err}
 		}
 	}
 	return rej
