@@ -148,9 +148,11 @@ export interface FieldViolation {
 }
 
 /**
- * The server refused the request (bad workflow, protocol misuse, busy). `reason`
- * is the stable ErrorInfo reason (INVALID_WORKFLOW, SERVER_BUSY, UNKNOWN_CALL_ID...)
- * and `field` the offending field (e.g. `workflow.terminal_tools[0]`).
+ * The server refused the request (bad workflow, protocol misuse, busy, missing
+ * or unknown token). `reason` is the stable ErrorInfo reason (INVALID_WORKFLOW,
+ * SERVER_BUSY, UNKNOWN_CALL_ID, UNAUTHENTICATED, TOKEN_RUN_LIMIT,
+ * AUTH_UNAVAILABLE...) and `field` the offending field (e.g.
+ * `workflow.terminal_tools[0]`).
  */
 export class RequestRejectedError extends ForgeError {
   override name = "RequestRejectedError";
@@ -190,8 +192,11 @@ export class ConnectionLostError extends ForgeError {
   }
 }
 
-/** "InvalidArgument" -> "INVALID_ARGUMENT". */
+/** "InvalidArgument" -> "INVALID_ARGUMENT"; the gRPC names, so Canceled -> "CANCELLED". */
 export function codeName(code: Code): string {
+  if (code === Code.Canceled) {
+    return "CANCELLED";
+  }
   return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
@@ -214,7 +219,9 @@ export function fromTransportError(err: unknown): ForgeError {
   const violations = ce
     .findDetails(BadRequestSchema)
     .flatMap((b) => b.fieldViolations.map((v) => ({ field: v.field, description: v.description })));
-  if (info === undefined && TRANSPORT_CODES.has(ce.code)) {
+  // A typed reason means the server refused (e.g. UNAVAILABLE AUTH_UNAVAILABLE,
+  // SHUTTING_DOWN); the same codes without one mean the transport failed.
+  if (!info?.reason && TRANSPORT_CODES.has(ce.code)) {
     return new ConnectionLostError(`${codeName(ce.code)}: ${ce.rawMessage}`, codeName(ce.code), {
       cause: err,
     });

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createForgeClient } from "@forge-sidecar/client";
+import { RequestRejectedError, createForgeClient } from "@forge-sidecar/client";
 
 /** The repository root (the folder holding proto/forge/v1), found from this file. */
 export const REPO_ROOT = ((): string => {
@@ -55,7 +55,9 @@ export interface RunningServer {
 
 /**
  * Start `python -m forge_server --port <free> ...args` and wait until it answers
- * GetServerInfo. Throws (so the tests fail, never skip) when it cannot start.
+ * GetServerInfo (a refusal, e.g. UNAUTHENTICATED from a server started with
+ * --auth-token-file, is an answer too). Throws (so the tests fail, never skip)
+ * when it cannot start.
  */
 export async function startForgeServer(args: string[], readyTimeoutMs: number): Promise<RunningServer> {
   const port = await freePort();
@@ -97,7 +99,11 @@ export async function startForgeServer(args: string[], readyTimeoutMs: number): 
   const client = createForgeClient({ address });
   try {
     await Promise.race([
-      client.waitForReady({ timeoutMs: readyTimeoutMs }),
+      client.waitForReady({ timeoutMs: readyTimeoutMs }).catch((err: unknown) => {
+        if (!(err instanceof RequestRejectedError)) {
+          throw err;
+        }
+      }),
       exited.then((code) => {
         throw new Error(`forge_server exited (code ${code}) before it answered`);
       }),
