@@ -24,6 +24,19 @@ import (
 // ends.
 func ownScriptedServer(t *testing.T, scripts map[string][]any, args ...string) *serverProcess {
 	t.Helper()
+	args = append([]string{"--backend", "scripted", "--script", writeScript(t, scripts)}, args...)
+	srv, err := startServer(repoRoot(t), 60*time.Second, args...)
+	if err != nil {
+		t.Fatalf("scripted Forge server: %v", err)
+	}
+	t.Cleanup(srv.stop)
+	return srv
+}
+
+// writeScript writes scripts (turns keyed by workflow name) to a file for
+// --script and returns its path.
+func writeScript(t *testing.T, scripts map[string][]any) string {
+	t.Helper()
 	raw, err := json.Marshal(scripts)
 	if err != nil {
 		t.Fatal(err)
@@ -32,13 +45,7 @@ func ownScriptedServer(t *testing.T, scripts map[string][]any, args ...string) *
 	if err := os.WriteFile(script, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"--backend", "scripted", "--script", script}, args...)
-	srv, err := startServer(repoRoot(t), 60*time.Second, args...)
-	if err != nil {
-		t.Fatalf("scripted Forge server: %v", err)
-	}
-	t.Cleanup(srv.stop)
-	return srv
+	return script
 }
 
 func dialServer(t *testing.T, srv *serverProcess) *forge.Client {

@@ -81,15 +81,24 @@ func startServer(root string, ready time.Duration, args ...string) (*serverProce
 	if err != nil {
 		return nil, err
 	}
-	args = append([]string{"-m", "forge_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)
-	cmd := exec.Command(python(root), args...)
-	cmd.Dir = root
-	p := &serverProcess{
-		addr:   fmt.Sprintf("127.0.0.1:%d", port),
-		cmd:    cmd,
-		exited: make(chan struct{}),
-		log:    &syncBuffer{},
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := spawnServer(root, addr, append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
+	if err != nil {
+		return nil, err
 	}
+	if err := p.waitHealthy(ready); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%w\nserver log:\n%s", err, p.log.String())
+	}
+	return p, nil
+}
+
+// spawnServer starts `python -m forge_server args...` in the repository
+// root, without waiting for it; addr is where its clients connect.
+func spawnServer(root, addr string, args ...string) (*serverProcess, error) {
+	cmd := exec.Command(python(root), append([]string{"-m", "forge_server"}, args...)...)
+	cmd.Dir = root
+	p := &serverProcess{addr: addr, cmd: cmd, exited: make(chan struct{}), log: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the Forge server with %s (set FORGE_PYTHON or run `make install`): %w", cmd.Path, err)
@@ -98,10 +107,6 @@ func startServer(root string, ready time.Duration, args ...string) (*serverProce
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.waitHealthy(ready); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("%w\nserver log:\n%s", err, p.log.String())
-	}
 	return p, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -87,27 +86,11 @@ func transportScripts(names ...string) map[string][]any {
 // gets its server info. The server stops when the test ends.
 func startTransportServer(t *testing.T, address string, ready []forge.DialOption, scripts map[string][]any, args ...string) *serverProcess {
 	t.Helper()
-	raw, err := json.Marshal(scripts)
+	args = append([]string{"--backend", "scripted", "--script", writeScript(t, scripts)}, args...)
+	p, err := spawnServer(repoRoot(t), address, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(script, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	root := repoRoot(t)
-	args = append([]string{"-m", "forge_server", "--backend", "scripted", "--script", script}, args...)
-	cmd := exec.Command(python(root), args...)
-	cmd.Dir = root
-	p := &serverProcess{addr: address, cmd: cmd, exited: make(chan struct{}), log: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start the Forge server with %s (set FORGE_PYTHON): %v", cmd.Path, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
 	t.Cleanup(p.stop)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -120,7 +103,7 @@ func startTransportServer(t *testing.T, address string, ready []forge.DialOption
 		}
 		select {
 		case <-p.exited:
-			t.Fatalf("the Forge server exited before serving (%v)\nserver log:\n%s", cmd.ProcessState, p.log.String())
+			t.Fatalf("the Forge server exited before serving (%v)\nserver log:\n%s", p.cmd.ProcessState, p.log.String())
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

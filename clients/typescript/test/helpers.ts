@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RequestRejectedError, createForgeClient } from "@forge-sidecar/client";
+import { type ForgeClientOptions, RequestRejectedError, createForgeClient } from "@forge-sidecar/client";
 
 /** The repository root (the folder holding proto/forge/v1), found from this file. */
 export const REPO_ROOT = ((): string => {
@@ -54,12 +54,17 @@ export interface RunningServer {
 }
 
 /**
- * Start `python -m forge_server --port <free> ...args` and wait until it answers
+ * Start `python -m forge_server --port <free> ...args` and wait until a client
+ * with the `ready` options (default: plaintext to that port) gets an answer to
  * GetServerInfo (a refusal, e.g. UNAUTHENTICATED from a server started with
  * --auth-token-file, is an answer too). Throws (so the tests fail, never skip)
  * when it cannot start.
  */
-export async function startForgeServer(args: string[], readyTimeoutMs: number): Promise<RunningServer> {
+export async function startForgeServer(
+  args: string[],
+  readyTimeoutMs: number,
+  ready: ForgeClientOptions = {},
+): Promise<RunningServer> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const proc = spawn(PYTHON, ["-m", "forge_server", "--host", "127.0.0.1", "--port", String(port), ...args], {
@@ -96,7 +101,8 @@ export async function startForgeServer(args: string[], readyTimeoutMs: number): 
       return proc.exitCode;
     },
   };
-  const client = createForgeClient({ address });
+  // `ready`: how a client reaches a server started with TLS or --listen.
+  const client = createForgeClient({ address, ...ready });
   try {
     await Promise.race([
       client.waitForReady({ timeoutMs: readyTimeoutMs }).catch((err: unknown) => {

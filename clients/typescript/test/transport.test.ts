@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import {
   workflow,
 } from "@forge-sidecar/client";
 import { z } from "zod";
-import { PYTHON, REPO_ROOT, freePort } from "./helpers.js";
+import { PYTHON, REPO_ROOT, type RunningServer, startForgeServer } from "./helpers.js";
 
 const call = (name: string, args: Record<string, unknown>) => ({ tool_calls: [{ name, args }] });
 
@@ -70,63 +70,16 @@ function makeCerts(dir: string): Certs {
   };
 }
 
-interface OwnServer {
-  log(): string;
-  stop(): Promise<void>;
-}
-
 /**
- * Start `python -m forge_server --backend scripted --script <script> ...args`
- * and wait until a client with `ready` answers serverInfo(). Throws (so the
- * tests fail, never skip) when it cannot start.
+ * A scripted server started with `args` (which say how it listens), ready once
+ * a client with the `ready` options gets its server info.
  */
-async function startServer(script: string, args: string[], ready: ForgeClientOptions): Promise<OwnServer> {
-  const proc = spawn(PYTHON, ["-m", "forge_server", "--backend", "scripted", "--script", script, ...args], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  proc.stderr?.setEncoding("utf8");
-  proc.stderr?.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-20_000);
-  });
-  const exited = new Promise<number | null>((resolveExit) => {
-    proc.once("exit", (code) => resolveExit(code));
-    proc.once("error", (err) => {
-      stderr += `\nspawn ${PYTHON} failed: ${err.message}`;
-      resolveExit(-1);
-    });
-  });
-  const server: OwnServer = {
-    log: () => stderr,
-    stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill("SIGTERM");
-        const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
-        await exited;
-        clearTimeout(timer);
-      }
-    },
-  };
-  const client = createForgeClient(ready);
-  try {
-    await Promise.race([
-      client.waitForReady({ timeoutMs: 60_000 }),
-      exited.then((code) => {
-        throw new Error(`forge_server exited (code ${code}) before it answered`);
-      }),
-    ]);
-  } catch (err) {
-    await server.stop();
-    throw new Error(`could not start the Forge server (${args.join(" ")}): ${String(err)}\n${stderr}`);
-  } finally {
-    client.close();
-  }
-  return server;
+function startServer(script: string, args: string[], ready: ForgeClientOptions): Promise<RunningServer> {
+  return startForgeServer(["--backend", "scripted", "--script", script, ...args], 60_000, ready);
 }
 
 /** Runs the scripted weather workflow `name` and checks its result and the handler's calls. */
-async function runWeather(options: ForgeClientOptions, name: string, server: OwnServer): Promise<void> {
+async function runWeather(options: ForgeClientOptions, name: string, server: RunningServer): Promise<void> {
   const client = createForgeClient(options);
   try {
     const info = await client.serverInfo();
@@ -178,22 +131,16 @@ after(() => {
 });
 
 describe("TLS", () => {
-  let server: OwnServer;
+  let server: RunningServer;
   let address: string;
   let trusted: TlsOptions;
 
   before(async () => {
-    const port = await freePort();
-    address = `127.0.0.1:${port}`;
     trusted = { ca: certs.ca };
-    server = await startServer(
-      script,
-      [
-        "--host", "127.0.0.1", "--port", String(port),
-        "--tls-cert", certs.serverCert, "--tls-key", certs.serverKey,
-      ], // prettier-ignore
-      { address, tls: trusted },
-    );
+    server = await startServer(script, ["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey], {
+      tls: trusted,
+    });
+    address = server.address;
   });
 
   after(async () => {
@@ -215,23 +162,18 @@ describe("TLS", () => {
 });
 
 describe("mutual TLS", () => {
-  let server: OwnServer;
+  let server: RunningServer;
   let address: string;
   let withCert: TlsOptions;
 
   before(async () => {
-    const port = await freePort();
-    address = `127.0.0.1:${port}`;
     withCert = { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey };
     server = await startServer(
       script,
-      [
-        "--host", "127.0.0.1", "--port", String(port),
-        "--tls-cert", certs.serverCert, "--tls-key", certs.serverKey,
-        "--tls-client-ca", certs.caPath,
-      ], // prettier-ignore
-      { address, tls: withCert },
+      ["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey, "--tls-client-ca", certs.caPath],
+      { tls: withCert },
     );
+    address = server.address;
   });
 
   after(async () => {
@@ -256,7 +198,7 @@ describe("mutual TLS", () => {
 });
 
 describe("Unix domain socket", () => {
-  let server: OwnServer;
+  let server: RunningServer;
   let socket: string;
 
   before(async () => {
