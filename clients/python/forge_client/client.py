@@ -136,11 +136,22 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Coercion:
+    """A near-miss argument the server fixed before validation ("42" -> 42)."""
+
+    # JSON Pointer to the argument, e.g. "/count".
+    path: str
+    original_json: str
+    coerced_json: str
+
+
+@dataclass(frozen=True)
 class ToolCallStarted:
     call_id: str
     tool_name: str
     arguments: dict[str, Any]
     iteration: int
+    coercions: tuple[Coercion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -214,6 +225,8 @@ class Compacted:
     phase: int
     tokens_before: int
     tokens_after: int
+    messages_before: int = 0
+    messages_after: int = 0
 
 
 @dataclass(frozen=True)
@@ -249,6 +262,7 @@ class RunResult:
     iterations: int
     usage: pb.Usage
     transcript: list[mpb.Message] = field(default_factory=list)
+    run_id: str = ""
 
 
 _CHUNK_NAMES = {
@@ -466,7 +480,13 @@ class RunStream:
                 elif kind == "compacted":
                     c2 = response.compacted
                     yield Compacted(
-                        c2.iteration, c2.strategy, c2.phase, c2.tokens_before, c2.tokens_after
+                        c2.iteration,
+                        c2.strategy,
+                        c2.phase,
+                        c2.tokens_before,
+                        c2.tokens_after,
+                        c2.messages_before,
+                        c2.messages_after,
                     )
                 elif kind == "queued":
                     q = response.queued
@@ -484,6 +504,7 @@ class RunStream:
                         transcript=(
                             list(self._streamed) if done.transcript_omitted else _with_result(done)
                         ),
+                        run_id=self.run_id,
                     )
                     return
                 elif kind == "run_failed":
@@ -503,7 +524,12 @@ class RunStream:
         self._tasks_by_call[request.call_id] = task
         task.add_done_callback(self._tool_tasks.discard)
         task.add_done_callback(lambda _: self._tasks_by_call.pop(request.call_id, None))
-        return ToolCallStarted(request.call_id, request.tool_name, arguments, request.iteration)
+        coercions = tuple(
+            Coercion(c.path, c.original_json, c.coerced_json) for c in request.coercions
+        )
+        return ToolCallStarted(
+            request.call_id, request.tool_name, arguments, request.iteration, coercions
+        )
 
     def _ask(self, request: pb.ApprovalRequest) -> ApprovalRequested:
         try:
