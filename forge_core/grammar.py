@@ -95,6 +95,8 @@ def build_grammar(
     grounded: list[str] | None = None,
     grounded_formats: dict[str, list[str]] | None = None,
     grounded_labels: dict[str, list[str]] | None = None,
+    bound: dict[str, list[Any]] | None = None,
+    number_digits: int = 0,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -107,8 +109,16 @@ def build_grammar(
     further: the tool rejected a value's format, these are it reformatted;
     `grounded_labels` (param -> values) are the candidates the conversation
     labels as that parameter's kind, preferred when there are any.
+    `bound` ("tool.param" -> values) are the only values a report parameter
+    takes (binding.py); `number_digits` (0: 16) bounds the digits of an
+    integer (and of a number's integer part).
     """
     builder = _Builder()
+    builder.bound = bound or {}
+    if number_digits:
+        digits = max(1, min(number_digits, 16))
+        builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
+
     builder.grounded = grounded
     builder.formats = grounded_formats or {}
     builder.labels = grounded_labels or {}
@@ -216,6 +226,7 @@ class _Builder:
         self.grounded: list[str] | None = None
         self.formats: dict[str, list[str]] = {}
         self.labels: dict[str, list[str]] = {}
+        self.bound: dict[str, list[Any]] = {}
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -272,12 +283,17 @@ class _Builder:
             return self.object(schema, hint)
         if kind == "array":
             return self.array(schema, hint)
+        bound = self.bound.get(f"{self.tool_name}.{name}") if name else None
         if kind == "string":
             if "format" in schema:
                 raise Unsupported("string format")
             low = int(schema.get("minLength", 0))
             default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
             high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
+            if bound:
+                fits = [v for v in bound if isinstance(v, str) and low <= len(v) <= high]
+                if fits:
+                    return self.rule(hint, " | ".join(_literal(v) for v in fits))
             plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
             if self.grounded is not None and name and is_grounded(name, schema):
                 everything = self.grounded
@@ -308,6 +324,12 @@ class _Builder:
             if plain or banned:
                 return self.string_excluding(plain, low, high, hint, banned)
             return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')
+        if kind in ("integer", "number") and bound:
+            numbers = [v for v in bound if isinstance(v, int | float) and not isinstance(v, bool)]
+            if kind == "integer":
+                numbers = [v for v in numbers if isinstance(v, int)]
+            if numbers:
+                return self.rule(hint, " | ".join(_literal(v) for v in numbers))
         if kind in ("integer", "number", "boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from jsonschema.exceptions import best_match
 
@@ -33,6 +33,7 @@ from forge_core.backends.base import (
     ToolCall,
     Usage,
 )
+from forge_core.binding import bound_values
 from forge_core.coercion import coerce_arguments
 from forge_core.context import CompactionResult, Compactor, estimate_tokens
 from forge_core.errors import (
@@ -46,52 +47,27 @@ from forge_core.errors import (
     WorkflowCancelledError,
 )
 from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
-from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
+from forge_core.grounding import (
+    extract_candidates,
+    grounded_parameters,
+    is_grounded,
+    labelled,
+    reshaped,
+)
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
 from forge_core.screening import Screening, screen
 from forge_core.steps import StepTracker
+from forge_core.tool_execution import Approval as Approval
+from forge_core.tool_execution import Approver as Approver
+from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
+from forge_core.tool_execution import ToolExecutor as ToolExecutor
+from forge_core.tool_execution import ToolOutcome as ToolOutcome
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")
 
-
-class ToolErrorKind(StrEnum):
-    HARD = "hard"
-    # Valid arguments that did not resolve to data: fed back, not counted.
-    RESOLUTION = "resolution"
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    output: str = ""
-    error: str | None = None
-    error_kind: ToolErrorKind = ToolErrorKind.HARD
-    # Not run, by the engine's choice (a destructive call sent back to be
-    # made alone): `output` says why; neither a success nor a failure.
-    deferred: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-class ToolExecutor(Protocol):
-    """Runs a batch of validated calls; returns one outcome per call, in order."""
-
-    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]: ...
-
-
-@dataclass(frozen=True)
-class Approval:
-    approved: bool
-    reason: str = ""
-
-
-# Asked before a destructive call runs (RunOptions.approve_destructive_calls):
-# (the validated call, iteration) -> the caller's decision.
-Approver = Callable[[ToolCallInfo, int], Awaitable[Approval]]
 MessageSink = Callable[[Message, int], Awaitable[None]]
 IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
 CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
@@ -227,6 +203,9 @@ class _Run:
             {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
         )
         self._asked_for: set[str] | None = None
+        # (tool, output) of every successful call, in order: what a report
+        # parameter may be bound to (binding.py).
+        self.results: list[tuple[str, str]] = []
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -269,6 +248,10 @@ class _Run:
             request.grounded_values = self.grounded_values(seen)
             request.grounded_formats = self.grounded_formats()
             request.grounded_labels = self.grounded_labels(texts, seen)
+        if self.opts.result_binding:
+            request.bound_values = self.bound_values()
+        if self.opts.number_bounds:
+            request.number_digits = number_digits(self.grounding_texts())
 
     async def count_tokens(self, messages: list[Message]) -> int:
         if isinstance(self.backend, TokenCounting):
@@ -584,6 +567,24 @@ class _Run:
                 out[name] = found
         return out
 
+    def bound_values(self) -> dict[str, list[Any]]:
+        """Per terminal tool parameter, the values a successful tool result
+        gave for it (binding.py); grounded identifiers keep their own rule."""
+        out: dict[str, list[Any]] = {}
+        if not self.results:
+            return out
+        for tool in self.wf.tools:
+            if tool.name not in self.wf.terminal_set:
+                continue
+            props = tool.parameters.get("properties", {}) or {}
+            for name, schema in props.items():
+                if self.opts.grounding and is_grounded(name, schema):
+                    continue
+                values = bound_values(name, schema, self.results)
+                if values:
+                    out[f"{tool.name}.{name}"] = list(values)
+        return out
+
     def grounded_formats(self) -> dict[str, list[str]]:
         """Where a tool rejected a value's format: that parameter takes only
         its failed values rewritten in the format the error showed."""
@@ -793,6 +794,7 @@ class _Run:
             )
             if outcome.ok:
                 self.steps.record(call)
+                self.results.append((call.name, content))
                 if call.name in self.wf.terminal_set and terminal_result is None:
                     terminal_result = (call, raw_output)
             else:
@@ -923,6 +925,18 @@ class _Run:
             iteration=self.iteration,
             completed_steps=self.steps.completed_names(),
         )
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+# Digits an integer may always have, whatever the conversation holds.
+MIN_NUMBER_DIGITS = 3
+
+
+def number_digits(texts: list[str]) -> int:
+    """One digit more than the longest number the user or a tool wrote (a
+    sum may carry), at least MIN_NUMBER_DIGITS: longer is an invented value."""
+    longest = max((len(m) for t in texts for m in _DIGIT_RUN.findall(t)), default=0)
+    return max(MIN_NUMBER_DIGITS, longest + 1)
 
 
 def _distinct(calls: list[ToolCall]) -> list[ToolCall]:

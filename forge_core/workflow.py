@@ -101,6 +101,13 @@ class RunOptions:
     # them (relevance.asked_for), unless they are pending required steps, and
     # a destructive call runs alone, never in a batch with other calls.
     destructive_policy: bool = True
+    # A terminal tool's parameter that a successful tool result answers (by
+    # label or as what a tool looks up) only takes the values that result
+    # gave, under a grammar (binding.py).
+    result_binding: bool = True
+    # Under a grammar an integer has at most one digit more than the longest
+    # number in the user's messages and tool results (at least 3).
+    number_bounds: bool = True
     # Each destructive call waits for the caller's approval (the run's
     # Approver) before it is executed; a denial is the call's result.
     approve_destructive_calls: bool = False

@@ -25,6 +25,8 @@ GUARDRAILS = (
     "grounding",
     "tool_relevance",
     "destructive_policy",
+    "result_binding",
+    "number_bounds",
 )
 
 
@@ -65,6 +67,8 @@ class Ablation:
             grounding=on["grounding"],
             tool_relevance=on["tool_relevance"],
             destructive_policy=on["destructive_policy"],
+            result_binding=on["result_binding"],
+            number_bounds=on["number_bounds"],
         )
 
 
@@ -109,6 +113,16 @@ PRESETS: dict[str, Ablation] = {
             "no-destructive-policy",
             "destructive tools are offered and batched like any other",
             frozenset({"destructive_policy"}),
+        ),
+        Ablation(
+            "no-result-binding",
+            "a report's parameters may take values no tool result gave",
+            frozenset({"result_binding"}),
+        ),
+        Ablation(
+            "no-number-bounds",
+            "integers may take 16 digits whatever the conversation holds",
+            frozenset({"number_bounds"}),
         ),
         Ablation(
             "no-parameter-docs",

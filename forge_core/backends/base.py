@@ -4,98 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+# The value types of a model call live in forge_core/calls.py (the parser and
+# the errors need them without the backend interface); re-exported here.
+from forge_core.calls import ChunkSink as ChunkSink
+from forge_core.calls import ChunkType as ChunkType
+from forge_core.calls import IterationUsage as IterationUsage
+from forge_core.calls import LLMResponse as LLMResponse
+from forge_core.calls import StreamChunk as StreamChunk
+from forge_core.calls import TextResponse as TextResponse
+from forge_core.calls import ToolCall as ToolCall
+from forge_core.calls import Usage as Usage
 from forge_core.messages import Message
 from forge_core.workflow import ToolSpec
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call as the model produced it (not yet validated)."""
-
-    name: str
-    args: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TextResponse:
-    """The model answered with text instead of a tool call."""
-
-    content: str
-
-
-LLMResponse = list[ToolCall] | TextResponse
-
-
-class ChunkType(StrEnum):
-    TEXT_DELTA = "text_delta"
-    TOOL_CALL_DELTA = "tool_call_delta"
-    FINAL = "final"
-    RETRY = "retry"
-
-
-@dataclass(frozen=True)
-class StreamChunk:
-    type: ChunkType
-    content: str = ""
-
-
-ChunkSink = Callable[[StreamChunk], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class IterationUsage:
-    iteration: int
-    prompt_tokens: int
-    cached_prompt_tokens: int
-    prompt_ms: float
-    generation_ms: float
-    slot: int = -1
-
-    @property
-    def cache_hit_ratio(self) -> float:
-        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
-
-
-@dataclass
-class Usage:
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    prompt_ms: float = 0.0
-    generation_ms: float = 0.0
-    # For one backend call: the server slot it ran on (-1 when unknown).
-    slot: int = -1
-    iterations: list[IterationUsage] = field(default_factory=list)
-
-    @property
-    def cache_hit_ratio(self) -> float:
-        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
-
-    def record(self, iteration: int, call: Usage) -> None:
-        """Add one model call's usage, keeping its per-iteration line."""
-        self.add(call)
-        self.iterations.append(
-            IterationUsage(
-                iteration=iteration,
-                prompt_tokens=call.prompt_tokens,
-                cached_prompt_tokens=call.cached_prompt_tokens,
-                prompt_ms=call.prompt_ms,
-                generation_ms=call.generation_ms,
-                slot=call.slot,
-            )
-        )
-
-    def add(self, other: Usage) -> None:
-        self.model_calls += other.model_calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.cached_prompt_tokens += other.cached_prompt_tokens
-        self.prompt_ms += other.prompt_ms
-        self.generation_ms += other.generation_ms
 
 
 @dataclass
@@ -134,6 +56,12 @@ class ChatRequest:
     # Parameter name -> the candidates the conversation labels as its kind
     # ("Order Q-58" for order_id): that parameter prefers them.
     grounded_labels: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> the only values a terminal tool's parameter takes: what
+    # a successful tool result gave for it (binding.py).
+    bound_values: dict[str, list[Any]] = field(default_factory=dict)
+    # Digits an integer may have (0: the grammar's own bound): more than any
+    # number in the conversation is an invented value (loop.number_digits).
+    number_digits: int = 0
 
 
 @dataclass

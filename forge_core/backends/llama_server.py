@@ -239,6 +239,8 @@ class LlamaServerBackend:
                 grounded=request.grounded_values,
                 grounded_formats=request.grounded_formats,
                 grounded_labels=request.grounded_labels,
+                bound=request.bound_values,
+                number_digits=request.number_digits,
             )
             if grammar is not None:
                 body["grammar"] = grammar

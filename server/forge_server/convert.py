@@ -146,6 +146,8 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         grounding=not g.disable_grounding,
         tool_relevance=not g.disable_tool_relevance,
         destructive_policy=not g.disable_destructive_policy,
+        result_binding=not g.disable_result_binding,
+        number_bounds=not g.disable_number_bounds,
         approve_destructive_calls=msg.approve_destructive_calls,
         enforcement=_enum(_ENFORCEMENT, g.enforcement, "both", "options.guardrails.enforcement"),
         reasoning_replay=_enum(

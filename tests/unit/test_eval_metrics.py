@@ -115,6 +115,8 @@ def test_presets() -> None:
         "no-grounding",
         "no-relevance",
         "no-destructive-policy",
+        "no-result-binding",
+        "no-number-bounds",
         "bare",
     }
     assert all(PRESETS["all-on"].switches().values())
@@ -128,6 +130,11 @@ def test_presets() -> None:
     assert proto.guardrails.disable_loop_breaking and proto.guardrails.disable_parameter_docs
     docs_off = PRESETS["no-parameter-docs"].run_options(max_iterations=3).to_proto()
     assert docs_off.guardrails.disable_parameter_docs
+    binding_off = PRESETS["no-result-binding"].run_options(max_iterations=3).to_proto()
+    assert binding_off.guardrails.disable_result_binding
+    assert not binding_off.guardrails.disable_number_bounds
+    bounds_off = PRESETS["no-number-bounds"].run_options(max_iterations=3).to_proto()
+    assert bounds_off.guardrails.disable_number_bounds
     assert not docs_off.guardrails.disable_loop_breaking
 
 

@@ -59,6 +59,8 @@ class RunOptions:
     grounding: bool = True
     tool_relevance: bool = True
     destructive_policy: bool = True
+    result_binding: bool = True
+    number_bounds: bool = True
     # Ask the run's `approve` callback before each destructive tool's call.
     approve_destructive_calls: bool = False
     compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
@@ -89,6 +91,8 @@ class RunOptions:
                 disable_grounding=not self.grounding,
                 disable_tool_relevance=not self.tool_relevance,
                 disable_destructive_policy=not self.destructive_policy,
+                disable_result_binding=not self.result_binding,
+                disable_number_bounds=not self.number_bounds,
                 enforcement=wpb.EnforcementMode.Value(
                     f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
                 ),

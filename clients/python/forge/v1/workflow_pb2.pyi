@@ -289,6 +289,8 @@ class Guardrails(_message.Message):
     DISABLE_GROUNDING_FIELD_NUMBER: _builtins.int
     DISABLE_TOOL_RELEVANCE_FIELD_NUMBER: _builtins.int
     DISABLE_DESTRUCTIVE_POLICY_FIELD_NUMBER: _builtins.int
+    DISABLE_RESULT_BINDING_FIELD_NUMBER: _builtins.int
+    DISABLE_NUMBER_BOUNDS_FIELD_NUMBER: _builtins.int
     disable_rescue: _builtins.bool
     """Do not salvage tool calls from free text."""
     disable_retry_nudges: _builtins.bool
@@ -343,6 +345,19 @@ class Guardrails(_message.Message):
     destructive call in a batch with other calls is sent back to be made
     alone.
     """
+    disable_result_binding: _builtins.bool
+    """Let a terminal tool's parameters take any value. By default, under a
+    grammar, a report parameter that a successful tool result answers (the
+    result labels it, "total 418.20 EUR" for `total`, or the parameter is
+    what a tool looks up, `rate` for get_exchange_rate) only takes the
+    values that result gave.
+    """
+    disable_number_bounds: _builtins.bool
+    """Let integers take up to 16 digits. By default, under a grammar, an
+    integer has at most one digit more than the longest number in the
+    user's messages and tool results (and at least 3), so the model cannot
+    fill a count with 1000000000000000.
+    """
     def __init__(
         self,
         *,
@@ -360,10 +375,12 @@ class Guardrails(_message.Message):
         disable_grounding: _builtins.bool = ...,
         disable_tool_relevance: _builtins.bool = ...,
         disable_destructive_policy: _builtins.bool = ...,
+        disable_result_binding: _builtins.bool = ...,
+        disable_number_bounds: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_destructive_policy", b"disable_destructive_policy", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "disable_tool_relevance", b"disable_tool_relevance", "enforcement", b"enforcement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disable_coercion", b"disable_coercion", "disable_compaction", b"disable_compaction", "disable_constrained_decoding", b"disable_constrained_decoding", "disable_destructive_policy", b"disable_destructive_policy", "disable_error_recovery", b"disable_error_recovery", "disable_grounding", b"disable_grounding", "disable_loop_breaking", b"disable_loop_breaking", "disable_number_bounds", b"disable_number_bounds", "disable_parameter_docs", b"disable_parameter_docs", "disable_repeat_guard", b"disable_repeat_guard", "disable_rescue", b"disable_rescue", "disable_result_binding", b"disable_result_binding", "disable_retry_nudges", b"disable_retry_nudges", "disable_step_enforcement", b"disable_step_enforcement", "disable_tool_relevance", b"disable_tool_relevance", "enforcement", b"enforcement"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -553,8 +553,19 @@ type Guardrails struct {
 	// destructive call in a batch with other calls is sent back to be made
 	// alone.
 	DisableDestructivePolicy bool `protobuf:"varint,14,opt,name=disable_destructive_policy,json=disableDestructivePolicy,proto3" json:"disable_destructive_policy,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// Let a terminal tool's parameters take any value. By default, under a
+	// grammar, a report parameter that a successful tool result answers (the
+	// result labels it, "total 418.20 EUR" for `total`, or the parameter is
+	// what a tool looks up, `rate` for get_exchange_rate) only takes the
+	// values that result gave.
+	DisableResultBinding bool `protobuf:"varint,15,opt,name=disable_result_binding,json=disableResultBinding,proto3" json:"disable_result_binding,omitempty"`
+	// Let integers take up to 16 digits. By default, under a grammar, an
+	// integer has at most one digit more than the longest number in the
+	// user's messages and tool results (and at least 3), so the model cannot
+	// fill a count with 1000000000000000.
+	DisableNumberBounds bool `protobuf:"varint,16,opt,name=disable_number_bounds,json=disableNumberBounds,proto3" json:"disable_number_bounds,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
@@ -681,6 +692,20 @@ func (x *Guardrails) GetDisableToolRelevance() bool {
 func (x *Guardrails) GetDisableDestructivePolicy() bool {
 	if x != nil {
 		return x.DisableDestructivePolicy
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableResultBinding() bool {
+	if x != nil {
+		return x.DisableResultBinding
+	}
+	return false
+}
+
+func (x *Guardrails) GetDisableNumberBounds() bool {
+	if x != nil {
+		return x.DisableNumberBounds
 	}
 	return false
 }
@@ -888,7 +913,7 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x0eterminal_tools\x18\x05 \x03(\tR\rterminalTools\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12!\n" +
 	"\frespond_tool\x18\a \x01(\bR\vrespondTool\x12J\n" +
-	"\x13tool_output_secrets\x18\b \x01(\x0e2\x1a.forge.v1.ToolOutputPolicyR\x11toolOutputSecrets\"\xeb\x05\n" +
+	"\x13tool_output_secrets\x18\b \x01(\x0e2\x1a.forge.v1.ToolOutputPolicyR\x11toolOutputSecrets\"\xd5\x06\n" +
 	"\n" +
 	"Guardrails\x12%\n" +
 	"\x0edisable_rescue\x18\x01 \x01(\bR\rdisableRescue\x120\n" +
@@ -905,7 +930,9 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x16disable_parameter_docs\x18\v \x01(\bR\x14disableParameterDocs\x12+\n" +
 	"\x11disable_grounding\x18\f \x01(\bR\x10disableGrounding\x124\n" +
 	"\x16disable_tool_relevance\x18\r \x01(\bR\x14disableToolRelevance\x12<\n" +
-	"\x1adisable_destructive_policy\x18\x0e \x01(\bR\x18disableDestructivePolicy\"\x93\x06\n" +
+	"\x1adisable_destructive_policy\x18\x0e \x01(\bR\x18disableDestructivePolicy\x124\n" +
+	"\x16disable_result_binding\x18\x0f \x01(\bR\x14disableResultBinding\x122\n" +
+	"\x15disable_number_bounds\x18\x10 \x01(\bR\x13disableNumberBounds\"\x93\x06\n" +
 	"\n" +
 	"RunOptions\x12%\n" +
 	"\x0emax_iterations\x18\x01 \x01(\rR\rmaxIterations\x12$\n" +

@@ -1,0 +1,156 @@
+"""Bound report values: a terminal tool's parameter copies what a tool returned.
+
+A small model that has the answer in hand still writes something else into
+the report: `report_rate(rate="USD")` right after `get_exchange_rate`
+returned "1 USD = 0.92 EUR", or `total=":{"` after "... total 418.20 EUR"
+(measured with Gemma 3 270M, bench/RESULTS.md §7). The value was in a tool
+result; the model only had to copy it. Grounding (grounding.py) covers
+identifiers; this covers the report's values.
+
+A parameter of a *terminal* tool is bound when a successful tool result
+answers it, by one of two clear rules:
+- **label**: the result names the parameter right before a value
+  ("total 418.20 EUR" for `total`, "balance: 1284.50 USD" for `balance`;
+  the value runs to the end of its clause), or right after a number
+  ("3 items" for `items`);
+- **subject**: the parameter's name is what a tool that succeeded looks up,
+  i.e. the end of that tool's name after at least one word (`rate` for
+  `get_exchange_rate`, `weather` for `get_weather`); its latest result, whole
+  or by clause, is the value.
+
+A label, when there is one, is the answer; else the subject's result. A
+bound parameter takes only those values: strings as written, integers and
+numbers as the numbers in them. Parameters with an enum, const, pattern or
+format, and grounded identifiers (grounding.py), keep their own rules.
+Only terminal tools: they report what was found, while other tools' inputs
+come from the request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MAX_BOUND_VALUE = 200
+MAX_BOUND_VALUES = 16
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+# Where a labelled value ends: a clause break, a sentence end, a bracket.
+_CLAUSE_END = re.compile(r",\s|;|\.\s|\.$|\n|\s\(|\)")
+_CLAUSE_SPLIT = re.compile(r"(?:,|;|:)\s+|\.\s+|\n+")
+_NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
+
+
+def name_words(name: str) -> list[str]:
+    """`get_exchange_rate` -> [get, exchange, rate]; `closingCode` -> [closing, code]."""
+    return _WORD.findall(_CAMEL.sub(" ", name).lower())
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def is_subject(param: str, tool: str) -> bool:
+    """`param` names what `tool` looks up: the tool's name ends with the
+    parameter's words after at least one more word (get_weather/weather)."""
+    p = [_stem(w) for w in name_words(param)]
+    t = [_stem(w) for w in name_words(tool)]
+    return bool(p) and len(t) > len(p) and t[-len(p) :] == p
+
+
+def labelled_values(param: str, text: str) -> list[str]:
+    """Values `text` labels with the parameter's name: the name (or its
+    plural), then optionally `:`, `=`, "is" or "of", then the value up to
+    the end of its clause ("total 418.20 EUR, status unpaid" -> "418.20 EUR"
+    for `total`); or a number right before the name, one word between at
+    most ("3 items", "14 open tickets")."""
+    words = name_words(param)
+    if not words:
+        return []
+    label = r"[\s_-]+".join(re.escape(w) for w in words)
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9])(?:{label})s?(?:\s*[:=]\s*|\s+(?:is|of|was)\s+|\s+)(?=\S)",
+        re.IGNORECASE,
+    )
+    out: list[str] = []
+    # Or a count written before its noun: "3 items", "14 open tickets".
+    counted = re.compile(
+        rf"(?<![\w.,-])(\d[\d,]*(?:\.\d+)?)\s+(?:[A-Za-z]+\s+)?(?:{label})s?(?![A-Za-z0-9])",
+        re.IGNORECASE,
+    )
+    for match in counted.finditer(text):
+        if match.group(1) not in out:
+            out.append(match.group(1))
+    for match in pattern.finditer(text):
+        rest = text[match.end() :]
+        end = _CLAUSE_END.search(rest)
+        value = (rest[: end.start()] if end else rest).strip().strip("'\"`")
+        if value and len(value) <= MAX_BOUND_VALUE and value not in out:
+            out.append(value)
+    return out
+
+
+def result_values(text: str) -> list[str]:
+    """A result as a report may quote it: whole (without its final period),
+    what follows a leading "Subject:", and each clause."""
+    whole = text.strip()
+    out = [whole, whole.rstrip(".").strip()]
+    head, sep, tail = whole.partition(": ")
+    if sep and len(head.split()) <= 4:
+        out.append(tail.rstrip(".").strip())
+    out.extend(c.strip().rstrip(".") for c in _CLAUSE_SPLIT.split(whole))
+    return [v for v in dict.fromkeys(out) if v and len(v) <= MAX_BOUND_VALUE]
+
+
+def numbers_of(values: Iterable[str], integer: bool) -> list[int | float]:
+    """The numbers written in `values` ("3,000 EUR" -> 3000), in order."""
+    out: list[int | float] = []
+    for value in values:
+        for match in _NUMBER.finditer(value):
+            raw = match.group(0).replace(",", "")
+            number: int | float = float(raw) if "." in raw else int(raw)
+            if integer and not float(number).is_integer():
+                continue
+            number = int(number) if integer else number
+            if number not in out:
+                out.append(number)
+    return out
+
+
+def bindable(schema: Any) -> str | None:
+    """The JSON type a parameter binds as, or None when its schema has its
+    own rule (enum, const, pattern, format, a grounding annotation)."""
+    if not isinstance(schema, dict):
+        return None
+    if any(k in schema for k in ("enum", "const", "pattern", "format", "x-forge-grounded")):
+        return None
+    kind = schema.get("type")
+    return kind if kind in ("string", "integer", "number") else None
+
+
+def bound_values(
+    param: str, schema: Any, results: list[tuple[str, str]]
+) -> list[str] | list[int | float]:
+    """The values `param` may take given the successful `results` so far
+    ((tool name, output), oldest first); [] when nothing binds it."""
+    kind = bindable(schema)
+    if kind is None or not results:
+        return []
+    found: list[str] = []
+    for _, output in reversed(results):
+        found.extend(labelled_values(param, output))
+    if not found:
+        # A label is the precise answer; the subject's whole result is the
+        # fallback ("1 USD = 0.92 EUR" for `rate`).
+        latest: dict[str, str] = {}
+        for tool, output in results:
+            latest[tool] = output
+        for tool, output in reversed(list(latest.items())):
+            if is_subject(param, tool):
+                found.extend(result_values(output))
+    values = list(dict.fromkeys(found))[:MAX_BOUND_VALUES]
+    if kind == "string":
+        return values
+    return numbers_of(values, integer=kind == "integer")[:MAX_BOUND_VALUES]
