@@ -57,7 +57,25 @@ export interface ToolOptions<Names extends string = string> {
    * before each call. Default false.
    */
   destructive?: boolean | undefined;
+  /** A required step: it must succeed once before a terminal tool may run (as `.require(name)`). */
+  required?: boolean | undefined;
+  /** A successful call ends the run with its result (as `.terminal(name)`). */
+  terminal?: boolean | undefined;
 }
+
+/**
+ * The terminal tools after registering `N` with options `O`: `N` joins them
+ * for `terminal: true`, and also for a `boolean` known only at run time (so
+ * `RunValue` stays wide enough). The `keyof` test comes first: without a
+ * `terminal` key, `O` would fail the weak-type check against `{ terminal?: … }`.
+ */
+type TerminalAfter<Terminal extends string, N extends string, O> = "terminal" extends keyof O
+  ? O extends { terminal: true }
+    ? Terminal | N
+    : O extends { terminal?: false | undefined }
+      ? Terminal
+      : Terminal | N
+  : Terminal;
 
 /** A registered tool. */
 export interface ToolDefinition {
@@ -164,13 +182,18 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
    * Standard Schema that emits JSON Schema, or a plain JSON Schema object) and
    * the local handler, whose argument type is inferred from the schema.
    */
-  tool<const N extends string, const S extends ToolSchema, R>(
+  tool<
+    const N extends string,
+    const S extends ToolSchema,
+    R,
+    const O extends ToolOptions<(keyof Tools & string) | N> = {},
+  >(
     name: N,
     description: string,
     schema: S,
     handler: ToolHandler<ArgsOf<S>, R>,
-    options: ToolOptions<(keyof Tools & string) | N> = {},
-  ): Workflow<Tools & { readonly [K in N]: Awaited<R> }, Terminal> {
+    options?: O,
+  ): Workflow<Tools & { readonly [K in N]: Awaited<R> }, TerminalAfter<Terminal, N, O>> {
     if (this.tools.has(name)) {
       throw new Error(`workflow ${JSON.stringify(this.name)} already has a tool named ${JSON.stringify(name)}`);
     }
@@ -178,11 +201,11 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
       name,
       description,
       schema,
-      jsonSchema: options.jsonSchema !== undefined ? { ...options.jsonSchema } : jsonSchemaOf(name, schema),
-      prerequisites: (options.prerequisites ?? []).map((p) =>
+      jsonSchema: options?.jsonSchema !== undefined ? { ...options.jsonSchema } : jsonSchemaOf(name, schema),
+      prerequisites: (options?.prerequisites ?? []).map((p) =>
         typeof p === "string" ? { tool: p } : { tool: p.tool, matchArg: p.matchArg },
       ),
-      destructive: options.destructive ?? false,
+      destructive: options?.destructive ?? false,
       async invoke(args: unknown, ctx: ToolContext): Promise<unknown> {
         const parsed = (await parseArguments(schema, args)) as ArgsOf<S>;
         return await handler(parsed, ctx);
@@ -190,19 +213,23 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
     };
     const tools = new Map(this.tools);
     tools.set(name, definition);
-    return new Workflow({ ...this.state(), tools });
+    const state = this.state();
+    return new Workflow({
+      ...state,
+      tools,
+      requiredSteps: options?.required === true ? withName(state.requiredSteps, name) : state.requiredSteps,
+      terminalTools: options?.terminal === true ? withName(state.terminalTools, name) : state.terminalTools,
+    });
   }
 
-  /** These tools must each succeed once before a terminal tool may run. */
+  /** These tools must each succeed once before a terminal tool may run (or `{ required: true }` at registration). */
   require(...names: Array<keyof Tools & string>): Workflow<Tools, Terminal> {
-    const steps = [...this.requiredSteps, ...names.filter((n) => !this.requiredSteps.includes(n))];
-    return new Workflow({ ...this.state(), requiredSteps: steps });
+    return new Workflow({ ...this.state(), requiredSteps: withName(this.requiredSteps, ...names) });
   }
 
-  /** A successful call of any of these ends the run with its result. */
+  /** A successful call of any of these ends the run with its result (or `{ terminal: true }` at registration). */
   terminal<const T extends keyof Tools & string>(...names: T[]): Workflow<Tools, Terminal | T> {
-    const terminal = [...this.terminalTools, ...names.filter((n) => !this.terminalTools.includes(n))];
-    return new Workflow({ ...this.state(), terminalTools: terminal });
+    return new Workflow({ ...this.state(), terminalTools: withName(this.terminalTools, ...names) });
   }
 
   /**
@@ -243,6 +270,17 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
       ),
     });
   }
+}
+
+/** `names` appended to `list`, each once, in order. */
+function withName(list: readonly string[], ...names: string[]): string[] {
+  const out = [...list];
+  for (const name of names) {
+    if (!out.includes(name)) {
+      out.push(name);
+    }
+  }
+  return out;
 }
 
 /** Start a workflow: `workflow("weather", "Look up the weather and report it.").tool(...)`. */

@@ -140,6 +140,26 @@ test("the builder is immutable and only accepts registered tool names", () => {
   assert.throws(() => withB.tool("a", "again", z.object({}), () => 1), /already has a tool named "a"/);
 });
 
+test("required and terminal at registration do what .require() and .terminal() do", () => {
+  const wf = workflow("w")
+    .tool("a", "A", z.object({}), () => "a", { required: true })
+    .tool("b", "B", z.object({}), () => 2, { terminal: true, prerequisites: ["a"] })
+    .tool("c", "C", z.object({}), () => true, { terminal: false, required: false });
+  expectType<Equal<RunValue<typeof wf>, number>>(true);
+  assert.deepEqual(wf.toProto().requiredSteps, ["a"]);
+  assert.deepEqual(wf.toProto().terminalTools, ["b"]);
+  // Both ways on one workflow: each name once, in order.
+  const both = wf.require("a", "c").terminal("b", "c");
+  assert.deepEqual(both.requiredSteps, ["a", "c"]);
+  assert.deepEqual(both.terminalTools, ["b", "c"]);
+  expectType<Equal<RunValue<typeof both>, number | boolean>>(true);
+  // A flag known only at run time counts as possibly terminal for the value's type.
+  const flag: boolean = wf.tools.size > 10;
+  const maybe = workflow("m").tool("t", "T", z.object({}), () => 1, { terminal: flag });
+  expectType<Equal<RunValue<typeof maybe>, number>>(true);
+  assert.deepEqual(maybe.terminalTools, []);
+});
+
 test("a Standard Schema without a JSON Schema converter needs options.jsonSchema", () => {
   const bare: StandardSchemaV1<unknown, { x: string }> = {
     "~standard": {
