@@ -92,7 +92,7 @@ func (r *RunResult) Conversation() []*Message { return Persistent(r.Transcript) 
 // result, running the workflow's tools in this process whenever the model
 // calls them.
 //
-// A run that fails returns a typed error that unwraps to [*RunError] (e.g.
+// A run that fails returns a typed error that unwraps to [*RunFailedError] (e.g.
 // [*StepEnforcementError]); a request the server refuses returns
 // [*RequestRejectedError]. Cancelling ctx cancels the run: the server
 // confirms with a [*WorkflowCancelledError] carrying the transcript, which

@@ -241,9 +241,13 @@ func TestCancelThroughContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("errors.Is(err, context.Canceled) is false for %v", err)
 	}
-	var runErr *forge.RunError
+	var runErr *forge.RunFailedError
 	if !errors.As(err, &runErr) || runErr.Reason != forge.ReasonCancelled || runErr.RunID == "" {
 		t.Errorf("run error %+v", runErr)
+	}
+	var deprecated *forge.RunError // the former name still matches
+	if !errors.As(err, &deprecated) || deprecated != runErr {
+		t.Errorf("errors.As with *forge.RunError: %+v", deprecated)
 	}
 	if !strings.Contains(transcriptText(cancelled.Transcript), "[Cancelled]") {
 		t.Errorf("the server's transcript does not show the cancelled call:\n%s", transcriptText(cancelled.Transcript))
@@ -369,6 +373,19 @@ func TestServerToolTimeoutCancelsTheToolContext(t *testing.T) {
 	}
 	if f := rec.finished(); len(f) != 3 || !f[0].Discarded || f[1].Discarded {
 		t.Errorf("tool results: %+v", f)
+	}
+	// The server says it stopped waiting (the SDK's own timer may have
+	// cancelled the tool a moment earlier, so the order against the
+	// discarded ToolCallFinished is not fixed).
+	var cancelled []forge.ToolCallCancelled
+	for _, e := range rec.events {
+		if c, ok := e.(forge.ToolCallCancelled); ok {
+			cancelled = append(cancelled, c)
+		}
+	}
+	if len(cancelled) != 1 || cancelled[0].ToolName != "get_weather" ||
+		!strings.Contains(cancelled[0].Reason, "no result within") {
+		t.Errorf("tool call cancellations: %+v", cancelled)
 	}
 	if res.TerminalTool != "report_weather" {
 		t.Errorf("terminal tool %s", res.TerminalTool)

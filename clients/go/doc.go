@@ -26,7 +26,7 @@
 // transcript: [*StepEnforcementError], [*ToolCallError], [*ToolExecutionError],
 // [*PrerequisiteError], [*MaxIterationsError], [*WorkflowCancelledError],
 // [*BackendError], [*ContextBudgetExceededError], [*InternalServerError] or
-// [*ShuttingDownError] (all unwrap to [*RunError]); a request the server
+// [*ShuttingDownError] (all unwrap to [*RunFailedError]); a request the server
 // refuses is a [*RequestRejectedError] and a broken stream a
 // [*ConnectionLostError].
 //

@@ -32,10 +32,11 @@ const (
 	ReasonShuttingDown          FailureReason = "SHUTTING_DOWN"           // *ShuttingDownError
 )
 
-// RunError is a run the server accepted and then ended unsuccessfully. Every
-// reason-specific error type (e.g. [*StepEnforcementError]) unwraps to it, so
-// errors.As(err, &runErr) matches any failed run.
-type RunError struct {
+// RunFailedError is a run the server accepted and then ended unsuccessfully.
+// Every reason-specific error type (e.g. [*StepEnforcementError]) unwraps to
+// it, so errors.As(err, &runErr) matches any failed run. The name matches the
+// Python and TypeScript SDKs' RunFailedError.
+type RunFailedError struct {
 	Reason FailureReason
 	// Message is the server's explanation.
 	Message string
@@ -53,79 +54,84 @@ type RunError struct {
 	cause error
 }
 
-func (e *RunError) Error() string {
+// RunError is the former name of [RunFailedError].
+//
+// Deprecated: use [RunFailedError]; this alias goes in the next release.
+type RunError = RunFailedError
+
+func (e *RunFailedError) Error() string {
 	return fmt.Sprintf("forge: run failed: %s: %s", e.Reason, e.Message)
 }
 
 // Unwrap returns what caused a client-side cancellation (the context's
 // error when a run was cancelled through its context), or nil.
-func (e *RunError) Unwrap() error { return e.cause }
+func (e *RunFailedError) Unwrap() error { return e.cause }
 
 // ToolCallError: the model kept answering without a valid tool call.
-type ToolCallError struct{ *RunError }
+type ToolCallError struct{ *RunFailedError }
 
 // ToolExecutionError: tools kept failing and the model did not recover.
-type ToolExecutionError struct{ *RunError }
+type ToolExecutionError struct{ *RunFailedError }
 
 // StepEnforcementError: the model kept calling a terminal tool before the
 // required steps.
-type StepEnforcementError struct{ *RunError }
+type StepEnforcementError struct{ *RunFailedError }
 
 // PrerequisiteError: the model kept calling tools whose prerequisites were
 // not met.
-type PrerequisiteError struct{ *RunError }
+type PrerequisiteError struct{ *RunFailedError }
 
 // MaxIterationsError: no terminal tool within the run's iteration limit.
-type MaxIterationsError struct{ *RunError }
+type MaxIterationsError struct{ *RunFailedError }
 
 // WorkflowCancelledError: the run was cancelled, by [RunStream.Cancel] or its
 // context (then errors.Is(err, context.Canceled) or
 // context.DeadlineExceeded holds).
-type WorkflowCancelledError struct{ *RunError }
+type WorkflowCancelledError struct{ *RunFailedError }
 
 // BackendError: the model server failed or could not be reached.
-type BackendError struct{ *RunError }
+type BackendError struct{ *RunFailedError }
 
 // ContextBudgetExceededError: the conversation no longer fits the model's
 // context.
-type ContextBudgetExceededError struct{ *RunError }
+type ContextBudgetExceededError struct{ *RunFailedError }
 
 // InternalServerError: a bug in the server.
-type InternalServerError struct{ *RunError }
+type InternalServerError struct{ *RunFailedError }
 
 // ShuttingDownError: the server shut down before the run ended; retrying on
 // another server is safe.
-type ShuttingDownError struct{ *RunError }
+type ShuttingDownError struct{ *RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *ToolCallError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *ToolCallError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *ToolExecutionError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *ToolExecutionError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *StepEnforcementError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *StepEnforcementError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *PrerequisiteError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *PrerequisiteError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *MaxIterationsError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *MaxIterationsError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *WorkflowCancelledError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *WorkflowCancelledError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *BackendError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *BackendError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *ContextBudgetExceededError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *ContextBudgetExceededError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *InternalServerError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *InternalServerError) Unwrap() error { return e.RunFailedError }
 
-// Unwrap returns the [*RunError].
-func (e *ShuttingDownError) Unwrap() error { return e.RunError }
+// Unwrap returns the [*RunFailedError].
+func (e *ShuttingDownError) Unwrap() error { return e.RunFailedError }
 
 // runFailed is the typed error of a run_failed message; streamed (the
 // messages received as message_appended) stands in for a transcript the
@@ -136,7 +142,7 @@ func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause 
 	if msg.GetTranscriptOmitted() {
 		transcript = streamed
 	}
-	base := &RunError{
+	base := &RunFailedError{
 		Reason:     reason,
 		Message:    msg.GetMessage(),
 		Details:    msg.GetDetails(),
@@ -272,18 +278,24 @@ var (
 	ErrRunEnded = errors.New("forge: the run ended")
 )
 
-// ResolutionError is what a tool returns when the arguments were valid but
-// did not resolve to data ("no such city"). The model sees the message; it
-// neither counts toward the run's tool-error limit nor completes a step.
-type ResolutionError struct {
+// ToolResolutionError is what a tool returns when the arguments were valid
+// but did not resolve to data ("no such city"). The model sees the message; it
+// neither counts toward the run's tool-error limit nor completes a step. The
+// name matches the Python and TypeScript SDKs' ToolResolutionError.
+type ToolResolutionError struct {
 	Msg string
 }
 
-func (e *ResolutionError) Error() string { return e.Msg }
+func (e *ToolResolutionError) Error() string { return e.Msg }
 
-// Resolutionf returns a [*ResolutionError] with a formatted message.
+// ResolutionError is the former name of [ToolResolutionError].
+//
+// Deprecated: use [ToolResolutionError]; this alias goes in the next release.
+type ResolutionError = ToolResolutionError
+
+// Resolutionf returns a [*ToolResolutionError] with a formatted message.
 func Resolutionf(format string, args ...any) error {
-	return &ResolutionError{Msg: fmt.Sprintf(format, args...)}
+	return &ToolResolutionError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // ArgumentError is a tool call whose arguments could not be decoded into the
@@ -314,14 +326,14 @@ func (e *PanicError) Error() string { return fmt.Sprintf("tool %s panicked: %v",
 func toolError(err error) *forgev1.ToolError {
 	out := &forgev1.ToolError{Message: err.Error(), Kind: forgev1.ToolErrorKind_TOOL_ERROR_KIND_HARD}
 	var (
-		res *ResolutionError
+		res *ToolResolutionError
 		arg *ArgumentError
 		pan *PanicError
 	)
 	switch {
 	case errors.As(err, &res):
 		out.Kind = forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION
-		out.Type = "ResolutionError"
+		out.Type = "ToolResolutionError"
 	case errors.As(err, &arg):
 		out.Type = "ArgumentError"
 	case errors.As(err, &pan):

@@ -9,8 +9,10 @@ import (
 
 // Event is something that happened during a run, delivered in order to the
 // [WithEvents] callback or on [RunStream.Events]: a [RunStarted], [Chunk],
-// [ToolCallStarted], [ToolCallFinished], [ApprovalRequested],
-// [ApprovalDecided], [MessageAppended], [Compacted] or [Queued].
+// [ToolCallStarted], [ToolCallFinished], [ToolCallCancelled],
+// [ApprovalRequested], [ApprovalDecided], [ToolOutputScreened],
+// [MessageAppended], [Compacted] or [Queued]. The run's end is not an event:
+// it is what [RunStream.Wait] (or [Client.Run]) returns.
 type Event interface {
 	isEvent()
 }
@@ -68,12 +70,25 @@ type ToolCallFinished struct {
 	// Output is the result as sent to the server; empty on error.
 	Output string
 	// Err is the tool's error, if any ([*ArgumentError] for arguments that
-	// did not decode, [*PanicError] for a panic).
+	// did not decode, [*PanicError] for a panic, [*ToolResolutionError]
+	// for "nothing found"); Err != nil is the other SDKs' "error" flag.
 	Err      error
 	Duration time.Duration
 	// Discarded is true when no result was sent because the server no
 	// longer waited for it (the run was cancelled or the tool timed out).
 	Discarded bool
+}
+
+// ToolCallCancelled: the server stopped waiting for a tool call (its tool
+// timeout passed, or the run was cancelled or ended) and recorded an error
+// result for it. The tool's context is cancelled with cause [ErrToolTimeout]
+// (unless the run was already cancelled); its result, if it still returns,
+// is not sent and its [ToolCallFinished] is Discarded.
+type ToolCallCancelled struct {
+	CallID   string
+	ToolName string
+	// Reason is the server's, e.g. "no result within 0.2s".
+	Reason string
 }
 
 // ApprovalRequested: the server asks whether a destructive call may run
@@ -152,6 +167,7 @@ func (Queued) isEvent()             {}
 func (Chunk) isEvent()              {}
 func (ToolCallStarted) isEvent()    {}
 func (ToolCallFinished) isEvent()   {}
+func (ToolCallCancelled) isEvent()  {}
 func (ApprovalRequested) isEvent()  {}
 func (ApprovalDecided) isEvent()    {}
 func (MessageAppended) isEvent()    {}

@@ -44,7 +44,9 @@ func TestToolErrorKinds(t *testing.T) {
 		{errors.New("boom"), hard, ""},
 		{fmt.Errorf("wrapped: %w", errors.New("boom")), hard, ""},
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}, hard, "fs.PathError"},
-		{fmt.Errorf("lookup: %w", Resolutionf("no city %q", "X")), forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION, "ResolutionError"},
+		{fmt.Errorf("lookup: %w", Resolutionf("no city %q", "X")), forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION, "ToolResolutionError"},
+		// The deprecated name still works.
+		{&ResolutionError{Msg: "no city"}, forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION, "ToolResolutionError"},
 		{&ArgumentError{Tool: "t", Err: errors.New("bad")}, hard, "ArgumentError"},
 		{&PanicError{Tool: "t", Value: "oops"}, hard, "panic"},
 	} {

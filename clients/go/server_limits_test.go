@@ -149,7 +149,7 @@ func TestServerShutdownFailsTheRunWithShuttingDownError(t *testing.T) {
 	if !errors.As(err, &shutdown) {
 		t.Fatalf("err = %v (%T), want *ShuttingDownError\nserver log:\n%s", err, err, srv.log.String())
 	}
-	var runErr *forge.RunError
+	var runErr *forge.RunFailedError
 	if !errors.As(err, &runErr) || runErr.Reason != forge.ReasonShuttingDown || runErr.RunID == "" {
 		t.Errorf("run error %+v", runErr)
 	}

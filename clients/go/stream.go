@@ -130,6 +130,9 @@ type runLoop struct {
 	toolCtx  context.Context
 	endTools context.CancelCauseFunc
 	pending  map[string]*pendingCall
+	// toolNames: the tool of every call dispatched so far, for a
+	// cancellation that arrives after the call finished here.
+	toolNames map[string]string
 	// asking: approval requests whose approver has not answered yet.
 	asking map[string]*pendingCall
 	values map[string]any
@@ -165,12 +168,13 @@ func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[for
 		finished: make(chan struct{}),
 		toolCtx:  toolCtx,
 		// The server sends prior messages back only in a full transcript.
-		streamed: append([]*Message(nil), start.GetPriorMessages()...),
-		endTools: endTools,
-		pending:  map[string]*pendingCall{},
-		asking:   map[string]*pendingCall{},
-		values:   map[string]any{},
-		out:      out,
+		streamed:  append([]*Message(nil), start.GetPriorMessages()...),
+		endTools:  endTools,
+		pending:   map[string]*pendingCall{},
+		toolNames: map[string]string{},
+		asking:    map[string]*pendingCall{},
+		values:    map[string]any{},
+		out:       out,
 	}
 	go l.receive()
 	result, err := l.loop(start)
@@ -282,7 +286,7 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			grace = timer.C
 		case <-grace:
 			l.abandoned = true
-			return nil, &WorkflowCancelledError{&RunError{
+			return nil, &WorkflowCancelledError{&RunFailedError{
 				Reason:  ReasonCancelled,
 				Message: fmt.Sprintf("the server did not confirm the cancellation within %s", cancelGrace),
 				Details: map[string]string{},
@@ -316,6 +320,8 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
 	case *forgev1.RunResponse_ToolCall:
 		l.dispatch(kind.ToolCall)
+	case *forgev1.RunResponse_ToolCallCancelled:
+		l.toolCallCancelled(kind.ToolCallCancelled)
 	case *forgev1.RunResponse_ApprovalRequest:
 		l.ask(kind.ApprovalRequest)
 	case *forgev1.RunResponse_MessageAppended:
@@ -379,6 +385,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 // goroutine.
 func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 	callID, name := req.GetCallId(), req.GetToolName()
+	l.toolNames[callID] = name
 	args := json.RawMessage(req.GetArgumentsJson())
 	l.emit(ToolCallStarted{
 		CallID:    callID,
@@ -409,6 +416,16 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 		case <-l.finished:
 		}
 	}()
+}
+
+// toolCallCancelled stops a tool call the server no longer waits for: its
+// result will be discarded (see [runLoop.toolFinished]).
+func (l *runLoop) toolCallCancelled(m *forgev1.ToolCallCancelled) {
+	ev := ToolCallCancelled{CallID: m.GetCallId(), ToolName: l.toolNames[m.GetCallId()], Reason: m.GetReason()}
+	if p := l.pending[m.GetCallId()]; p != nil {
+		p.cancel(ErrToolTimeout)
+	}
+	l.emit(ev)
 }
 
 // newPending is the context of a tool call or approval: cancelled when the
