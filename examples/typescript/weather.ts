@@ -20,6 +20,7 @@ const wf = workflow(
     "Get current weather for a city.",
     z.object({ city: z.string().describe('City name, e.g. "Paris".') }),
     async ({ city }) => `72°F and sunny in ${city}`,
+    { required: true },
   )
   .tool(
     "report_weather",
@@ -29,12 +30,11 @@ const wf = workflow(
       weather: z.string().describe("The weather, as get_weather returned it."),
     }),
     async ({ city, weather }) => `Weather report for ${city}: ${weather}`,
-  )
-  .require("get_weather")
-  .terminal("report_weather");
+    { terminal: true },
+  );
 
 function show(event: ForgeEvent): void {
-  if (event.type === "tool_call") {
+  if (event.type === "tool_call_started") {
     console.log(`  -> ${event.toolName}(${JSON.stringify(event.arguments)})`);
   } else if (event.type === "message_appended" && event.message.transient) {
     console.log(`  !! correction: ${event.message.content.slice(0, 100)}`);

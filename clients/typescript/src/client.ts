@@ -297,7 +297,7 @@ export class ForgeClient {
    * iteration ends after the `run_completed` event or throws the run's typed
    * error. `stream.result` settles the same way.
    */
-  stream<W extends Workflow<any, any>>(
+  start<W extends Workflow<any, any>>(
     workflow: W,
     userMessage: string,
     options: StreamOptions = {},
@@ -327,6 +327,15 @@ export class ForgeClient {
     return stream;
   }
 
+  /** @deprecated Renamed start() (the name every Forge SDK uses); stream() goes away in the next release. */
+  stream<W extends Workflow<any, any>>(
+    workflow: W,
+    userMessage: string,
+    options: StreamOptions = {},
+  ): RunStream<RunValue<W>> {
+    return this.start(workflow, userMessage, options);
+  }
+
   /**
    * Run the workflow to its terminal tool and return the result. Throws a
    * RunFailedError subclass (StepEnforcementError, WorkflowCancelledError...)
@@ -338,7 +347,7 @@ export class ForgeClient {
     userMessage: string,
     options: RunCallOptions<RunValue<W>> = {},
   ): Promise<RunResult<RunValue<W>>> {
-    const stream = this.stream(workflow, userMessage, options);
+    const stream = this.start(workflow, userMessage, options);
     for await (const event of stream) {
       if (options.onEvent !== undefined) {
         await options.onEvent(event);

@@ -1,6 +1,7 @@
 /**
- * A run's events, as the SDK surfaces them, and their conversion from the
- * contract's server messages.
+ * A run's events, as the SDK surfaces them (the `type` strings are the
+ * vocabulary shared with the Python and Go SDKs), and their conversion from
+ * the contract's server messages.
  */
 
 import { create } from "@bufbuild/protobuf";
@@ -44,8 +45,8 @@ export interface ChunkEvent {
 }
 
 /** The server asked for a tool call; the handler starts now. */
-export interface ToolCallEvent {
-  type: "tool_call";
+export interface ToolCallStartedEvent {
+  type: "tool_call_started";
   callId: string;
   toolName: string;
   arguments: Record<string, unknown>;
@@ -62,11 +63,16 @@ export interface ToolFailure {
   type: string;
 }
 
-/** A handler finished (and its result went to the server unless the run had moved on). */
-export interface ToolResultEvent {
-  type: "tool_result";
+/**
+ * A handler finished (and its result went to the server unless the run had
+ * moved on). `error` is set exactly when the handler failed: its presence is
+ * the `error: bool` of the shared event vocabulary.
+ */
+export interface ToolCallFinishedEvent {
+  type: "tool_call_finished";
   callId: string;
   toolName: string;
+  /** The result as sent to the server; empty on error. */
   output: string;
   error?: ToolFailure | undefined;
   /** False when the result was dropped: the run was cancelled or over, or the server had given up. */
@@ -87,7 +93,7 @@ export interface ToolCallCancelledEvent {
 
 /** A destructive call awaiting the client's decision (see `RunOptions.approveDestructiveCalls`). */
 export interface ApprovalRequest {
-  /** The call's id; an approved call arrives as a `tool_call` with the same id. */
+  /** The call's id; an approved call arrives as a `tool_call_started` with the same id. */
   callId: string;
   toolName: string;
   /** The validated (and coerced) arguments, parsed. */
@@ -100,6 +106,23 @@ export interface ApprovalRequest {
 /** The server asks whether a destructive call may run; the run's `approve` callback starts now. */
 export interface ApprovalRequestedEvent extends ApprovalRequest {
   type: "approval_requested";
+}
+
+/**
+ * The decision on an `approval_requested`, as sent to the server (the
+ * approver's answer; a denial when there is no approver or it failed).
+ */
+export interface ApprovalDecidedEvent {
+  type: "approval_decided";
+  callId: string;
+  toolName: string;
+  approved: boolean;
+  /** The denial's reason as sent. */
+  reason: string;
+  /** What the approver threw, if it did (the call was then denied). */
+  error?: Error | undefined;
+  /** False when no decision was sent: the run was cancelled or over, or the server had given up waiting. */
+  sent: boolean;
 }
 
 /**
@@ -156,15 +179,21 @@ export interface RunCompletedEvent<V = unknown> {
 export type ForgeEvent<V = unknown> =
   | RunStartedEvent
   | ChunkEvent
-  | ToolCallEvent
+  | ToolCallStartedEvent
   | ApprovalRequestedEvent
-  | ToolResultEvent
+  | ApprovalDecidedEvent
+  | ToolCallFinishedEvent
   | ToolCallCancelledEvent
   | ToolOutputScreenedEvent
   | MessageAppendedEvent
   | CompactedEvent
   | QueuedEvent
   | RunCompletedEvent<V>;
+
+/** @deprecated Renamed ToolCallStartedEvent (its `type` is now "tool_call_started"). */
+export type ToolCallEvent = ToolCallStartedEvent;
+/** @deprecated Renamed ToolCallFinishedEvent (its `type` is now "tool_call_finished"). */
+export type ToolResultEvent = ToolCallFinishedEvent;
 
 export interface RunResult<V = unknown> {
   runId: string;
@@ -205,9 +234,9 @@ export function chunkFromPb(c: PbStreamChunk): ChunkEvent {
   };
 }
 
-export function toolCallFromPb(call: PbToolCallRequest): ToolCallEvent {
+export function toolCallStartedFromPb(call: PbToolCallRequest): ToolCallStartedEvent {
   return {
-    type: "tool_call",
+    type: "tool_call_started",
     callId: call.callId,
     toolName: call.toolName,
     arguments: argumentsObject(parseJson(call.argumentsJson)),

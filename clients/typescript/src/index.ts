@@ -7,11 +7,9 @@
  * const client = createForgeClient({ address: "127.0.0.1:50051" });
  * const wf = workflow("weather", "Look up the weather and report it.")
  *   .tool("get_weather", "Get current weather for a city", z.object({ city: z.string() }),
- *     async ({ city }) => `72°F and sunny in ${city}`)
+ *     async ({ city }) => `72°F and sunny in ${city}`, { required: true })
  *   .tool("report_weather", "Report the weather", z.object({ city: z.string(), weather: z.string() }),
- *     async (a) => `Report: ${a.weather}`)
- *   .require("get_weather")
- *   .terminal("report_weather");
+ *     async (a) => `Report: ${a.weather}`, { terminal: true });
  * const result = await client.run(wf, "What's the weather in Paris?");
  * ```
  */
@@ -28,6 +26,7 @@ export {
   createForgeClient,
 } from "./client.js";
 export {
+  type ApprovalDecidedEvent,
   type ApprovalRequest,
   type ApprovalRequestedEvent,
   type ChunkEvent,
@@ -40,9 +39,12 @@ export {
   type RunResult,
   type RunStartedEvent,
   type ToolCallCancelledEvent,
-  type ToolCallEvent,
+  type ToolCallFinishedEvent,
+  type ToolCallStartedEvent,
   type ToolFailure,
   type ToolOutputScreenedEvent,
+  // Deprecated aliases, kept for one release.
+  type ToolCallEvent,
   type ToolResultEvent,
 } from "./events.js";
 export { type Approval, type ApprovalContext, type Approver, RunStream, encodeOutput } from "./run_stream.js";

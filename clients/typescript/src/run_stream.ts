@@ -30,7 +30,7 @@ import {
   parseJson,
   queuedFromPb,
   runStartedFromPb,
-  toolCallFromPb,
+  toolCallStartedFromPb,
   toolOutputScreenedFromPb,
 } from "./events.js";
 import { type Message, messageFromPb, usageFromPb } from "./messages.js";
@@ -328,6 +328,16 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     const event = approvalRequestedFromPb(request);
     this.events.push(event);
     if (this.cancelRequested || this.finished) {
+      // The server is already cancelling; it will not wait for a decision.
+      this.events.push({
+        type: "approval_decided",
+        callId: event.callId,
+        toolName: event.toolName,
+        approved: false,
+        reason: "",
+        error: abortError("the run was cancelled"),
+        sent: false,
+      });
       return;
     }
     const controller = new AbortController();
@@ -346,9 +356,10 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     void this.decide(event, pending);
   }
 
-  /** Ask the approver and send its decision unless the server no longer waits for it. */
+  /** Ask the approver, send its decision unless the server no longer waits for it, and report it. */
   private async decide(event: ApprovalRequestedEvent, pending: PendingCall): Promise<void> {
     let decision: { approved: boolean; reason: string };
+    let error: Error | undefined;
     try {
       const approve = this.init.approve;
       if (approve === undefined) {
@@ -362,21 +373,30 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
             : { approved: answer === true, reason: "" };
       }
     } catch (err) {
+      error = err instanceof Error ? err : new Error(String(err));
       decision = { approved: false, reason: err instanceof Error ? err.message || err.name : String(err) };
     } finally {
       clearTimeout(pending.timer);
       this.approvals.delete(event.callId);
     }
-    if (this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined) {
-      return;
+    const sent = !(this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined);
+    if (sent) {
+      this.requests.push({
+        kind: { case: "approval", value: { callId: event.callId, ...decision } },
+      });
     }
-    this.requests.push({
-      kind: { case: "approval", value: { callId: event.callId, ...decision } },
+    this.events.push({
+      type: "approval_decided",
+      callId: event.callId,
+      toolName: event.toolName,
+      ...decision,
+      error,
+      sent,
     });
   }
 
   private dispatch(call: ToolCallRequest): void {
-    const event = toolCallFromPb(call);
+    const event = toolCallStartedFromPb(call);
     this.events.push(event);
     const controller = new AbortController();
     const pending: PendingCall = {
@@ -453,7 +473,14 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         },
       });
     }
-    this.events.push({ type: "tool_result", callId: call.callId, toolName: call.toolName, output, error, sent });
+    this.events.push({
+      type: "tool_call_finished",
+      callId: call.callId,
+      toolName: call.toolName,
+      output,
+      error,
+      sent,
+    });
   }
 
   private abortHandlers(why: string): void {

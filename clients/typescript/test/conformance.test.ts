@@ -296,7 +296,7 @@ for (const file of CASE_FILES) {
     const approvalRequests: Array<{ name: string; args: Record<string, unknown> }> = [];
     const messageTypes: string[] = [];
     let outcome: Outcome;
-    const stream = client.stream(wf, String(c["user_message"]), {
+    const stream = client.start(wf, String(c["user_message"]), {
       priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
       options: buildOptions((c["options"] ?? {}) as Json),
       // Absent: no approver, so the SDK's own default (deny) answers.
@@ -304,7 +304,7 @@ for (const file of CASE_FILES) {
     });
     try {
       for await (const event of stream) {
-        if (event.type === "tool_call") {
+        if (event.type === "tool_call_started") {
           toolCalls.push({ name: event.toolName, args: event.arguments });
           if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
             stream.cancel("conformance case asked to cancel");

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  type ApprovalDecidedEvent,
   type ApprovalRequest,
   type ApprovalRequestedEvent,
   ConnectionLostError,
@@ -33,7 +34,7 @@ import {
   ShuttingDownError,
   ToolExecutionError,
   ToolResolutionError,
-  type ToolResultEvent,
+  type ToolCallFinishedEvent,
   WorkflowCancelledError,
   createForgeClient,
   encodeOutput,
@@ -157,9 +158,10 @@ describe("abort", () => {
       await sleep(30_000, undefined, { signal });
       return "late";
     });
+    // stream() is the deprecated alias of start(); it must keep working for one release.
     const stream = client.stream(wf, "What's the weather in Paris?");
     for await (const event of stream) {
-      if (event.type === "tool_call") break;
+      if (event.type === "tool_call_started") break;
     }
     await assert.rejects(stream.result, WorkflowCancelledError);
     assert.ok((await handlerAbort) instanceof DOMException);
@@ -174,10 +176,10 @@ describe("handler errors", () => {
       if (calls === 1) throw new TypeError("weather service down");
       return "sunny";
     });
-    const results: ToolResultEvent[] = [];
+    const results: ToolCallFinishedEvent[] = [];
     const result = await client.run(wf, "What's the weather in Paris?", {
       onEvent: (e) => {
-        if (e.type === "tool_result") results.push(e);
+        if (e.type === "tool_call_finished") results.push(e);
       },
     });
     assert.equal(result.terminalTool, "report");
@@ -212,7 +214,7 @@ describe("handler errors", () => {
     const result = await client.run(wf, "What's the weather in Paris?", {
       options: { maxToolErrors: 0 },
       onEvent: (e) => {
-        if (e.type === "tool_result") kinds.push(e.error?.kind ?? "ok");
+        if (e.type === "tool_call_finished") kinds.push(e.error?.kind ?? "ok");
       },
     });
     assert.equal(result.terminalTool, "report");
@@ -235,10 +237,10 @@ describe("handler errors", () => {
       .tool("report", "Report the weather", reportArgs, async (a) => `${a.city}: ${a.weather}`)
       .require("get_weather")
       .terminal("report");
-    const errors: Array<ToolResultEvent["error"]> = [];
+    const errors: Array<ToolCallFinishedEvent["error"]> = [];
     const result = await client.run(wf, "What's the weather in Paris?", {
       onEvent: (e) => {
-        if (e.type === "tool_result") errors.push(e.error);
+        if (e.type === "tool_call_finished") errors.push(e.error);
       },
     });
     assert.deepEqual(seen, ["Paris"]);
@@ -293,12 +295,12 @@ describe("concurrency and timeouts", () => {
       await lateDone; // so the late result comes back while the run goes on
       return "sunny";
     });
-    const events: ToolResultEvent[] = [];
+    const events: ToolCallFinishedEvent[] = [];
     const cancelled: string[] = [];
     const result = await client.run(wf, "What's the weather in Paris?", {
       options: { toolTimeoutMs: 500 },
       onEvent: (e) => {
-        if (e.type === "tool_result") events.push(e);
+        if (e.type === "tool_call_finished") events.push(e);
         if (e.type === "tool_call_cancelled") cancelled.push(`${e.toolName}: ${e.reason}`);
       },
     });
@@ -319,7 +321,7 @@ describe("concurrency and timeouts", () => {
 });
 
 describe("approval of destructive calls", () => {
-  test("approval_requested carries parsed arguments; a denial's reason (or the approver's error) reaches the model", async () => {
+  test("approval_requested carries parsed arguments; a denial's reason (or the approver's error) reaches the model and approval_decided reports it", async () => {
     let deleted = 0;
     const wf = workflow("ts_approval", "Manage log files.")
       .tool(
@@ -338,6 +340,7 @@ describe("approval of destructive calls", () => {
     assert.equal(wf.toProto().tools[0]?.destructive, true);
     const asked: Array<{ request: ApprovalRequest; runId: string }> = [];
     const events: ApprovalRequestedEvent[] = [];
+    const decided: ApprovalDecidedEvent[] = [];
     const result = await client.run(wf, "Delete the file /var/log/old.log", {
       options: { approveDestructiveCalls: true },
       approve: async (request, { runId, signal }) => {
@@ -347,6 +350,7 @@ describe("approval of destructive calls", () => {
       },
       onEvent: (e) => {
         if (e.type === "approval_requested") events.push(e);
+        if (e.type === "approval_decided") decided.push(e);
       },
     });
     assert.equal(result.terminalTool, "respond");
@@ -362,17 +366,37 @@ describe("approval of destructive calls", () => {
       iteration: events[0]?.iteration,
     });
     assert.equal(asked[0]?.runId, result.runId);
+    assert.deepEqual(decided, [
+      {
+        type: "approval_decided",
+        callId: events[0]?.callId,
+        toolName: "delete_file",
+        approved: false,
+        reason: "the log volume is read-only",
+        error: undefined,
+        sent: true,
+      },
+    ]);
     const transcript = result.transcript.map((m) => m.content).join("\n");
     assert.ok(transcript.includes("the log volume is read-only"), transcript);
 
     // An approver that throws denies with the error's message.
+    const failedDecisions: ApprovalDecidedEvent[] = [];
     const failing = await client.run(wf, "Delete the file /var/log/old.log", {
       options: { approveDestructiveCalls: true },
       approve: () => {
         throw new Error("approval service unreachable");
       },
+      onEvent: (e) => {
+        if (e.type === "approval_decided") failedDecisions.push(e);
+      },
     });
     assert.equal(deleted, 0);
+    assert.equal(failedDecisions.length, 1);
+    assert.equal(failedDecisions[0]?.approved, false);
+    assert.equal(failedDecisions[0]?.reason, "approval service unreachable");
+    assert.equal(failedDecisions[0]?.error?.message, "approval service unreachable");
+    assert.equal(failedDecisions[0]?.sent, true);
     assert.ok(failing.transcript.some((m) => m.content.includes("approval service unreachable")));
   });
 });
@@ -396,9 +420,9 @@ describe("keepalive", () => {
 });
 
 describe("events and errors", () => {
-  test("for await over client.stream() yields typed events in order, ending with run_completed", async () => {
+  test("for await over client.start() yields typed events in order, ending with run_completed", async () => {
     const wf = weatherWorkflow("ts_events", async ({ city }) => `sunny in ${city}`);
-    const stream = client.stream(wf, "What's the weather in Paris?", {
+    const stream = client.start(wf, "What's the weather in Paris?", {
       options: { streamChunks: true },
       labels: { request_id: "ts-1" },
     });
@@ -410,7 +434,7 @@ describe("events and errors", () => {
     assert.equal(types[0], "run_started");
     assert.equal(types.at(-1), "run_completed");
     assert.ok(types.includes("chunk"));
-    assert.ok(types.indexOf("tool_call") < types.indexOf("tool_result"));
+    assert.ok(types.indexOf("tool_call_started") < types.indexOf("tool_call_finished"));
     const last = events.at(-1);
     assert.ok(last?.type === "run_completed");
     const text: string = last.result.value.text; // typed from report's handler
@@ -420,8 +444,8 @@ describe("events and errors", () => {
     assert.ok(stream.runId.length > 0);
     assert.equal(result.iterations, 2);
     assert.equal(result.usage.modelCalls, 2);
-    const tool = events.find((e) => e.type === "tool_call");
-    assert.deepEqual(tool?.type === "tool_call" ? tool.arguments : undefined, { city: "Paris" });
+    const tool = events.find((e) => e.type === "tool_call_started");
+    assert.deepEqual(tool?.type === "tool_call_started" ? tool.arguments : undefined, { city: "Paris" });
     // A transcript continues a conversation as priorMessages.
     const prior: MessageInput[] = result.transcript.filter((m) => !m.transient);
     assert.equal(prior[0]?.type, "system_prompt");
