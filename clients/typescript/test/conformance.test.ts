@@ -2,7 +2,8 @@
  * Runs every conformance case (tests/conformance/cases/*.json) with the
  * TypeScript SDK against the real forge-server process, started with the
  * scripted backend on the case directory. Asserts exactly what the Python
- * runner (tests/conformance/test_conformance.py) asserts.
+ * runner (tests/conformance/test_conformance.py) asserts, `expect.events`
+ * included (see event_match.ts).
  */
 
 import assert from "node:assert/strict";
@@ -27,6 +28,7 @@ import {
   createForgeClient,
   workflow,
 } from "@forge-sidecar/client";
+import { type CanonicalEvent, canonicalEvent, matchEvents } from "./event_match.js";
 import { CASES_DIR, type RunningServer, startForgeServer } from "./helpers.js";
 
 type Json = Record<string, unknown>;
@@ -283,6 +285,7 @@ for (const file of CASE_FILES) {
       "tool_calls",
       "message_types",
       "transcript_contains",
+      "events",
     ]);
     const clientSpec = (c["client"] ?? {}) as Json;
     checkKeys(`${name}.client`, clientSpec, ["tools", "cancel_after_tool_calls", "approvals"]);
@@ -295,6 +298,7 @@ for (const file of CASE_FILES) {
     const toolCalls: Array<{ name: string; args: Record<string, unknown> }> = [];
     const approvalRequests: Array<{ name: string; args: Record<string, unknown> }> = [];
     const messageTypes: string[] = [];
+    const surfaced: CanonicalEvent[] = [];
     let outcome: Outcome;
     const stream = client.start(wf, String(c["user_message"]), {
       priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
@@ -304,6 +308,7 @@ for (const file of CASE_FILES) {
     });
     try {
       for await (const event of stream) {
+        surfaced.push(canonicalEvent(event));
         if (event.type === "tool_call_started") {
           toolCalls.push({ name: event.toolName, args: event.arguments });
           if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
@@ -358,6 +363,10 @@ for (const file of CASE_FILES) {
     const contents = outcome.transcript.map((m) => m.content).join("\n");
     for (const needle of (expect["transcript_contains"] ?? []) as string[]) {
       assert.ok(contents.includes(needle), `transcript lacks ${JSON.stringify(needle)}`);
+    }
+    if ("events" in expect) {
+      const problem = matchEvents(expect["events"], surfaced);
+      assert.equal(problem, undefined, problem);
     }
   });
 }
