@@ -6,7 +6,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forge_core.backends.base import Usage
+    from forge_core.calls import Usage
     from forge_core.messages import Message
 
 

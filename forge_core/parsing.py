@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.backends.base import ToolCall
+from forge_core.calls import ToolCall
 
 _THINK_PAIRS = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
 _REHEARSAL = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)\[ARGS\]\s*(?=\{)")

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from forge.v1 import forge_service_pb2 as pb
-from forge_core.loop import Approval, ToolErrorKind, ToolOutcome
 from forge_core.messages import ToolCallInfo
+from forge_core.tool_execution import Approval, ToolErrorKind, ToolOutcome
 
 
 class Timer(Protocol):
