@@ -100,6 +100,17 @@ export interface RunOptions {
    */
   destructivePolicy?: boolean | undefined;
   /**
+   * Limit a terminal tool's parameter to what a successful tool result gave
+   * for it (the result labels it, or the parameter is what a tool looks up),
+   * under a grammar (default on).
+   */
+  resultBinding?: boolean | undefined;
+  /**
+   * Give integers at most one digit more than the longest number in the
+   * conversation (at least 3), under a grammar (default on).
+   */
+  numberBounds?: boolean | undefined;
+  /**
    * Ask before each destructive tool's call: the server sends an approval
    * request, the run's `approve` callback decides (no callback: denied), and
    * only an approved call is sent as a tool call. A denial reaches the model
@@ -414,6 +425,8 @@ function runOptionsToPb(o: RunOptions): PbRunOptions {
       disableGrounding: o.grounding === false,
       disableToolRelevance: o.toolRelevance === false,
       disableDestructivePolicy: o.destructivePolicy === false,
+      disableResultBinding: o.resultBinding === false,
+      disableNumberBounds: o.numberBounds === false,
       enforcement:
         o.enforcement === undefined ? EnforcementMode.UNSPECIFIED : enumFrom(EnforcementMode, o.enforcement, "enforcement"),
     },

@@ -180,6 +180,8 @@ const GUARDRAILS: Record<string, keyof RunOptions> = {
   disable_grounding: "grounding",
   disable_tool_relevance: "toolRelevance",
   disable_destructive_policy: "destructivePolicy",
+  disable_result_binding: "resultBinding",
+  disable_number_bounds: "numberBounds",
 };
 
 function buildOptions(raw: Json): RunOptions {
