@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.modes import CompactionStrategy
 
 TRIGGER = 0.75
 LOW_WATER = 0.60
@@ -102,9 +103,9 @@ class Compactor:
         count: Counter,
         keep_recent: int = KEEP_RECENT,
     ) -> None:
-        if strategy not in ("none", "sliding_window", "tiered"):
+        if strategy not in tuple(CompactionStrategy):
             raise ValueError(f"unknown compaction strategy {strategy!r}")
-        self.strategy = strategy
+        self.strategy = CompactionStrategy(strategy)
         self.budget = budget_tokens
         self.count = count
         self.keep_recent = keep_recent
@@ -114,10 +115,10 @@ class Compactor:
     ) -> tuple[list[Message], CompactionResult | None, int]:
         """(messages to send, what compaction did or None, their token count)."""
         tokens = await self.count(messages)
-        if self.strategy == "none" or tokens <= self.budget * TRIGGER:
+        if self.strategy is CompactionStrategy.NONE or tokens <= self.budget * TRIGGER:
             return messages, None, tokens
         target = int(self.budget * LOW_WATER)
-        if self.strategy == "sliding_window":
+        if self.strategy is CompactionStrategy.SLIDING_WINDOW:
             out, after = await self._sliding(messages, target)
             phase = 0
         else:

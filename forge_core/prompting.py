@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.modes import ReasoningReplay
 from forge_core.workflow import ToolSpec
 
 
@@ -124,9 +125,9 @@ def call_as_text(name: str, args: dict[str, Any]) -> str:
 def replayed_reasoning(messages: list[Message], policy: str) -> set[int]:
     """Indexes of the REASONING messages the model gets to see again."""
     indexes = [i for i, m in enumerate(messages) if m.type is MessageType.REASONING]
-    if policy == "full":
+    if policy == ReasoningReplay.FULL:
         return set(indexes)
-    if policy == "keep_last" and indexes:
+    if policy == ReasoningReplay.KEEP_LAST and indexes:
         return {indexes[-1]}
     return set()
 
@@ -136,7 +137,7 @@ def to_chat_messages(
     tools: list[ToolSpec],
     *,
     parallel: bool = False,
-    reasoning_replay: str = "keep_last",
+    reasoning_replay: str = ReasoningReplay.KEEP_LAST,
     parameter_docs: bool = True,
 ) -> list[dict[str, Any]]:
     """OpenAI-style chat messages for a model without a tool-call template.

@@ -17,6 +17,8 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from forge_core.modes import CompactionStrategy, Enforcement, ReasoningReplay
+
 RESPOND_TOOL = "respond"
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
@@ -111,18 +113,19 @@ class RunOptions:
     # Each destructive call waits for the caller's approval (the run's
     # Approver) before it is executed; a denial is the call's result.
     approve_destructive_calls: bool = False
-    # "none" | "sliding_window" | "tiered"; compaction=False forces "none".
-    compaction_strategy: str = "tiered"
+    # A CompactionStrategy; compaction=False forces NONE.
+    compaction_strategy: str = CompactionStrategy.TIERED
     # 0: the backend's budget; otherwise min(this, the backend's).
     context_budget_tokens: int = 0
     # Slot scheduling: lower runs first; preempted runs resume unless
     # cancel_on_preempt.
     priority: int = 0
     cancel_on_preempt: bool = False
-    # "both": constraint + nudges; "constraint": allowed-set only; "nudge": only nudges.
-    enforcement: str = "both"
-    # "none" | "keep_last" | "full": which earlier reasoning goes back to the model.
-    reasoning_replay: str = "keep_last"
+    # An Enforcement: constraint + nudges (BOTH), the allowed set only
+    # (CONSTRAINT), or only nudges (NUDGE).
+    enforcement: str = Enforcement.BOTH
+    # A ReasoningReplay: which earlier reasoning goes back to the model.
+    reasoning_replay: str = ReasoningReplay.KEEP_LAST
 
     @property
     def retry_budget(self) -> int:
@@ -134,11 +137,14 @@ class RunOptions:
 
     @property
     def constrain_steps(self) -> bool:
-        return self.step_enforcement and self.enforcement in ("both", "constraint")
+        return self.step_enforcement and self.enforcement in (
+            Enforcement.BOTH,
+            Enforcement.CONSTRAINT,
+        )
 
     @property
     def nudge_steps(self) -> bool:
-        return self.step_enforcement and self.enforcement in ("both", "nudge")
+        return self.step_enforcement and self.enforcement in (Enforcement.BOTH, Enforcement.NUDGE)
 
     def validate(self) -> None:
         limits = {

@@ -17,6 +17,7 @@ from forge_core.calls import TextResponse as TextResponse
 from forge_core.calls import ToolCall as ToolCall
 from forge_core.calls import Usage as Usage
 from forge_core.messages import Message
+from forge_core.modes import BudgetMode, ReasoningReplay
 from forge_core.workflow import ToolSpec
 
 
@@ -34,8 +35,8 @@ class ChatRequest:
     max_tokens: int = 512
     # Admit several calls in one turn (a JSON array in constrained mode).
     parallel: bool = False
-    # "none" | "keep_last" | "full": which REASONING messages go back to the model.
-    reasoning_replay: str = "keep_last"
+    # A ReasoningReplay: which REASONING messages go back to the model.
+    reasoning_replay: str = ReasoningReplay.KEEP_LAST
     # Slot scheduling (llama-server): lower runs first.
     priority: int = 0
     cancel_on_preempt: bool = False
@@ -82,11 +83,16 @@ class BackendInfo:
     model: str
     context_budget_tokens: int
     slots: int = 1
-    budget_mode: str = "backend"
+    # A BudgetMode.
+    budget_mode: str = BudgetMode.BACKEND
     backend_mode: str = ""
     url: str = ""
+    # A ToolCallMode; "" when the backend does not say.
     tool_call_mode: str = ""
+    # How the budget was arrived at, in words (GetServerInfo.budget_source).
     budget_source: str = ""
+    # A managed llama-server's KV cache type (its --cache-type-k, f16 when
+    # none was given); "" for other backends.
     kv_cache_type: str = ""
 
 

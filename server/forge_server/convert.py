@@ -16,6 +16,7 @@ from forge_core.backends.base import Usage
 from forge_core.errors import FailureReason
 from forge_core.json_limits import JsonLimitError, loads_bounded
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.modes import CompactionStrategy, Enforcement, ReasoningReplay
 from forge_core.workflow import (
     MAX_TOOLS,
     Prerequisite,
@@ -85,14 +86,14 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
 
 
 _ENFORCEMENT = {
-    wpb.ENFORCEMENT_MODE_BOTH: "both",
-    wpb.ENFORCEMENT_MODE_CONSTRAINT: "constraint",
-    wpb.ENFORCEMENT_MODE_NUDGE: "nudge",
+    wpb.ENFORCEMENT_MODE_BOTH: Enforcement.BOTH,
+    wpb.ENFORCEMENT_MODE_CONSTRAINT: Enforcement.CONSTRAINT,
+    wpb.ENFORCEMENT_MODE_NUDGE: Enforcement.NUDGE,
 }
 _COMPACTION = {
-    wpb.COMPACTION_STRATEGY_NONE: "none",
-    wpb.COMPACTION_STRATEGY_SLIDING_WINDOW: "sliding_window",
-    wpb.COMPACTION_STRATEGY_TIERED: "tiered",
+    wpb.COMPACTION_STRATEGY_NONE: CompactionStrategy.NONE,
+    wpb.COMPACTION_STRATEGY_SLIDING_WINDOW: CompactionStrategy.SLIDING_WINDOW,
+    wpb.COMPACTION_STRATEGY_TIERED: CompactionStrategy.TIERED,
 }
 _SECRETS_POLICY = {
     wpb.TOOL_OUTPUT_POLICY_ALLOW: "allow",
@@ -101,9 +102,9 @@ _SECRETS_POLICY = {
 }
 SECRETS_POLICY_TO_PB = {v: k for k, v in _SECRETS_POLICY.items()}
 _REPLAY = {
-    wpb.REASONING_REPLAY_NONE: "none",
-    wpb.REASONING_REPLAY_KEEP_LAST: "keep_last",
-    wpb.REASONING_REPLAY_FULL: "full",
+    wpb.REASONING_REPLAY_NONE: ReasoningReplay.NONE,
+    wpb.REASONING_REPLAY_KEEP_LAST: ReasoningReplay.KEEP_LAST,
+    wpb.REASONING_REPLAY_FULL: ReasoningReplay.FULL,
 }
 
 
@@ -149,11 +150,15 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         result_binding=not g.disable_result_binding,
         number_bounds=not g.disable_number_bounds,
         approve_destructive_calls=msg.approve_destructive_calls,
-        enforcement=_enum(_ENFORCEMENT, g.enforcement, "both", "options.guardrails.enforcement"),
-        reasoning_replay=_enum(
-            _REPLAY, msg.reasoning_replay, "keep_last", "options.reasoning_replay"
+        enforcement=_enum(
+            _ENFORCEMENT, g.enforcement, defaults.enforcement, "options.guardrails.enforcement"
         ),
-        compaction_strategy=_enum(_COMPACTION, msg.compaction, "tiered", "options.compaction"),
+        reasoning_replay=_enum(
+            _REPLAY, msg.reasoning_replay, defaults.reasoning_replay, "options.reasoning_replay"
+        ),
+        compaction_strategy=_enum(
+            _COMPACTION, msg.compaction, defaults.compaction_strategy, "options.compaction"
+        ),
         context_budget_tokens=msg.context_budget_tokens,
         priority=msg.priority,
         cancel_on_preempt=msg.cancel_on_preempt,
