@@ -17,40 +17,32 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 import anthropic
 import httpx2
 
-from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
-    ChatRequest,
-    ChunkSink,
-    ChunkType,
-    StreamChunk,
-    Usage,
-)
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
 from forge_core.backends.native import (
+    BrokenStream,
     PartialCall,
+    ReplyStream,
     ToolNames,
-    finish,
-    is_context_error,
     offered_tools,
+    status_error,
     tool_parameters,
     wire_history,
+    with_retries,
 )
-from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.calls import ChunkSink, ChunkType, Usage
+from forge_core.errors import BackendError, ForgeError
 from forge_core.messages import MessageRole
+from forge_core.modes import BudgetMode, ToolCallMode
 
 log = logging.getLogger(__name__)
 
 # Every current Claude model has at least this much context.
 DEFAULT_CONTEXT_TOKENS = 200_000
-# A stream that breaks after it started is retried this many times in all (the
-# SDK's own retries only cover the request before the stream starts).
-STREAM_ATTEMPTS = 2
 
 
 class AnthropicBackend:
@@ -62,7 +54,7 @@ class AnthropicBackend:
         model: str,
         api_key: str = "",
         context_budget_tokens: int = DEFAULT_CONTEXT_TOKENS,
-        budget_mode: str = "default",
+        budget_mode: str = BudgetMode.DEFAULT,
         base_url: str = "",
         tool_choice_any: bool = True,
         max_retries: int = 2,
@@ -84,7 +76,7 @@ class AnthropicBackend:
             budget_mode=budget_mode,
             backend_mode="external",
             url=str(self._client.base_url),
-            tool_call_mode="native",
+            tool_call_mode=ToolCallMode.NATIVE,
         )
 
     def info(self) -> BackendInfo:
@@ -123,83 +115,60 @@ class AnthropicBackend:
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         params = self.request_params(request)
         names = ToolNames(t.name for t in request.tools)
-        for attempt in range(1, STREAM_ATTEMPTS + 1):
-            try:
-                return await self._stream(params, names, on_chunk)
-            except anthropic.APIStatusError as exc:
-                raise api_error(exc.status_code, _error_body(exc)) from exc
-            except anthropic.APIError as exc:
-                raise BackendError(f"anthropic API call failed: {exc}") from exc
-            except (httpx2.TransportError, _BrokenStream) as exc:
-                if attempt == STREAM_ATTEMPTS:
-                    raise BackendError(f"anthropic stream failed: {exc}") from exc
-                log.warning("anthropic stream failed (%s); retrying", exc)
-                if on_chunk is not None:
-                    await on_chunk(StreamChunk(ChunkType.RETRY))
-        raise AssertionError("unreachable")
+        try:
+            # The SDK's own retries only cover the request before the stream
+            # starts; a stream that breaks after that is retried here.
+            return await with_retries(
+                lambda: self._stream(params, names, on_chunk),
+                on_chunk,
+                retry_on=(httpx2.TransportError, BrokenStream),
+                fail=lambda exc: BackendError(f"anthropic stream failed: {exc}"),
+                log=log,
+                what="anthropic stream",
+            )
+        except anthropic.APIStatusError as exc:
+            raise api_error(exc.status_code, _error_body(exc)) from exc
+        except anthropic.APIError as exc:
+            raise BackendError(f"anthropic API call failed: {exc}") from exc
 
     async def _stream(
         self, params: dict[str, Any], names: ToolNames, on_chunk: ChunkSink | None
     ) -> BackendReply:
-        text: list[str] = []
-        reasoning: list[str] = []
+        out = ReplyStream(on_chunk)
         blocks: dict[int, PartialCall] = {}
-        usage = Usage(model_calls=1)
-        started = time.monotonic()
-        first: float | None = None
         finished = False
-
-        async def emit(kind: ChunkType, piece: str) -> None:
-            if on_chunk is not None and piece:
-                await on_chunk(StreamChunk(kind, piece))
-
         stream = await self._client.messages.create(**params, stream=True)
         async with stream:
             async for event in stream:
                 if event.type == "message_start":
-                    _read_usage(usage, event.message.usage)
+                    _read_usage(out.usage, event.message.usage)
                 elif event.type == "content_block_start":
-                    first = first if first is not None else time.monotonic()
+                    out.output_started()
                     block = event.content_block
                     if block.type == "tool_use":
                         blocks[event.index] = PartialCall(id=block.id, name=block.name)
-                        await emit(ChunkType.TOOL_CALL_DELTA, block.name)
+                        await out.emit(ChunkType.TOOL_CALL_DELTA, block.name)
                     elif block.type == "text" and block.text:
-                        text.append(block.text)
-                        await emit(ChunkType.TEXT_DELTA, block.text)
+                        await out.add_text(block.text)
                     elif block.type == "thinking" and block.thinking:
-                        reasoning.append(block.thinking)
+                        out.reasoning.append(block.thinking)
                 elif event.type == "content_block_delta":
                     delta = event.delta
                     if delta.type == "text_delta":
-                        text.append(delta.text)
-                        await emit(ChunkType.TEXT_DELTA, delta.text)
+                        await out.add_text(delta.text)
                     elif delta.type == "input_json_delta" and event.index in blocks:
                         blocks[event.index].arguments.append(delta.partial_json)
-                        await emit(ChunkType.TOOL_CALL_DELTA, delta.partial_json)
+                        await out.emit(ChunkType.TOOL_CALL_DELTA, delta.partial_json)
                     elif delta.type == "thinking_delta":
-                        reasoning.append(delta.thinking)
+                        out.reasoning.append(delta.thinking)
                 elif event.type == "message_delta":
-                    _read_delta_usage(usage, event.usage)
+                    _read_delta_usage(out.usage, event.usage)
                 elif event.type == "message_stop":
                     finished = True
         if not finished:
-            raise _BrokenStream("the stream ended without message_stop")
-        ended = time.monotonic()
-        first = first if first is not None else ended
-        usage.prompt_ms = (first - started) * 1000.0
-        usage.generation_ms = (ended - first) * 1000.0
-        if on_chunk is not None:
-            await on_chunk(StreamChunk(ChunkType.FINAL))
-        calls = [blocks[i] for i in sorted(blocks)]
-        done = finish("".join(text), "".join(reasoning), calls, names)
-        return BackendReply(
-            response=done.response, usage=usage, raw_text=done.raw_text, reasoning=done.reasoning
-        )
-
-
-class _BrokenStream(Exception):
-    pass
+            raise BrokenStream("the stream ended without message_stop")
+        out.record_timing()
+        return await out.reply([blocks[i] for i in sorted(blocks)], names)
 
 
 def to_anthropic_messages(
@@ -279,8 +248,4 @@ def _error_body(exc: anthropic.APIStatusError) -> str:
 
 
 def api_error(status: int, body: str) -> ForgeError:
-    if is_context_error(body):
-        return ContextBudgetExceededError(
-            f"the conversation no longer fits the model's context: {body[:300]}", status=status
-        )
-    return BackendError(f"anthropic API answered HTTP {status}: {body[:500]}", status=status)
+    return status_error(status, body, "anthropic API")

@@ -4,18 +4,35 @@ These backends hand the tools to the server as structured definitions and get
 structured calls back, so the engine's history has to be replayed in the same
 shape: every assistant tool call answered by exactly one tool result, reasoning
 folded into the assistant turn it belongs to, tool names the API accepts.
+
+They also stream their replies the same way (ReplyStream: text, reasoning,
+usage and timing, the chunks sent on; then `finish`), retry a stream that
+broke with `with_retries` (llama-server's backend uses it too) and map an
+error answer with `status_error`.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from forge_core.backends.base import ChatRequest, LLMResponse, TextResponse, ToolCall
+from forge_core.backends.base import BackendReply, ChatRequest
+from forge_core.calls import (
+    ChunkSink,
+    ChunkType,
+    LLMResponse,
+    StreamChunk,
+    TextResponse,
+    ToolCall,
+    Usage,
+)
+from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
 from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.parsing import split_reasoning
 from forge_core.prompting import replayed_reasoning
@@ -251,3 +268,108 @@ _CONTEXT_ERROR = re.compile(
 def is_context_error(text: str) -> bool:
     """Whether an error body says the prompt does not fit the model's context."""
     return bool(_CONTEXT_ERROR.search(text))
+
+
+def status_error(
+    status: int,
+    body: str,
+    who: str,
+    *,
+    context_error: Callable[[str], bool] = is_context_error,
+) -> ForgeError:
+    """The error for an HTTP error answer from `who`: ContextBudgetExceededError
+    when the body says the prompt does not fit (`context_error`), else
+    BackendError."""
+    if context_error(body):
+        return ContextBudgetExceededError(
+            f"the conversation no longer fits the model's context: {body[:300]}", status=status
+        )
+    return BackendError(f"{who} answered HTTP {status}: {body[:500]}", status=status)
+
+
+# A stream that breaks after it started is tried this many times in all.
+STREAM_ATTEMPTS = 2
+
+T = TypeVar("T")
+
+
+class BrokenStream(Exception):
+    """The reply stream broke off or could not be read: worth another try."""
+
+
+async def with_retries(
+    stream: Callable[[], Awaitable[T]],
+    on_chunk: ChunkSink | None,
+    *,
+    retry_on: tuple[type[Exception], ...],
+    fail: Callable[[Exception], ForgeError],
+    log: logging.Logger,
+    what: str,
+    attempts: int = STREAM_ATTEMPTS,
+    before_retry: Callable[[], Awaitable[None]] | None = None,
+) -> T:
+    """`stream()`, tried again after a `retry_on` failure up to `attempts` times
+    in all; the last failure raises `fail(exc)`.
+
+    Before each retry the sink gets a RETRY chunk (what was streamed so far is
+    void) and `before_retry` runs (llama-server: wait out a restart). Other
+    exceptions pass through at once.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return await stream()
+        except retry_on as exc:
+            if attempt == attempts:
+                raise fail(exc) from exc
+            log.warning("%s failed (%s); retrying", what, exc)
+            if on_chunk is not None:
+                await on_chunk(StreamChunk(ChunkType.RETRY))
+            if before_retry is not None:
+                await before_retry()
+    raise AssertionError("unreachable")
+
+
+class ReplyStream:
+    """One streamed reply as it arrives: text and reasoning pieces, usage, the
+    time to the first output, and the chunks forwarded to the caller's sink."""
+
+    def __init__(self, on_chunk: ChunkSink | None) -> None:
+        self.on_chunk = on_chunk
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.usage = Usage(model_calls=1)
+        self.started = time.monotonic()
+        self.first: float | None = None
+
+    def output_started(self) -> None:
+        """Note the first output: the prompt has been evaluated by now."""
+        if self.first is None:
+            self.first = time.monotonic()
+
+    async def emit(self, kind: ChunkType, piece: str) -> None:
+        if self.on_chunk is not None and piece:
+            await self.on_chunk(StreamChunk(kind, piece))
+
+    async def add_text(self, piece: str) -> None:
+        self.text.append(piece)
+        await self.emit(ChunkType.TEXT_DELTA, piece)
+
+    def record_timing(self) -> None:
+        """Split the wall time at the first output into prompt and generation
+        time, for servers that report no timings of their own."""
+        ended = time.monotonic()
+        first = self.first if self.first is not None else ended
+        self.usage.prompt_ms = (first - self.started) * 1000.0
+        self.usage.generation_ms = (ended - first) * 1000.0
+
+    async def reply(self, calls: list[PartialCall], names: ToolNames | None = None) -> BackendReply:
+        """The finished stream as the engine's reply; the sink gets FINAL first."""
+        if self.on_chunk is not None:
+            await self.on_chunk(StreamChunk(ChunkType.FINAL))
+        done = finish("".join(self.text), "".join(self.reasoning), calls, names)
+        return BackendReply(
+            response=done.response,
+            usage=self.usage,
+            raw_text=done.raw_text,
+            reasoning=done.reasoning,
+        )

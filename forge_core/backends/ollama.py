@@ -17,30 +17,25 @@ from typing import Any
 
 import httpx
 
-from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
-    ChatRequest,
-    ChunkSink,
-    ChunkType,
-    StreamChunk,
-    Usage,
-)
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
 from forge_core.backends.native import (
+    BrokenStream,
     PartialCall,
-    finish,
-    is_context_error,
+    ReplyStream,
     offered_tools,
+    status_error,
     tool_parameters,
     wire_history,
+    with_retries,
 )
-from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.calls import ChunkSink, ChunkType, Usage
+from forge_core.errors import BackendError, ForgeError
 from forge_core.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
 from forge_core.messages import Message, MessageRole
+from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 
 log = logging.getLogger(__name__)
 
-STREAM_ATTEMPTS = 2
 DEFAULT_URL = "http://127.0.0.1:11434"
 
 
@@ -53,7 +48,8 @@ class OllamaBackend:
         *,
         model: str,
         context_budget_tokens: int,
-        budget_mode: str = "backend",
+        budget_mode: str = BudgetMode.BACKEND,
+        budget_source: str = "",
         think: bool | None = None,
         timeout_s: float = 600.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -69,7 +65,8 @@ class OllamaBackend:
             budget_mode=budget_mode,
             backend_mode="external",
             url=self.base_url,
-            tool_call_mode="native",
+            tool_call_mode=ToolCallMode.NATIVE,
+            budget_source=budget_source,
         )
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
@@ -83,7 +80,7 @@ class OllamaBackend:
         base_url: str,
         *,
         model: str,
-        budget_mode: str = "backend",
+        budget_mode: str = BudgetMode.BACKEND,
         manual_budget_tokens: int = 0,
         think: bool | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -97,16 +94,15 @@ class OllamaBackend:
         budget, source = ollama_budget(
             context_length(show), budget_mode, manual_budget_tokens, detect_gpus()
         )
-        backend = cls(
+        return cls(
             base_url,
             model=model,
             context_budget_tokens=budget,
             budget_mode=budget_mode,
+            budget_source=source,
             think=think,
             transport=transport,
         )
-        backend._info.budget_source = source
-        return backend
 
     def info(self) -> BackendInfo:
         return self._info
@@ -142,30 +138,22 @@ class OllamaBackend:
 
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         body = self.request_body(request)
-        for attempt in range(1, STREAM_ATTEMPTS + 1):
-            try:
-                return await self._stream(body, on_chunk)
-            except (httpx.TransportError, _BrokenStream) as exc:
-                if attempt == STREAM_ATTEMPTS:
-                    raise BackendError(
-                        f"ollama at {self.base_url} failed: {exc}", url=self.base_url
-                    ) from exc
-                log.warning("ollama stream failed (%s); retrying", exc)
-                if on_chunk is not None:
-                    await on_chunk(StreamChunk(ChunkType.RETRY))
-        raise AssertionError("unreachable")
+        return await with_retries(
+            lambda: self._stream(body, on_chunk),
+            on_chunk,
+            retry_on=(httpx.TransportError, BrokenStream),
+            fail=lambda exc: BackendError(
+                f"ollama at {self.base_url} failed: {exc}", url=self.base_url
+            ),
+            log=log,
+            what="ollama stream",
+        )
 
     async def _stream(self, body: dict[str, Any], on_chunk: ChunkSink | None) -> BackendReply:
-        text: list[str] = []
-        reasoning: list[str] = []
+        # Ollama reports its own timings (_read_usage): no record_timing().
+        out = ReplyStream(on_chunk)
         calls: list[PartialCall] = []
-        usage = Usage(model_calls=1)
         finished = False
-
-        async def emit(kind: ChunkType, piece: str) -> None:
-            if on_chunk is not None and piece:
-                await on_chunk(StreamChunk(kind, piece))
-
         async with self._http.stream("POST", "/api/chat", json=body) as resp:
             if resp.status_code != 200:
                 await resp.aread()
@@ -176,32 +164,26 @@ class OllamaBackend:
                 try:
                     event = json.loads(line)
                 except ValueError as exc:
-                    raise _BrokenStream(f"undecodable stream line {line[:200]!r}") from exc
+                    raise BrokenStream(f"undecodable stream line {line[:200]!r}") from exc
                 if event.get("error"):
                     raise http_error(500, str(event["error"]))
                 message = event.get("message") or {}
                 if message.get("thinking"):
-                    reasoning.append(message["thinking"])
+                    out.reasoning.append(message["thinking"])
                 if message.get("content"):
-                    text.append(message["content"])
-                    await emit(ChunkType.TEXT_DELTA, message["content"])
+                    await out.add_text(message["content"])
                 for raw in message.get("tool_calls") or []:
                     call = _partial(raw)
                     calls.append(call)
-                    await emit(ChunkType.TOOL_CALL_DELTA, call.name)
-                    await emit(ChunkType.TOOL_CALL_DELTA, call.raw_arguments)
+                    await out.emit(ChunkType.TOOL_CALL_DELTA, call.name)
+                    await out.emit(ChunkType.TOOL_CALL_DELTA, call.raw_arguments)
                 if event.get("done"):
-                    _read_usage(usage, event)
+                    _read_usage(out.usage, event)
                     finished = True
                     break
         if not finished:
-            raise _BrokenStream("stream ended before done")
-        if on_chunk is not None:
-            await on_chunk(StreamChunk(ChunkType.FINAL))
-        done = finish("".join(text), "".join(reasoning), calls)
-        return BackendReply(
-            response=done.response, usage=usage, raw_text=done.raw_text, reasoning=done.reasoning
-        )
+            raise BrokenStream("stream ended before done")
+        return await out.reply(calls)
 
 
 def _partial(raw: dict[str, Any]) -> PartialCall:
@@ -237,10 +219,6 @@ def _ollama_message(msg: Message) -> dict[str, Any]:
     return {"role": msg.role.value, "content": msg.content}
 
 
-class _BrokenStream(Exception):
-    pass
-
-
 def _read_usage(usage: Usage, done: dict[str, Any]) -> None:
     usage.prompt_tokens = int(done.get("prompt_eval_count") or 0)
     usage.completion_tokens = int(done.get("eval_count") or 0)
@@ -257,11 +235,7 @@ def _error_text(body: str) -> str:
 
 
 def http_error(status: int, body: str) -> ForgeError:
-    if is_context_error(body):
-        return ContextBudgetExceededError(
-            f"the conversation no longer fits the model's context: {body[:300]}", status=status
-        )
-    return BackendError(f"ollama answered HTTP {status}: {body[:500]}", status=status)
+    return status_error(status, body, "ollama")
 
 
 async def read_show(
@@ -316,11 +290,10 @@ def ollama_budget(
     that. With no GPU visible the VRAM modes fall back to the model's own
     context length and say so.
     """
-    if mode == "manual":
-        if manual_tokens <= 0:
-            raise ValueError("budget mode 'manual' needs a positive token count")
+    mode = resolvable_budget_mode(mode, manual_tokens)
+    if mode is BudgetMode.MANUAL:
         return min(manual_tokens, model_max), "manual"
-    if mode in ("forge-full", "forge-fast"):
+    if mode in (BudgetMode.FORGE_FULL, BudgetMode.FORGE_FAST):
         found, why = gpus
         if not found:
             return (
@@ -329,9 +302,7 @@ def ollama_budget(
             )
         vram = max(g.vram_total_bytes for g in found)
         budget = min(vram_tier_budget(vram), model_max)
-        if mode == "forge-fast":
+        if mode is BudgetMode.FORGE_FAST:
             budget //= 2
         return budget, f"{mode}: VRAM tier for {vram / GIB:.0f} GiB ({found[0].name})"
-    if mode == "backend":
-        return model_max, f"context length {model_max} from /api/show"
-    raise ValueError(f"unknown budget mode {mode!r}")
+    return model_max, f"context length {model_max} from /api/show"

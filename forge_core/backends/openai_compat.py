@@ -12,36 +12,29 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
-    ChatRequest,
-    ChunkSink,
-    ChunkType,
-    StreamChunk,
-    Usage,
-)
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
 from forge_core.backends.native import (
+    BrokenStream,
     PartialCall,
+    ReplyStream,
     ToolNames,
-    finish,
-    is_context_error,
     offered_tools,
+    status_error,
     tool_parameters,
     wire_history,
+    with_retries,
 )
-from forge_core.errors import BackendError, ContextBudgetExceededError, ForgeError
+from forge_core.calls import ChunkSink, ChunkType, Usage
+from forge_core.errors import BackendError, ForgeError
 from forge_core.messages import Message, MessageRole
+from forge_core.modes import BudgetMode, ToolCallMode
 
 log = logging.getLogger(__name__)
-
-STREAM_ATTEMPTS = 2
 # Used when neither --budget-tokens nor the server's /v1/models says more.
 DEFAULT_CONTEXT_TOKENS = 8192
 
@@ -65,7 +58,7 @@ class OpenAICompatBackend:
         context_budget_tokens: int,
         api_key: str = "",
         tool_choice_required: bool = True,
-        budget_mode: str = "manual",
+        budget_mode: str = BudgetMode.MANUAL,
         timeout_s: float = 600.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -79,7 +72,7 @@ class OpenAICompatBackend:
             budget_mode=budget_mode,
             backend_mode="external",
             url=self.base_url,
-            tool_call_mode="native",
+            tool_call_mode=ToolCallMode.NATIVE,
         )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(
@@ -105,7 +98,7 @@ class OpenAICompatBackend:
         No model name: the first model the server lists. No budget: the
         model's `max_model_len` (vLLM reports it), else DEFAULT_CONTEXT_TOKENS.
         """
-        budget, mode = budget_tokens, "manual"
+        budget, mode = budget_tokens, BudgetMode.MANUAL
         if not model or budget <= 0:
             models = await _list_models(api_base(base_url), api_key, transport)
             if not model:
@@ -116,9 +109,9 @@ class OpenAICompatBackend:
                 entry = next((m for m in models if m.get("id") == model), {})
                 max_len = entry.get("max_model_len")
                 if isinstance(max_len, int) and max_len > 0:
-                    budget, mode = max_len, "backend"
+                    budget, mode = max_len, BudgetMode.BACKEND
                 else:
-                    budget, mode = DEFAULT_CONTEXT_TOKENS, "default"
+                    budget, mode = DEFAULT_CONTEXT_TOKENS, BudgetMode.DEFAULT
         return cls(
             base_url,
             model=model,
@@ -165,32 +158,21 @@ class OpenAICompatBackend:
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         body = self.request_body(request)
         names = ToolNames(t.name for t in request.tools)
-        for attempt in range(1, STREAM_ATTEMPTS + 1):
-            try:
-                return await self._stream(body, names, on_chunk)
-            except (httpx.TransportError, _BrokenStream) as exc:
-                if attempt == STREAM_ATTEMPTS:
-                    raise BackendError(f"{self.base_url} failed: {exc}", url=self.base_url) from exc
-                log.warning("chat completion stream failed (%s); retrying", exc)
-                if on_chunk is not None:
-                    await on_chunk(StreamChunk(ChunkType.RETRY))
-        raise AssertionError("unreachable")
+        return await with_retries(
+            lambda: self._stream(body, names, on_chunk),
+            on_chunk,
+            retry_on=(httpx.TransportError, BrokenStream),
+            fail=lambda exc: BackendError(f"{self.base_url} failed: {exc}", url=self.base_url),
+            log=log,
+            what="chat completion stream",
+        )
 
     async def _stream(
         self, body: dict[str, Any], names: ToolNames, on_chunk: ChunkSink | None
     ) -> BackendReply:
-        text: list[str] = []
-        reasoning: list[str] = []
+        out = ReplyStream(on_chunk)
         calls: dict[int, PartialCall] = {}
-        usage = Usage(model_calls=1)
         finished = False
-        started = time.monotonic()
-        first: float | None = None
-
-        async def emit(kind: ChunkType, piece: str) -> None:
-            if on_chunk is not None and piece:
-                await on_chunk(StreamChunk(kind, piece))
-
         async with self._http.stream("POST", "/chat/completions", json=body) as resp:
             if resp.status_code != 200:
                 await resp.aread()
@@ -205,25 +187,23 @@ class OpenAICompatBackend:
                 try:
                     event = json.loads(data)
                 except ValueError as exc:
-                    raise _BrokenStream(f"undecodable stream event {data[:200]!r}") from exc
+                    raise BrokenStream(f"undecodable stream event {data[:200]!r}") from exc
                 if "error" in event:
                     err = event["error"]
                     status = err.get("code") if isinstance(err, dict) else None
                     raise http_error(status if isinstance(status, int) else 500, json.dumps(err))
                 if event.get("usage"):
-                    _read_usage(usage, event["usage"])
+                    _read_usage(out.usage, event["usage"])
                 for choice in event.get("choices") or []:
-                    if first is None:
-                        first = time.monotonic()
+                    out.output_started()
                     if choice.get("finish_reason"):
                         finished = True
                     delta = choice.get("delta") or {}
                     thought = delta.get("reasoning_content") or delta.get("reasoning")
                     if thought:
-                        reasoning.append(thought)
+                        out.reasoning.append(thought)
                     if delta.get("content"):
-                        text.append(delta["content"])
-                        await emit(ChunkType.TEXT_DELTA, delta["content"])
+                        await out.add_text(delta["content"])
                     for pos, fragment in enumerate(delta.get("tool_calls") or []):
                         index = fragment.get("index", pos)
                         call = calls.setdefault(index, PartialCall())
@@ -234,22 +214,14 @@ class OpenAICompatBackend:
                         # Some servers repeat the whole name in every fragment.
                         if name and name != call.name:
                             call.name += name
-                            await emit(ChunkType.TOOL_CALL_DELTA, name)
+                            await out.emit(ChunkType.TOOL_CALL_DELTA, name)
                         if function.get("arguments"):
                             call.arguments.append(function["arguments"])
-                            await emit(ChunkType.TOOL_CALL_DELTA, function["arguments"])
+                            await out.emit(ChunkType.TOOL_CALL_DELTA, function["arguments"])
         if not finished:
-            raise _BrokenStream("stream ended without [DONE] or a finish_reason")
-        ended = time.monotonic()
-        first = first if first is not None else ended
-        usage.prompt_ms = (first - started) * 1000.0
-        usage.generation_ms = (ended - first) * 1000.0
-        if on_chunk is not None:
-            await on_chunk(StreamChunk(ChunkType.FINAL))
-        done = finish("".join(text), "".join(reasoning), [calls[i] for i in sorted(calls)], names)
-        return BackendReply(
-            response=done.response, usage=usage, raw_text=done.raw_text, reasoning=done.reasoning
-        )
+            raise BrokenStream("stream ended without [DONE] or a finish_reason")
+        out.record_timing()
+        return await out.reply([calls[i] for i in sorted(calls)], names)
 
 
 def to_openai_messages(request: ChatRequest, names: ToolNames) -> list[dict[str, Any]]:
@@ -277,10 +249,6 @@ def _openai_message(msg: Message, names: ToolNames) -> dict[str, Any]:
     return {"role": msg.role.value, "content": msg.content}
 
 
-class _BrokenStream(Exception):
-    pass
-
-
 def _read_usage(usage: Usage, data: dict[str, Any]) -> None:
     """The last usage report wins (servers send it once, in the final chunk)."""
     usage.prompt_tokens = int(data.get("prompt_tokens") or 0)
@@ -290,11 +258,7 @@ def _read_usage(usage: Usage, data: dict[str, Any]) -> None:
 
 
 def http_error(status: int, body: str) -> ForgeError:
-    if is_context_error(body):
-        return ContextBudgetExceededError(
-            f"the conversation no longer fits the model's context: {body[:300]}", status=status
-        )
-    return BackendError(f"chat completions answered HTTP {status}: {body[:500]}", status=status)
+    return status_error(status, body, "chat completions")
 
 
 async def _list_models(

@@ -21,10 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
-    ChatRequest,
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
+from forge_core.calls import (
     ChunkSink,
     ChunkType,
     LLMResponse,
@@ -34,6 +32,7 @@ from forge_core.backends.base import (
     Usage,
 )
 from forge_core.errors import BackendError
+from forge_core.modes import BudgetMode, ToolCallMode
 
 
 @dataclass(frozen=True)
@@ -101,9 +100,9 @@ class ScriptedBackend:
             model="scripted",
             context_budget_tokens=self.context_budget_tokens,
             slots=0,
-            budget_mode="manual",
+            budget_mode=BudgetMode.MANUAL,
             backend_mode="in-process",
-            tool_call_mode="scripted",
+            tool_call_mode=ToolCallMode.SCRIPTED,
         )
 
     async def aclose(self) -> None:
