@@ -31,6 +31,7 @@ from forge_core.llama_startup import (
     diagnose,
     timeout_error,
 )
+from forge_core.modes import BudgetMode
 
 if TYPE_CHECKING:
     from forge_core.backends.llama_server import LlamaServerBackend
@@ -210,7 +211,7 @@ class ManagedLlamaServer:
 
     def attach(self, backend: LlamaServerBackend) -> None:
         """Let `backend` wait out restarts and use this server's slot files."""
-        backend.wait_ready = self.wait_ready
+        backend.supervise(self.wait_ready)
         if self.slot_dir is not None and self.config.prefix_snapshots:
             backend.enable_prefix_snapshots(self.slot_dir)
 
@@ -393,11 +394,11 @@ async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedL
     less KV cache to fill and attend over, so each token is cheaper.
     Other modes: the configured --ctx-size.
     """
-    if budget_mode in ("forge-full", "forge-fast"):
+    if budget_mode in (BudgetMode.FORGE_FULL, BudgetMode.FORGE_FAST):
         config = replace(config, ctx_size=0)
     server = ManagedLlamaServer(config)
     await server.start()
-    if budget_mode != "forge-fast":
+    if budget_mode != BudgetMode.FORGE_FAST:
         return server
     from forge_core.backends.llama_server import parse_props, read_props
 

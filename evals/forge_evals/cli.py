@@ -164,11 +164,11 @@ async def open_target(args: argparse.Namespace) -> AsyncIterator[Target]:
         async with in_process(oracle_backend(ALL_SCENARIOS)) as target:
             yield target
         return
-    from forge_server.cli import build_parser as server_parser
-    from forge_server.cli import open_backend
+    from forge_server.backend import open_backend
+    from forge_server.cli import backend_config
 
-    server_args = server_parser().parse_args(server_argv(args))
-    async with open_backend(server_args) as backend, in_process(backend) as target:
+    config = backend_config(server_argv(args))
+    async with open_backend(config) as backend, in_process(backend) as target:
         yield target
 
 

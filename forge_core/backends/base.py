@@ -104,6 +104,13 @@ class RunTracking(Protocol):
 
 
 @runtime_checkable
+class QueueReporting(Protocol):
+    """A backend that makes runs wait for a model slot, and says how many wait."""
+
+    def queued_runs(self) -> int: ...
+
+
+@runtime_checkable
 class TokenCounting(Protocol):
     """A backend that can count a request's prompt tokens the way the model will."""
 

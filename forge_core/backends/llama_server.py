@@ -16,26 +16,14 @@ from typing import Any
 
 import httpx
 
-from forge_core.backends.base import (
-    BackendInfo,
-    BackendReply,
-    ChatRequest,
-    ChunkSink,
-    ChunkType,
-    LLMResponse,
-    StreamChunk,
-    TextResponse,
-    Usage,
-)
+from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
+from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
+from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
 from forge_core.constraint import tool_call_schema
-from forge_core.errors import (
-    BackendError,
-    ContextBudgetExceededError,
-    ForgeError,
-    WorkflowCancelledError,
-)
+from forge_core.errors import BackendError, ForgeError, WorkflowCancelledError
 from forge_core.grammar import build_grammar
+from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 from forge_core.parsing import parse_response
 from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
@@ -45,10 +33,13 @@ log = logging.getLogger(__name__)
 
 TOKEN_CACHE_ENTRIES = 4096
 
-# A stream that breaks mid-way is retried this many times before the run fails.
-STREAM_ATTEMPTS = 2
-# A supervised server may need a restart: allow a few more tries.
+# A supervised server may need a restart: allow a few more tries than
+# native.STREAM_ATTEMPTS.
 SUPERVISED_EXTRA_ATTEMPTS = 2
+
+# Waits until a restarted llama-server answers health checks again
+# (ManagedLlamaServer.wait_ready); TimeoutError when it does not.
+WaitReady = Callable[[], Awaitable[None]]
 
 
 class LlamaServerBackend:
@@ -63,11 +54,15 @@ class LlamaServerBackend:
         slots: int,
         budget_mode: str,
         backend_mode: str,
-        tool_call_mode: str = "constrained",
+        tool_call_mode: str = ToolCallMode.CONSTRAINED,
         timeout_s: float = 600.0,
+        budget_source: str = "",
+        kv_cache_type: str = "",
     ) -> None:
-        if tool_call_mode not in ("constrained", "prompt", "native"):
+        supported = (ToolCallMode.CONSTRAINED, ToolCallMode.PROMPT, ToolCallMode.NATIVE)
+        if tool_call_mode not in supported:
             raise ValueError(f"llama-server tool-call mode {tool_call_mode!r} is not supported")
+        tool_call_mode = ToolCallMode(tool_call_mode)
         # Native mode is llama-server's OpenAI-compatible tool calling (--jinja
         # templates): the same wire protocol as any OpenAI-compatible server.
         self._native = (
@@ -78,7 +73,7 @@ class LlamaServerBackend:
                 budget_mode=budget_mode,
                 timeout_s=timeout_s,
             )
-            if tool_call_mode == "native"
+            if tool_call_mode is ToolCallMode.NATIVE
             else None
         )
         self.base_url = base_url.rstrip("/")
@@ -91,14 +86,16 @@ class LlamaServerBackend:
             backend_mode=backend_mode,
             url=self.base_url,
             tool_call_mode=tool_call_mode,
+            budget_source=budget_source,
+            kv_cache_type=kv_cache_type,
         )
         self._token_cache: dict[str, int] = {}
         self._framing: tuple[int, int] | None = None
         self._counted: dict[int, int] = {}
         self._calibration = 1.0
-        # Set for a managed server: waits until a restarted process is healthy,
-        # so in-flight inference retries instead of failing the run.
-        self.wait_ready: Callable[[], Awaitable[None]] | None = None
+        # Set for a managed server (supervise): waits until a restarted process
+        # is healthy, so in-flight inference retries instead of failing the run.
+        self._wait_ready: WaitReady | None = None
         self.scheduler = SlotScheduler(slots)
         # Runs that have had a model call answered (their first call may
         # restore a saved workflow prefix first).
@@ -117,18 +114,23 @@ class LlamaServerBackend:
         cls,
         base_url: str,
         *,
-        budget_mode: str = "backend",
+        budget_mode: str = BudgetMode.BACKEND,
         manual_budget_tokens: int = 0,
         backend_mode: str = "external",
-        tool_call_mode: str = "auto",
+        tool_call_mode: str = ToolCallMode.AUTO,
+        kv_cache_type: str = "",
     ) -> LlamaServerBackend:
-        """Read the context size, slot count and template caps from /props."""
+        """Read the context size, slot count and template caps from /props.
+
+        `kv_cache_type` is only reported (GetServerInfo): what a managed
+        server was started with.
+        """
         props = await read_props(base_url)
-        if tool_call_mode == "auto":
+        if tool_call_mode == ToolCallMode.AUTO:
             tool_call_mode = choose_tool_call_mode(props)
         n_ctx, slots, model = parse_props(props)
         budget, source = resolve_budget(n_ctx, budget_mode, manual_budget_tokens, backend_mode)
-        backend = cls(
+        return cls(
             base_url,
             model=model,
             context_budget_tokens=budget,
@@ -136,12 +138,21 @@ class LlamaServerBackend:
             budget_mode=budget_mode,
             backend_mode=backend_mode,
             tool_call_mode=tool_call_mode,
+            budget_source=source,
+            kv_cache_type=kv_cache_type,
         )
-        backend._info.budget_source = source
-        return backend
 
     def info(self) -> BackendInfo:
         return self._info
+
+    def supervise(self, wait_ready: WaitReady) -> None:
+        """Run against a supervised server (ManagedLlamaServer.attach): a
+        failed call waits for `wait_ready` and is tried a few more times."""
+        self._wait_ready = wait_ready
+
+    def queued_runs(self) -> int:
+        """Runs waiting for a slot (QueueReporting)."""
+        return self.scheduler.waiting
 
     async def count_tokens(self, request: ChatRequest, retry: bool = True) -> int:
         """Prompt tokens of `request` as llama-server will see them.
@@ -161,7 +172,7 @@ class LlamaServerBackend:
             for msg in body["messages"]:
                 total += await self._tokens(str(msg.get("content") or "")) + per_message
         except httpx.TransportError as exc:
-            if self.wait_ready is None or not retry:
+            if self._wait_ready is None or not retry:
                 raise BackendError(f"llama-server at {self.base_url} failed: {exc}") from exc
             await self._await_server()
             return await self.count_tokens(request, retry=False)
@@ -255,7 +266,7 @@ class LlamaServerBackend:
         return body
 
     def constrains(self, request: ChatRequest) -> bool:
-        return request.constrained and self._info.tool_call_mode == "constrained"
+        return request.constrained and self._info.tool_call_mode == ToolCallMode.CONSTRAINED
 
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         """One model call on a slot of the server, rescheduled if preempted."""
@@ -322,34 +333,37 @@ class LlamaServerBackend:
         if key:
             await self._restore_prefix(slot, request, key)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
-        attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self.wait_ready else 0)
-        for attempt in range(1, attempts + 1):
-            try:
-                reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
-                self._calibrate(body, reply.usage.prompt_tokens)
-                reply.usage.slot = slot
-                if first:
-                    self._started.add(request.run_id)
-                    if key and self.snapshots is not None:
-                        await self.snapshots.save(slot, key)
-                return reply
-            except (httpx.TransportError, _BrokenStream) as exc:
-                if attempt == attempts:
-                    raise BackendError(
-                        f"llama-server at {self.base_url} failed: {exc}", url=self.base_url
-                    ) from exc
-                log.warning("llama-server stream failed (%s); retrying", exc)
-                if on_chunk is not None:
-                    await on_chunk(StreamChunk(ChunkType.RETRY))
-                await self._await_server()
-        raise AssertionError("unreachable")
+        attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self._wait_ready else 0)
+
+        async def attempt() -> BackendReply:
+            reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
+            self._calibrate(body, reply.usage.prompt_tokens)
+            reply.usage.slot = slot
+            if first:
+                self._started.add(request.run_id)
+                if key and self.snapshots is not None:
+                    await self.snapshots.save(slot, key)
+            return reply
+
+        return await with_retries(
+            attempt,
+            on_chunk,
+            retry_on=(httpx.TransportError, BrokenStream),
+            fail=lambda exc: BackendError(
+                f"llama-server at {self.base_url} failed: {exc}", url=self.base_url
+            ),
+            log=log,
+            what="llama-server stream",
+            attempts=attempts,
+            before_retry=self._await_server,
+        )
 
     async def _await_server(self) -> None:
         """After a failure: wait for a supervised server to come back."""
-        if self.wait_ready is None:
+        if self._wait_ready is None:
             return
         try:
-            await self.wait_ready()
+            await self._wait_ready()
         except TimeoutError as exc:
             raise BackendError(f"llama-server at {self.base_url} did not come back") from exc
 
@@ -394,7 +408,7 @@ class LlamaServerBackend:
                 if "timings" in event:
                     _add_timings(usage, event["timings"])
         if not finished:
-            raise _BrokenStream("stream ended without [DONE]")
+            raise BrokenStream("stream ended without [DONE]")
         if on_chunk is not None:
             await on_chunk(StreamChunk(ChunkType.FINAL))
         raw = "".join(text)
@@ -409,10 +423,6 @@ class LlamaServerBackend:
             reasoning="".join(reasoning),
             truncated=truncated and not calls,
         )
-
-
-class _BrokenStream(Exception):
-    pass
 
 
 class _Unavailable(httpx.TransportError):
@@ -439,12 +449,12 @@ def _add_timings(usage: Usage, timings: dict[str, Any]) -> None:
 
 
 def _http_error(status: int, body: str) -> ForgeError:
-    if "exceed_context_size" in body or "exceeds the available context size" in body:
-        return ContextBudgetExceededError(
-            f"the conversation no longer fits the model's context: {body[:300]}",
-            status=status,
-        )
-    return BackendError(f"llama-server answered HTTP {status}: {body[:500]}", status=status)
+    return status_error(status, body, "llama-server", context_error=_says_context_exceeded)
+
+
+def _says_context_exceeded(body: str) -> bool:
+    # llama-server's own wording only (narrower than native.is_context_error).
+    return "exceed_context_size" in body or "exceeds the available context size" in body
 
 
 async def read_props(base_url: str) -> dict[str, Any]:
@@ -467,23 +477,20 @@ def resolve_budget(n_ctx: int, mode: str, manual_tokens: int, backend_mode: str)
     the fast budget; an external one cannot be restarted, so the budget is
     half its n_ctx. manual: the given count, capped at n_ctx.
     """
+    mode = resolvable_budget_mode(mode, manual_tokens)
     source = f"n_ctx {n_ctx} per slot from /props"
-    if mode == "manual":
-        if manual_tokens <= 0:
-            raise ValueError("budget mode 'manual' needs a positive token count")
+    if mode is BudgetMode.MANUAL:
         if manual_tokens > n_ctx:
             return n_ctx, f"manual {manual_tokens}, capped to the {source}"
         return manual_tokens, "manual"
-    if mode == "forge-fast" and backend_mode != "managed":
+    if mode is BudgetMode.FORGE_FAST and backend_mode != "managed":
         return n_ctx // 2, f"half the {source} (forge-fast, external server)"
-    if mode in ("forge-full", "forge-fast"):
+    if mode in (BudgetMode.FORGE_FULL, BudgetMode.FORGE_FAST):
         return n_ctx, f"{source} ({mode})"
-    if mode == "backend":
-        return n_ctx, source
-    raise ValueError(f"unknown budget mode {mode!r}")
+    return n_ctx, source
 
 
-def choose_tool_call_mode(props: dict[str, Any]) -> str:
+def choose_tool_call_mode(props: dict[str, Any]) -> ToolCallMode:
     """`auto`: native tool calling when the model's chat template supports it
     (/props chat_template_caps), otherwise the grammar-constrained mode.
 
@@ -493,13 +500,13 @@ def choose_tool_call_mode(props: dict[str, Any]) -> str:
     """
     caps = props.get("chat_template_caps") or {}
     mode = (
-        "native"
+        ToolCallMode.NATIVE
         if caps.get("supports_tool_calls") and caps.get("supports_tools")
-        else "constrained"
+        else ToolCallMode.CONSTRAINED
     )
     log.info(
         "llama-server chat template %s tool calls: tool-call mode %s",
-        "supports" if mode == "native" else "does not support",
+        "supports" if mode is ToolCallMode.NATIVE else "does not support",
         mode,
     )
     return mode

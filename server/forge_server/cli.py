@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import ipaddress
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from pathlib import Path
 
-from forge_core.backends.base import Backend
-from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.backends.scripted import ScriptedBackend
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-    start_managed,
-)
 from forge_core.llama_startup import LlamaStartupError
+from forge_core.modes import BudgetMode, ToolCallMode
 from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
+from forge_server.backend import BACKENDS, BackendConfig, open_backend
 
 log = logging.getLogger("forge_server")
 
@@ -118,11 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="concurrent runs per caller unless its token says otherwise (0: no limit)",
     )
 
+    # The backend flags are BackendConfig's fields, with its defaults.
+    defaults = BackendConfig()
     be = p.add_argument_group("backend")
     be.add_argument(
         "--backend",
-        choices=["llama-server", "scripted", "openai", "ollama", "anthropic"],
-        default="llama-server",
+        choices=BACKENDS,
+        default=defaults.backend,
         help="openai: any OpenAI-compatible server (vLLM, LM Studio); ollama: /api/chat; "
         "anthropic: the Messages API. These three use the model's native tool calling",
     )
@@ -146,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument(
         "--tool-choice",
         choices=["required", "auto"],
-        default="required",
+        default=defaults.tool_choice,
         help="openai/anthropic: force a tool call every turn (required / any), or let the "
         "model choose (for servers that reject tool_choice=required)",
     )
@@ -157,12 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument("--llama-binary", type=Path, help="llama-server binary (default: bundled)")
     be.add_argument("--model", type=Path, help="GGUF model file (default: bundled Gemma 3 270M)")
-    be.add_argument("--ctx-size", type=int, default=8192, help="managed: total KV context")
-    be.add_argument("--slots", type=int, default=2, help="managed: parallel slots (--parallel)")
+    be.add_argument(
+        "--ctx-size", type=int, default=defaults.ctx_size, help="managed: total KV context"
+    )
+    be.add_argument(
+        "--slots", type=int, default=defaults.slots, help="managed: parallel slots (--parallel)"
+    )
     be.add_argument(
         "--threads",
         type=int,
-        default=0,
+        default=defaults.threads,
         help="managed: CPU threads (0 = auto: the CPUs available to this process, after any "
         "cgroup quota, minus one; see README)",
     )
@@ -171,15 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument(
         "--prefix-snapshots",
         choices=["auto", "on", "off"],
-        default="auto",
+        default=defaults.prefix_snapshots,
         help="save each workflow's first prompt cache to a slot file and restore it when the "
         "workflow runs again (auto: on for a managed server, which gets a --slot-save-path; "
         "on: also for an external one started with --slot-save-path)",
     )
     be.add_argument(
         "--budget-mode",
-        choices=["backend", "manual", "forge-full", "forge-fast"],
-        default="backend",
+        choices=[
+            BudgetMode.BACKEND,
+            BudgetMode.MANUAL,
+            BudgetMode.FORGE_FULL,
+            BudgetMode.FORGE_FAST,
+        ],
+        default=defaults.budget_mode,
         help="backend: llama-server's /props n_ctx; manual: --budget-tokens; forge-full: the "
         "model's full trained context (managed server started with it); forge-fast: half of "
         "that (managed server restarted with half)",
@@ -187,14 +189,19 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument(
         "--budget-tokens",
         type=int,
-        default=0,
+        default=defaults.budget_tokens,
         help="budget for --budget-mode manual; openai/anthropic: the budget when given "
         "(default: vLLM's max_model_len, else 8192 / 200000); ollama: caps /api/show's length",
     )
     be.add_argument(
         "--tool-call-mode",
-        choices=["auto", "native", "constrained", "prompt"],
-        default="auto",
+        choices=[
+            ToolCallMode.AUTO,
+            ToolCallMode.NATIVE,
+            ToolCallMode.CONSTRAINED,
+            ToolCallMode.PROMPT,
+        ],
+        default=defaults.tool_call_mode,
         help="llama-server: native (the template's tool calling), constrained (a grammar "
         "built from the workflow's tools), prompt (tools in the prompt, output parsed); auto "
         "picks native when /props says the template supports tool calls, else constrained",
@@ -238,95 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-@contextlib.asynccontextmanager
-async def open_backend(args: argparse.Namespace) -> AsyncIterator[Backend]:
-    if args.backend == "scripted":
-        if args.script is None:
-            raise SystemExit("--backend scripted needs --script FILE")
-        yield ScriptedBackend.from_path(args.script)
-        return
-    if args.backend in ("openai", "ollama", "anthropic"):
-        remote = await _open_native_backend(args)
-        try:
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    managed: ManagedLlamaServer | None = None
-    url = args.llama_url
-    try:
-        if not url:
-            config = LlamaServerConfig(
-                model_path=args.model or bundled_model(),
-                binary=args.llama_binary or bundled_binary(),
-                ctx_size=args.ctx_size,
-                slots=args.slots,
-                threads=args.threads,
-                cache_type_k=args.cache_type_k,
-                cache_type_v=args.cache_type_v,
-                prefix_snapshots=args.prefix_snapshots != "off",
-            )
-            managed = await start_managed(config, args.budget_mode)
-            url = managed.url
-        backend = await LlamaServerBackend.connect(
-            url,
-            budget_mode=args.budget_mode,
-            manual_budget_tokens=args.budget_tokens,
-            backend_mode="managed" if managed else "external",
-            tool_call_mode=args.tool_call_mode,
-        )
-        if managed is not None:
-            managed.attach(backend)
-            backend.info().kv_cache_type = args.cache_type_k or "f16"
-        elif args.prefix_snapshots == "on":
-            backend.enable_prefix_snapshots()
-        try:
-            yield backend
-        finally:
-            await backend.aclose()
-    finally:
-        if managed is not None:
-            await managed.stop()
-
-
-async def _open_native_backend(args: argparse.Namespace) -> Backend:
-    """The backends that use the model's native tool calling."""
-    budget = max(args.budget_tokens, 0)
-    if args.backend == "openai":
-        from forge_core.backends.openai_compat import OpenAICompatBackend
-
-        return await OpenAICompatBackend.connect(
-            args.base_url or "http://127.0.0.1:8000/v1",
-            model=args.model_name,
-            api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", ""),
-            budget_tokens=budget,
-            tool_choice_required=args.tool_choice == "required",
-        )
-    if not args.model_name:
-        raise SystemExit(f"--backend {args.backend} needs --model-name")
-    if args.backend == "ollama":
-        from forge_core.backends.ollama import OllamaBackend
-
-        return await OllamaBackend.connect(
-            args.base_url or "http://127.0.0.1:11434",
-            model=args.model_name,
-            budget_mode="manual" if budget else args.budget_mode,
-            manual_budget_tokens=budget,
-        )
-    from forge_core.backends.anthropic_backend import DEFAULT_CONTEXT_TOKENS, AnthropicBackend
-
-    key_env = args.api_key_env or "ANTHROPIC_API_KEY"
-    api_key = os.environ.get(key_env, "")
-    if not api_key:
-        raise SystemExit(f"--backend anthropic needs an API key in ${key_env} (--api-key-env)")
-    return AnthropicBackend(
-        model=args.model_name,
-        api_key=api_key,
-        base_url=args.base_url,
-        context_budget_tokens=budget or DEFAULT_CONTEXT_TOKENS,
-        budget_mode="manual" if budget else "default",
-        tool_choice_any=args.tool_choice == "required",
-    )
+def backend_config(argv: Sequence[str]) -> BackendConfig:
+    """forge-server's backend flags (and their FORGE_* environment defaults)
+    as a BackendConfig, for tools that open a backend as forge-server would
+    (forge-eval passes its own flags and --server-args through this)."""
+    return BackendConfig.from_args(build_parser().parse_args(list(argv)))
 
 
 def authenticator(args: argparse.Namespace) -> Authenticator | None:
@@ -387,7 +310,7 @@ async def serve(args: argparse.Namespace) -> None:
     tls = tls_config(args)
     address = args.listen or f"{args.host}:{args.port}"
     check_exposure(address, tls is not None, auth is not None, args.insecure)
-    async with open_backend(args) as backend:
+    async with open_backend(BackendConfig.from_args(args)) as backend:
         options = ServerOptions(
             host=args.host,
             port=args.port,
@@ -420,7 +343,7 @@ async def serve(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     logs.configure(args.log_level, args.log_format)
-    if args.budget_mode == "manual" and args.budget_tokens <= 0:
+    if args.budget_mode == BudgetMode.MANUAL and args.budget_tokens <= 0:
         raise SystemExit("--budget-mode manual needs --budget-tokens N")
     try:
         asyncio.run(serve(args))

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import messages_pb2 as mpb
-from forge_core.backends.base import Backend, StreamChunk
+from forge_core.backends.base import Backend, QueueReporting, StreamChunk
 from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
@@ -596,8 +596,7 @@ def _cut(text: str, excess: int) -> str:
 
 
 def queued_runs(backend: Backend) -> int:
-    scheduler = getattr(backend, "scheduler", None)
-    return int(scheduler.waiting) if scheduler is not None else 0
+    return backend.queued_runs() if isinstance(backend, QueueReporting) else 0
 
 
 def _run_mode(backend_mode: str, options: RunOptions) -> str:

@@ -14,12 +14,13 @@ import pytest
 from forge_core.backends.anthropic_backend import AnthropicBackend
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.errors import BackendError
-from forge_server.cli import build_parser, open_backend
+from forge_server.backend import open_backend
+from forge_server.cli import backend_config
 
 
 async def test_openai_backend_from_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VLLM_KEY", "sk-local")
-    args = build_parser().parse_args(
+    config = backend_config(
         [
             "--backend=openai",
             "--base-url=http://gpu-box:8000",
@@ -29,7 +30,7 @@ async def test_openai_backend_from_flags(monkeypatch: pytest.MonkeyPatch) -> Non
             "--tool-choice=auto",
         ]
     )
-    async with open_backend(args) as backend:
+    async with open_backend(config) as backend:
         assert isinstance(backend, OpenAICompatBackend)
         info = backend.info()
         assert (info.name, info.model, info.url) == (
@@ -48,16 +49,15 @@ async def test_openai_backend_from_flags(monkeypatch: pytest.MonkeyPatch) -> Non
 
 async def test_anthropic_backend_needs_a_model_and_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    parser = build_parser()
     with pytest.raises(SystemExit, match="--model-name"):
-        async with open_backend(parser.parse_args(["--backend=anthropic"])):
+        async with open_backend(backend_config(["--backend=anthropic"])):
             pass
-    args = parser.parse_args(["--backend=anthropic", "--model-name=claude-sonnet-5-5"])
+    config = backend_config(["--backend=anthropic", "--model-name=claude-sonnet-5-5"])
     with pytest.raises(SystemExit, match=r"\$ANTHROPIC_API_KEY"):
-        async with open_backend(args):
+        async with open_backend(config):
             pass
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
-    async with open_backend(args) as backend:
+    async with open_backend(config) as backend:
         assert isinstance(backend, AnthropicBackend)
         info = backend.info()
         assert (info.model, info.context_budget_tokens, info.budget_mode) == (
@@ -66,10 +66,10 @@ async def test_anthropic_backend_needs_a_model_and_a_key(monkeypatch: pytest.Mon
             "default",
         )
         assert backend.tool_choice_any is True
-    args = parser.parse_args(
+    config = backend_config(
         ["--backend=anthropic", "--model-name=claude-haiku-5-5", "--budget-tokens=50000"]
     )
-    async with open_backend(args) as backend:
+    async with open_backend(config) as backend:
         assert (backend.info().context_budget_tokens, backend.info().budget_mode) == (
             50000,
             "manual",
@@ -80,13 +80,12 @@ async def test_ollama_backend_fails_loudly_when_the_server_is_not_there() -> Non
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    parser = build_parser()
     with pytest.raises(SystemExit, match="--model-name"):
-        async with open_backend(parser.parse_args(["--backend=ollama"])):
+        async with open_backend(backend_config(["--backend=ollama"])):
             pass
-    args = parser.parse_args(
+    config = backend_config(
         ["--backend=ollama", f"--base-url=http://127.0.0.1:{port}", "--model-name=qwen3:8b"]
     )
     with pytest.raises(BackendError, match="/api/show"):
-        async with open_backend(args):
+        async with open_backend(config):
             pass

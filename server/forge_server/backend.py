@@ -1,0 +1,166 @@
+"""The model backend forge-server serves, opened from a BackendConfig.
+
+The config is forge-server's backend flags as plain values (cli.py turns the
+parsed flags into one), so anything that wants a backend the way forge-server
+opens it (forge-eval's in-process server, the tests) builds a config instead
+of borrowing the command line's parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from forge_core.backends.base import Backend
+from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.scripted import ScriptedBackend
+from forge_core.llama_process import (
+    LlamaServerConfig,
+    ManagedLlamaServer,
+    bundled_binary,
+    bundled_model,
+    start_managed,
+)
+from forge_core.modes import BudgetMode, ToolCallMode
+
+BACKENDS = ("llama-server", "scripted", "openai", "ollama", "anthropic")
+# The KV cache type llama-server uses when --cache-type-k is not given.
+DEFAULT_KV_CACHE_TYPE = "f16"
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Which backend to open and how; the defaults are forge-server's."""
+
+    # One of BACKENDS.
+    backend: str = "llama-server"
+    # scripted: a JSON script file, or a directory of conformance cases.
+    script: Path | None = None
+    # openai / ollama / anthropic: server URL ("" = each one's default), the
+    # remote model id, the variable holding the API key, and whether every
+    # turn must call a tool ("required") or the model may choose ("auto").
+    base_url: str = ""
+    model_name: str = ""
+    api_key_env: str = ""
+    tool_choice: str = "required"
+    # llama-server: an external server's URL, or what to start a managed one
+    # with (binary and model None: the bundled ones).
+    llama_url: str = ""
+    llama_binary: Path | None = None
+    model: Path | None = None
+    ctx_size: int = 8192
+    slots: int = 2
+    threads: int = 0
+    cache_type_k: str = ""
+    cache_type_v: str = ""
+    # "auto" | "on" | "off": prefix snapshots (auto: on for a managed server).
+    prefix_snapshots: str = "auto"
+    # A ToolCallMode (llama-server).
+    tool_call_mode: str = ToolCallMode.AUTO
+    # A BudgetMode, and the token count for MANUAL (openai / anthropic /
+    # ollama: the budget whenever it is given).
+    budget_mode: str = BudgetMode.BACKEND
+    budget_tokens: int = 0
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BackendConfig:
+        """The backend flags of a parsed forge-server command line."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+
+@contextlib.asynccontextmanager
+async def open_backend(config: BackendConfig) -> AsyncIterator[Backend]:
+    """The configured backend, started if it is a managed llama-server, and
+    closed (and stopped) when the context ends."""
+    if config.backend == "scripted":
+        if config.script is None:
+            raise SystemExit("--backend scripted needs --script FILE")
+        yield ScriptedBackend.from_path(config.script)
+        return
+    if config.backend in ("openai", "ollama", "anthropic"):
+        remote = await _open_native_backend(config)
+        try:
+            yield remote
+        finally:
+            await remote.aclose()
+        return
+    managed: ManagedLlamaServer | None = None
+    url = config.llama_url
+    try:
+        if not url:
+            llama = LlamaServerConfig(
+                model_path=config.model or bundled_model(),
+                binary=config.llama_binary or bundled_binary(),
+                ctx_size=config.ctx_size,
+                slots=config.slots,
+                threads=config.threads,
+                cache_type_k=config.cache_type_k,
+                cache_type_v=config.cache_type_v,
+                prefix_snapshots=config.prefix_snapshots != "off",
+            )
+            managed = await start_managed(llama, config.budget_mode)
+            url = managed.url
+        backend = await LlamaServerBackend.connect(
+            url,
+            budget_mode=config.budget_mode,
+            manual_budget_tokens=config.budget_tokens,
+            backend_mode="managed" if managed else "external",
+            tool_call_mode=config.tool_call_mode,
+            # Only a server Forge started is known to run with these flags.
+            kv_cache_type=(config.cache_type_k or DEFAULT_KV_CACHE_TYPE) if managed else "",
+        )
+        if managed is not None:
+            managed.attach(backend)
+        elif config.prefix_snapshots == "on":
+            backend.enable_prefix_snapshots()
+        try:
+            yield backend
+        finally:
+            await backend.aclose()
+    finally:
+        if managed is not None:
+            await managed.stop()
+
+
+async def _open_native_backend(config: BackendConfig) -> Backend:
+    """The backends that use the model's native tool calling."""
+    budget = max(config.budget_tokens, 0)
+    if config.backend == "openai":
+        from forge_core.backends.openai_compat import OpenAICompatBackend
+
+        return await OpenAICompatBackend.connect(
+            config.base_url or "http://127.0.0.1:8000/v1",
+            model=config.model_name,
+            api_key=os.environ.get(config.api_key_env or "OPENAI_API_KEY", ""),
+            budget_tokens=budget,
+            tool_choice_required=config.tool_choice == "required",
+        )
+    if not config.model_name:
+        raise SystemExit(f"--backend {config.backend} needs --model-name")
+    if config.backend == "ollama":
+        from forge_core.backends.ollama import OllamaBackend
+
+        return await OllamaBackend.connect(
+            config.base_url or "http://127.0.0.1:11434",
+            model=config.model_name,
+            budget_mode=BudgetMode.MANUAL if budget else config.budget_mode,
+            manual_budget_tokens=budget,
+        )
+    from forge_core.backends.anthropic_backend import DEFAULT_CONTEXT_TOKENS, AnthropicBackend
+
+    key_env = config.api_key_env or "ANTHROPIC_API_KEY"
+    api_key = os.environ.get(key_env, "")
+    if not api_key:
+        raise SystemExit(f"--backend anthropic needs an API key in ${key_env} (--api-key-env)")
+    return AnthropicBackend(
+        model=config.model_name,
+        api_key=api_key,
+        base_url=config.base_url,
+        context_budget_tokens=budget or DEFAULT_CONTEXT_TOKENS,
+        budget_mode=BudgetMode.MANUAL if budget else BudgetMode.DEFAULT,
+        tool_choice_any=config.tool_choice == "required",
+    )
