@@ -42,9 +42,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
-import forge_core.loop as loop_module
 from bench.workloads import WORKLOADS, NextStepOnly, ScriptedTools, Workload
 from forge_core.backends.base import Usage
 from forge_core.backends.llama_server import LlamaServerBackend
@@ -210,16 +208,15 @@ async def run_variant(
     started = time.monotonic()
     completed = False
     try:
-        # _Run builds its Compactor from this module attribute.
-        with patch.object(loop_module, "Compactor", compactor or Compactor):
-            result = await run_workflow(
-                workload.build(session or uuid.uuid4().hex[:12]),
-                workload.user_message(case),
-                backend=NextStepOnly(backend, tools),
-                executor=tools,
-                options=options,
-                on_compact=on_compact,
-            )
+        result = await run_workflow(
+            workload.build(session or uuid.uuid4().hex[:12]),
+            workload.user_message(case),
+            backend=NextStepOnly(backend, tools),
+            executor=tools,
+            options=options,
+            on_compact=on_compact,
+            compactor=compactor or Compactor,
+        )
         usage, iterations, completed = result.usage, result.iterations, True
     except ForgeError as exc:
         usage, iterations = exc.usage or Usage(), exc.iterations

@@ -103,12 +103,15 @@ async def run_workflow(
     run_id: str | None = None,
     approver: Approver | None = None,
     on_screen: ScreenSink | None = None,
+    compactor: type[Compactor] = Compactor,
 ) -> RunResult:
     """Run `workflow` to its terminal tool; raise a ForgeError subclass otherwise.
 
     Every error raised carries the transcript, the iteration count and usage.
     Setting `cancel` ends the run with WorkflowCancelledError at the next
-    await point (model call or tool batch included).
+    await point (model call or tool batch included). `compactor` is the class
+    that keeps the conversation inside the budget: a subclass lets a caller
+    compare another policy (bench/compaction_cache.py).
     """
     run = _Run(
         workflow=workflow,
@@ -123,6 +126,7 @@ async def run_workflow(
         run_id=run_id or uuid.uuid4().hex,
         approver=approver,
         on_screen=on_screen,
+        compactor=compactor,
     )
     try:
         return await run.execute(user_message, prior_messages or [])
@@ -152,6 +156,7 @@ class _Run:
         run_id: str,
         approver: Approver | None = None,
         on_screen: ScreenSink | None = None,
+        compactor: type[Compactor] = Compactor,
     ) -> None:
         self.wf = workflow
         self.on_screen = on_screen
@@ -165,7 +170,7 @@ class _Run:
         self.approver = approver
         # What the model sees: the transcript, minus what compaction removed.
         self.context: list[Message] = []
-        self.compactor = Compactor(
+        self.compactor = compactor(
             options.compaction_strategy if options.compaction else "none",
             self.budget_tokens(),
             self.count_tokens,
