@@ -175,12 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument(
         "--budget-mode",
-        choices=[
-            BudgetMode.BACKEND,
-            BudgetMode.MANUAL,
-            BudgetMode.FORGE_FULL,
-            BudgetMode.FORGE_FAST,
-        ],
+        # DEFAULT only reports that a native backend was told nothing.
+        choices=[m.value for m in BudgetMode if m is not BudgetMode.DEFAULT],
         default=defaults.budget_mode,
         help="backend: llama-server's /props n_ctx; manual: --budget-tokens; forge-full: the "
         "model's full trained context (managed server started with it); forge-fast: half of "
@@ -195,12 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument(
         "--tool-call-mode",
-        choices=[
-            ToolCallMode.AUTO,
-            ToolCallMode.NATIVE,
-            ToolCallMode.CONSTRAINED,
-            ToolCallMode.PROMPT,
-        ],
+        choices=[m.value for m in ToolCallMode if m is not ToolCallMode.SCRIPTED],
         default=defaults.tool_call_mode,
         help="llama-server: native (the template's tool calling), constrained (a grammar "
         "built from the workflow's tools), prompt (tools in the prompt, output parsed); auto "
