@@ -16,10 +16,15 @@ answers it, by one of two clear rules:
 - **subject**: the parameter's name is what a tool that succeeded looks up,
   i.e. the end of that tool's name after at least one word (`rate` for
   `get_exchange_rate`, `weather` for `get_weather`); its latest result, whole
-  or by clause, is the value.
+  or by clause, is the value;
+- **report**: else, the parameter is what the terminal tool itself reports
+  (`answer` for `report_answer`): the last result, whole or by clause.
 
 A label, when there is one, is the answer; else the subject's result. A
-bound parameter takes only those values: strings as written, integers and
+number that adds things up (`total`, or "the sum over ..." in its
+description) with neither takes the sum of what a tool that ran several
+times returned, one number per result. A bound parameter takes only those
+values: strings as written, integers and
 numbers as the numbers in them. Parameters with an enum, const, pattern or
 format, and grounded identifiers (grounding.py), keep their own rules.
 Only terminal tools: they report what was found, while other tools' inputs
@@ -54,16 +59,17 @@ def _stem(word: str) -> str:
 
 def is_subject(param: str, tool: str) -> bool:
     """`param` names what `tool` looks up: the tool's name ends with the
-    parameter's words after at least one more word (get_weather/weather)."""
-    p = [_stem(w) for w in name_words(param)]
-    t = [_stem(w) for w in name_words(tool)]
+    parameter's words after at least one more word (get_weather/weather).
+    Number counts: list_services returns services, not the `service`."""
+    p, t = name_words(param), name_words(tool)
     return bool(p) and len(t) > len(p) and t[-len(p) :] == p
 
 
 def labelled_values(param: str, text: str) -> list[str]:
-    """Values `text` labels with the parameter's name: the name (or its
-    plural), then optionally `:`, `=`, "is" or "of", then the value up to
-    the end of its clause ("total 418.20 EUR, status unpaid" -> "418.20 EUR"
+    """Values `text` labels with the parameter's name: the name as written
+    (a plural, "Services: a, b", introduces a list, not the value), then
+    optionally `:`, `=`, "is" or "of", then the value up to the end of its
+    clause ("total 418.20 EUR, status unpaid" -> "418.20 EUR"
     for `total`); or a number right before the name, one word between at
     most ("3 items", "14 open tickets")."""
     words = name_words(param)
@@ -71,7 +77,7 @@ def labelled_values(param: str, text: str) -> list[str]:
         return []
     label = r"[\s_-]+".join(re.escape(w) for w in words)
     pattern = re.compile(
-        rf"(?<![A-Za-z0-9])(?:{label})s?(?:\s*[:=]\s*|\s+(?:is|of|was)\s+|\s+)(?=\S)",
+        rf"(?<![A-Za-z0-9])(?:{label})(?:\s*[:=]\s*|\s+(?:is|of|was)\s+|\s+)(?=\S)",
         re.IGNORECASE,
     )
     out: list[str] = []
@@ -94,12 +100,14 @@ def labelled_values(param: str, text: str) -> list[str]:
 
 def result_values(text: str) -> list[str]:
     """A result as a report may quote it: whole (without its final period),
-    what follows a leading "Subject:", and each clause."""
+    what follows a leading "Subject:", and each clause of that."""
     whole = text.strip()
     out = [whole, whole.rstrip(".").strip()]
     head, sep, tail = whole.partition(": ")
     if sep and len(head.split()) <= 4:
+        # "ACME last trade: 123.45 USD": the head names, the tail answers.
         out.append(tail.rstrip(".").strip())
+        whole = tail
     out.extend(c.strip().rstrip(".") for c in _CLAUSE_SPLIT.split(whole))
     return [v for v in dict.fromkeys(out) if v and len(v) <= MAX_BOUND_VALUE]
 
@@ -131,26 +139,79 @@ def bindable(schema: Any) -> str | None:
 
 
 def bound_values(
-    param: str, schema: Any, results: list[tuple[str, str]]
+    param: str,
+    schema: Any,
+    results: list[tuple[str, str]],
+    tool: str = "",
+    labels_only: bool = False,
 ) -> list[str] | list[int | float]:
-    """The values `param` may take given the successful `results` so far
-    ((tool name, output), oldest first); [] when nothing binds it."""
+    """The values `param` of terminal tool `tool` may take given the
+    successful `results` so far ((tool name, output), oldest first); []
+    when nothing binds it. `labels_only`: the conversation names the
+    parameter's values itself, so only a label binds it."""
     kind = bindable(schema)
     if kind is None or not results:
         return []
     found: list[str] = []
     for _, output in reversed(results):
         found.extend(labelled_values(param, output))
+    if labels_only and not found:
+        return []
     if not found:
         # A label is the precise answer; the subject's whole result is the
         # fallback ("1 USD = 0.92 EUR" for `rate`).
         latest: dict[str, str] = {}
-        for tool, output in results:
-            latest[tool] = output
-        for tool, output in reversed(list(latest.items())):
-            if is_subject(param, tool):
+        for name, output in results:
+            latest[name] = output
+        for name, output in reversed(list(latest.items())):
+            if is_subject(param, name):
                 found.extend(result_values(output))
+    if not found and kind != "string" and is_total(param, schema):
+        sums = totals(results, integer=kind == "integer")
+        if sums:
+            return sums
+    if not found and tool and is_subject(param, tool):
+        # The report's own subject (report_answer's `answer`): what the last
+        # lookup returned.
+        found.extend(result_values(results[-1][1]))
     values = list(dict.fromkeys(found))[:MAX_BOUND_VALUES]
     if kind == "string":
         return values
     return numbers_of(values, integer=kind == "integer")[:MAX_BOUND_VALUES]
+
+
+_TOTAL_WORDS = frozenset({"total", "sum", "overall", "combined", "altogether"})
+
+
+def is_total(param: str, schema: Any) -> bool:
+    """A number that adds things up: named so (`total`, `sum`,
+    `total_cost`), or described so ("The sum over all the offices")."""
+    words = set(name_words(param)) | set(
+        _WORD.findall(str(schema.get("description", "")).lower())
+        if isinstance(schema, dict)
+        else []
+    )
+    return bool(words & _TOTAL_WORDS)
+
+
+def totals(results: list[tuple[str, str]], integer: bool) -> list[int | float]:
+    """The sums a total may be: for each tool that succeeded more than once,
+    the sum of the one number each of its results holds ("Berlin office: 14
+    open tickets." + "Paris office: 9 ..." -> 23)."""
+    by_tool: dict[str, list[str]] = {}
+    for tool, output in results:
+        by_tool.setdefault(tool, []).append(output)
+    out: list[int | float] = []
+    for outputs in by_tool.values():
+        if len(outputs) < 2:
+            continue
+        numbers = [numbers_of([o], integer=False) for o in outputs]
+        if any(len(n) != 1 for n in numbers):
+            continue
+        total = sum(n[0] for n in numbers)
+        if integer and not float(total).is_integer():
+            continue
+        value: int | float = int(total) if integer else round(total, 10)
+        if value not in out:
+            out.append(value)
+    return out

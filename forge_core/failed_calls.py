@@ -71,6 +71,16 @@ class FailedCall:
     reshaped: dict[str, list[str]] = field(default_factory=dict)
 
     @property
+    def names_a_value(self) -> bool:
+        """The error quotes one of the call's values ("malformed id '123'"),
+        so it is about the values, not about the state of the task."""
+        return any(
+            str(v) in self.error
+            for v in self.args.values()
+            if isinstance(v, str | int | float) and str(v).strip()
+        )
+
+    @property
     def blocked(self) -> bool:
         """Nothing found is deterministic: once is enough, and so is an error
         that rejects the arguments. Any other hard error may pass (an outage,

@@ -97,6 +97,9 @@ def build_grammar(
     grounded_labels: dict[str, list[str]] | None = None,
     bound: dict[str, list[Any]] | None = None,
     number_digits: int = 0,
+    unseen_examples: dict[str, list[str]] | None = None,
+    named_values: dict[str, list[str]] | None = None,
+    shaped_values: dict[str, list[str]] | None = None,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -111,10 +114,18 @@ def build_grammar(
     labels as that parameter's kind, preferred when there are any.
     `bound` ("tool.param" -> values) are the only values a report parameter
     takes (binding.py); `number_digits` (0: 16) bounds the digits of an
-    integer (and of a number's integer part).
+    integer (and of a number's integer part); `unseen_examples`
+    ("tool.param" -> values) are schema examples a free string may not copy;
+    `named_values` ("tool.param" -> values) are what the conversation calls by the
+    parameter's noun, the only values that free string then takes, and
+    `shaped_values` ("tool.param" -> values) the ones shaped like its schema
+    example, which come first.
     """
     builder = _Builder()
     builder.bound = bound or {}
+    builder.unseen_examples = unseen_examples or {}
+    builder.named = named_values or {}
+    builder.shaped = shaped_values or {}
     if number_digits:
         digits = max(1, min(number_digits, 16))
         builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
@@ -193,9 +204,11 @@ TRAILING_PUNCTUATION = ",.;:!?"
 
 def placeholder_prefixes(param: str, tool: str) -> set[str]:
     """Starts of values built from the schema's names ("city_name_id",
-    "find_hotels.hotel_id", "book_hotel1"): a name and a separator, or the
-    tool's whole name when it is a compound ("book_hotel")."""
-    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in ("_", ".", " ", ":")}
+    "find_hotels.hotel_id", "book_hotel1", "service1"): a name and a
+    separator or a digit, or the tool's whole name when it is a compound
+    ("book_hotel")."""
+    seps = ("_", ".", " ", ":", "-", *"0123456789")
+    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)
     return prefixes
@@ -227,6 +240,9 @@ class _Builder:
         self.formats: dict[str, list[str]] = {}
         self.labels: dict[str, list[str]] = {}
         self.bound: dict[str, list[Any]] = {}
+        self.unseen_examples: dict[str, list[str]] = {}
+        self.named: dict[str, list[str]] = {}
+        self.shaped: dict[str, list[str]] = {}
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -310,6 +326,12 @@ class _Builder:
                         break
                 if seen:
                     return self.rule(hint, " | ".join(_literal(v) for v in seen))
+            if self.grounded is not None and name:
+                key = f"{self.tool_name}.{name}"
+                for pool in (self.shaped.get(key), self.named.get(key)):
+                    seen = [v for v in pool or () if low <= len(v) <= high and v not in plain]
+                    if seen:
+                        return self.rule(hint, " | ".join(_literal(v) for v in seen))
             # A failed value with punctuation added is the same value.
             banned = {v + c for v in plain if len(v) >= 3 for c in TRAILING_PUNCTUATION}
             if self.grounded is not None and name:
@@ -320,6 +342,11 @@ class _Builder:
                     p
                     for p in placeholder_prefixes(name, self.tool_name)
                     if not any(v.startswith(p) for v in self.grounded)
+                }
+                # An example the conversation lacks, with anything after it
+                # ("09:30 ", "2025-01-31 14:00").
+                banned |= {
+                    v for v in self.unseen_examples.get(f"{self.tool_name}.{name}", []) if _plain(v)
                 }
             if plain or banned:
                 return self.string_excluding(plain, low, high, hint, banned)

@@ -239,3 +239,124 @@ def labelled(candidates: Iterable[str], texts: Iterable[str], param: str) -> lis
                     found.setdefault(value, None)
                     break
     return [c for c in candidates if c in found]
+
+
+_EXAMPLE = re.compile(
+    r"(?:\be\.g\.,?|\bfor example,?|\bsuch as|\blike)\s+['\"`]?([^\s,;)'\"`]+)", re.IGNORECASE
+)
+
+
+def schema_examples(schema: Any) -> list[str]:
+    """Example values a parameter's schema shows: its `examples` and what
+    its description gives after "e.g.", "for example", "such as" or "like"
+    ("The start time, e.g. 09:30." -> "09:30"). A small model copies them
+    when the conversation has the real value in another form. Only examples
+    with a digit count (a time, a date, an id): a word may be a real value."""
+    if not isinstance(schema, dict):
+        return []
+    out = [str(v) for v in schema.get("examples", []) or [] if isinstance(v, str | int | float)]
+    for match in _EXAMPLE.finditer(str(schema.get("description", ""))):
+        value = match.group(1).rstrip(".:")
+        if len(value) >= 2 and any(c.isdigit() for c in value):
+            out.append(value)
+    return list(dict.fromkeys(out))
+
+
+# Words that stand before a noun without naming anything ("the service").
+_DETERMINERS = frozenset(
+    "a an the this that these those my your our their his her its each every any all some "
+    "no which what whose new old other same another both either neither several many few "
+    "one two three four five six seven eight nine ten first second third last next "
+    "for of in at on to by with from per into onto via and or is are was were be".split()
+)
+_ARTICLES = frozenset("a an the this that these those my your our their his her its".split())
+_NAME_TOKEN = r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]"
+_LIST_GLUE = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)$", re.IGNORECASE)
+
+
+def name_word(param: str) -> str | None:
+    """The noun a parameter names things by: `service` for service or
+    service_name, `office` for office; None for compound names."""
+    words = key_words(param) - {"name", "names"}
+    return next(iter(words)) if len(words) == 1 else None
+
+
+def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] = ()) -> list[str]:
+    """Values the conversation calls by the parameter's noun: an identifier
+    right after it ("room A-19"), else the word right before it ("the
+    payments service" -> payments for `service`) and every item of a list
+    there ("the Berlin, Paris and Warsaw offices"), never a determiner ("the
+    service") nor one of `schema_words`, the words of the tool and parameter
+    names ("the exchange rate" with get_exchange_rate)."""
+    noun = name_word(param)
+    if noun is None or len(noun) < 3:
+        return []
+    texts = list(texts)
+    plural = rf"{re.escape(noun)}(?:s|es)?"
+    # "room A-19": an identifier right after the noun names it most exactly.
+    after = re.compile(rf"\b{plural}\s+({_NAME_TOKEN})", re.IGNORECASE)
+    exact = [m.group(1) for t in texts for m in after.finditer(t) if _id_like(m.group(1))]
+    if exact:
+        return list(dict.fromkeys(exact))
+    before = re.compile(rf"({_NAME_TOKEN})\s+{plural}\b", re.IGNORECASE)
+    # A word of the schema's own names makes a compound, not a value: "the
+    # exchange rate" with get_exchange_rate names no rate.
+    skip = _DETERMINERS | {noun} | {w.lower() for w in schema_words}
+    found: dict[str, None] = {}
+    for text in texts:
+        for match in before.finditer(text):
+            items = [match.group(1)]
+            head = text[: match.start(1)]
+            while glue := _LIST_GLUE.search(head):
+                prev = re.search(rf"({_NAME_TOKEN})$", head[: glue.start()])
+                if prev is None:
+                    break
+                items.insert(0, prev.group(1))
+                head = head[: prev.start()]
+            # A capitalised name runs back over its capitalised words
+            # ("the San Francisco office").
+            start = match.start(1)
+            while items[0][:1].isupper() and (
+                prev := re.search(r"([A-Z][A-Za-z]+)\s+$", text[:start])
+            ):
+                if prev.group(1).lower() in _ARTICLES:
+                    break
+                items[0] = f"{prev.group(1)} {items[0]}"
+                start = prev.start(1)
+            for item in items:
+                if item.lower() in skip:
+                    continue
+                if any(c.isalpha() for c in item):
+                    found.setdefault(item, None)
+    return list(found)
+
+
+def example_shape(example: str) -> re.Pattern[str] | None:
+    """A pattern for values shaped like `example`: its letters and
+    punctuation as written, each digit run as digits ("09:30" -> 2 digits,
+    ":", 2 digits; "S1" -> "S" and digits). Fixed widths only where the
+    example has several digit runs (a time, a date, a structured id)."""
+    runs = re.findall(r"\d+|\D+", example)
+    digit_runs = [r for r in runs if r.isdigit()]
+    if not digit_runs:
+        return None
+    fixed = len(digit_runs) > 1
+    body = "".join(
+        (f"[0-9]{{{len(r)}}}" if fixed else "[0-9]+") if r.isdigit() else re.escape(r) for r in runs
+    )
+    return re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])")
+
+
+def shaped_values(schema: Any, texts: Iterable[str]) -> list[str]:
+    """Values in `texts` shaped like one of the parameter's schema examples
+    ("14:00" for a start time whose description says "e.g. 09:30")."""
+    found: dict[str, None] = {}
+    texts = list(texts)
+    for example in schema_examples(schema):
+        shape = example_shape(example)
+        if shape is None:
+            continue
+        for text in texts:
+            for match in shape.finditer(text):
+                found.setdefault(match.group(0), None)
+    return list(found)

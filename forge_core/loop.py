@@ -52,11 +52,14 @@ from forge_core.grounding import (
     grounded_parameters,
     is_grounded,
     labelled,
+    named_values,
     reshaped,
+    schema_examples,
+    shaped_values,
 )
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
-from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_for, relevant
+from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, asked_for, relevant
 from forge_core.screening import Screening, screen
 from forge_core.steps import StepTracker
 from forge_core.tool_execution import Approval as Approval
@@ -64,7 +67,7 @@ from forge_core.tool_execution import Approver as Approver
 from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
 from forge_core.tool_execution import ToolExecutor as ToolExecutor
 from forge_core.tool_execution import ToolOutcome as ToolOutcome
-from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
+from forge_core.workflow import RESPOND_TOOL, RunOptions, ToolSpec, Workflow
 
 T = TypeVar("T")
 
@@ -208,6 +211,21 @@ class _Run:
             {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
         )
         self._asked_for: set[str] | None = None
+        self._asked_terminals: set[str] | None = None
+        # A terminal call failed in a way that says the task is not done yet:
+        # terminal tools wait until another tool has succeeded.
+        self.finish_refused = False
+        # "tool.param" -> string values that tool already took in a call that
+        # succeeded: a repeat is refused anyway (check_repeated_successes), so
+        # a candidate pool leaves them out ("S1" inspected, "S2" next).
+        self.used_values: dict[str, set[str]] = {}
+        # Tools whose candidate values are all used up (pool).
+        self.exhausted: set[str] = set()
+        # "tool.param" of a required parameter that had candidates -> whether
+        # any is left (pool).
+        self.pools: dict[str, bool] = {}
+        # Values a refused terminal call's error named as missing.
+        self.finish_blockers: set[str] = set()
         # (tool, output) of every successful call, in order: what a report
         # parameter may be bound to (binding.py).
         self.results: list[tuple[str, str]] = []
@@ -249,12 +267,41 @@ class _Run:
             request.excluded_calls = [(f.name, f.args) for f in self.failed.values() if f.blocked]
         if self.opts.grounding:
             texts = self.grounding_texts()
-            seen = extract_candidates(texts, self.placeholder_names())
+            # The user's words first, then the newest results: when there are
+            # more candidates than the grammar takes, the oldest results'
+            # go (a closing code in the last of six listings stays).
+            users = {m.content for m in self.transcript if m.type is MessageType.USER_INPUT}
+            recent = [t for t in texts if t in users] + [
+                t for t in reversed(texts) if t not in users
+            ]
+            seen = extract_candidates(recent, self.placeholder_names())
             request.grounded_values = self.grounded_values(seen)
             request.grounded_formats = self.grounded_formats()
             request.grounded_labels = self.grounded_labels(texts, seen)
+            request.unseen_examples = self.unseen_examples(texts)
+            self.pools = {}
+            request.named_values = self.named_values(texts)
+            request.shaped_values = self.shaped_values(texts)
+            self.exhausted = {key.split(".", 1)[0] for key, left in self.pools.items() if not left}
+            if self.exhausted:
+                # Every value the conversation offers this tool is used up.
+                base = request.allowed or [t.name for t in self.wf.tools]
+                keep = self.exhausted - set(self.steps.pending())
+                request.allowed = [n for n in base if n not in keep] or request.allowed
+            offered = {v for vs in request.shaped_values.values() for v in vs} | {
+                v for vs in request.named_values.values() for v in vs
+            }
+            if self.opts.loop_breaking and self.finish_blockers & offered:
+                # A terminal call was refused for what is still to do, and
+                # some of it is still offered: finish after it.
+                base = request.allowed or [t.name for t in self.wf.tools]
+                request.allowed = [
+                    n for n in base if n not in self.wf.terminal_set
+                ] or request.allowed
         if self.opts.result_binding:
-            request.bound_values = self.bound_values()
+            request.bound_values = self.bound_values(
+                set(request.named_values) | set(request.shaped_values)
+            )
         if self.opts.number_bounds:
             request.number_digits = number_digits(self.grounding_texts())
 
@@ -392,6 +439,11 @@ class _Run:
             self.banned = set()
         if self.opts.tool_relevance:
             allowed = self.narrow_to_relevant(allowed)
+            if not self.results:
+                allowed = self.narrow_terminals(allowed)
+        if self.finish_refused and self.opts.loop_breaking:
+            base = allowed or [t.name for t in self.wf.tools]
+            allowed = [name for name in base if name not in self.wf.terminal_set] or allowed
         if self.steer_to_finish:
             self.steer_to_finish = False
             finish = self.wf.terminal_set | set(self.steps.pending())
@@ -441,19 +493,47 @@ class _Run:
         terminal tools and pending required steps always stay."""
         base = allowed or [t.name for t in self.wf.tools]
         always = self.wf.terminal_set | set(self.steps.pending()) | {RESPOND_TOOL}
-        candidates = [t for t in self.wf.tools if t.name in base and t.name not in always]
+        # Ranked over the workflow's tools, not what this turn allows: when
+        # the relevant tool is left out for a turn (it just repeated), the
+        # distractors do not come back with it.
+        candidates = [t for t in self.wf.tools if t.name not in always]
         if len(candidates) <= MAX_RELEVANT_TOOLS:
             return allowed
         keep = relevant(candidates, self.relevance_query())
         if keep is None:
             return allowed
-        return [name for name in base if name in keep or name in always]
+        # A result may point at the next tool by name ("call book_seat").
+        results = [m.content for m in self.transcript if m.type is MessageType.TOOL_RESULT]
+        named = {t.name for t in candidates if results and t.name in results[-1]}
+        narrowed = [name for name in base if name in keep or name in always or name in named]
+        return narrowed or allowed
+
+    def narrow_terminals(self, allowed: list[str]) -> list[str]:
+        """Before any tool has returned, only the terminal tools the request
+        asks for (relevance.asked_among), when it asks for any; pending
+        required steps always stay."""
+        if self._asked_terminals is None:
+            terminals = [
+                t
+                for t in self.wf.tools
+                if t.name in self.wf.terminal_set and t.name != RESPOND_TOOL
+            ]
+            asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+            self._asked_terminals = asked_among(terminals, "\n".join(asked))
+        if not self._asked_terminals:
+            return allowed
+        unasked = (
+            set(self.wf.terminal_set) - self._asked_terminals - set(self.steps.pending())
+        ) - {RESPOND_TOOL}
+        base = allowed or [t.name for t in self.wf.tools]
+        return [name for name in base if name not in unasked] or allowed
 
     def relevance_query(self) -> str:
-        """What the user asked, plus what the last tool returned."""
+        """What the user asked. Not what tools returned: a result's words
+        ("123.45 USD") pull in tools the user never asked about (an exchange
+        rate after a stock price)."""
         asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
-        results = [m.content for m in self.transcript if m.type is MessageType.TOOL_RESULT]
-        return "\n".join(asked + results[-1:])
+        return "\n".join(asked)
 
     async def check_repeats(self, infos: list[ToolCallInfo]) -> bool:
         """Reject a batch that only repeats the previous successful batch.
@@ -555,15 +635,8 @@ class _Run:
     def grounded_labels(self, texts: list[str], seen: list[str]) -> dict[str, list[str]]:
         """Per grounded parameter, the candidates the conversation labels as
         its kind ("Order Q-58" for order_id; grounding.labelled)."""
-        # A value that already failed is no label's answer, for any tool: an
-        # error message repeats the value it rejected.
-        failed = {
-            v
-            for f in self.failed.values()
-            if f.blocked
-            for v in f.args.values()
-            if isinstance(v, str)
-        }
+        # A value that already failed is no label's answer, for any tool.
+        failed = self.failed_strings()
         candidates = [c for c in seen if c not in failed]
         out: dict[str, list[str]] = {}
         for name in self.grounded_parameters:
@@ -572,9 +645,79 @@ class _Run:
                 out[name] = found
         return out
 
-    def bound_values(self) -> dict[str, list[Any]]:
+    def shaped_values(self, texts: list[str]) -> dict[str, list[str]]:
+        """Per free string parameter with a schema example, the values in the
+        conversation shaped like it (grounding.shaped_values), minus values
+        that already failed or that this tool already took (used_values)."""
+        failed = self.failed_strings()
+        out: dict[str, list[str]] = {}
+        for tool in self.wf.tools:
+            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
+                if not _free_string(name, schema):
+                    continue
+                key = f"{tool.name}.{name}"
+                values = self.pool(tool, name, shaped_values(schema, texts), failed)
+                if values:
+                    out[key] = values
+        return out
+
+    def pool(self, tool: ToolSpec, name: str, offered: list[str], failed: set[str]) -> list[str]:
+        """`offered` minus values that failed or that this tool already took;
+        when a required parameter had values and none is left in any pool,
+        the tool has nothing left to do (`exhausted`)."""
+        key = f"{tool.name}.{name}"
+        used = self.used_values.get(key, set())
+        values = [v for v in offered if v not in failed | used]
+        if offered and name in (tool.parameters.get("required") or []):
+            self.pools[key] = self.pools.get(key, False) or bool(values)
+        return values
+
+    def failed_strings(self) -> set[str]:
+        """String values that failed: of a call that may not run again, the
+        value of its only argument or one its error names ("no open audit
+        'X-1'"). "Sections S2-S6 are not inspected yet" rejects no value of
+        close_audit(audit_id="A-19", ...): A-19 stays a good answer."""
+        return {
+            v
+            for f in self.failed.values()
+            if f.blocked
+            for v in f.args.values()
+            if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
+        }
+
+    def named_values(self, texts: list[str]) -> dict[str, list[str]]:
+        """Per free string parameter ("tool.param"), what the conversation
+        calls by its noun (grounding.named_values), minus values that already
+        failed or that this tool already took (used_values)."""
+        failed = self.failed_strings()
+        out: dict[str, list[str]] = {}
+        for tool in self.wf.tools:
+            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
+                if not _free_string(name, schema):
+                    continue
+                key = f"{tool.name}.{name}"
+                offered = named_values(name, texts, self.schema_words)
+                values = self.pool(tool, name, offered, failed)
+                if values:
+                    out[key] = values
+        return out
+
+    def unseen_examples(self, texts: list[str]) -> dict[str, list[str]]:
+        """Per parameter, the example values its schema shows that the
+        conversation does not have (grounding.schema_examples)."""
+        out: dict[str, list[str]] = {}
+        for tool in self.wf.tools:
+            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
+                unseen = [e for e in schema_examples(schema) if not any(e in t for t in texts)]
+                if unseen:
+                    out[f"{tool.name}.{name}"] = unseen
+        return out
+
+    def bound_values(self, named: set[str] | None = None) -> dict[str, list[Any]]:
         """Per terminal tool parameter, the values a successful tool result
-        gave for it (binding.py); grounded identifiers keep their own rule."""
+        gave for it (binding.py); grounded identifiers keep their own rule,
+        and the parameters in `named` ("tool.param": the conversation names
+        their values, as restart_service's `service`) bind only to labels."""
         out: dict[str, list[Any]] = {}
         if not self.results:
             return out
@@ -585,7 +728,13 @@ class _Run:
             for name, schema in props.items():
                 if self.opts.grounding and is_grounded(name, schema):
                     continue
-                values = bound_values(name, schema, self.results)
+                values = bound_values(
+                    name,
+                    schema,
+                    self.results,
+                    tool.name,
+                    labels_only=f"{tool.name}.{name}" in (named or set()),
+                )
                 if values:
                     out[f"{tool.name}.{name}"] = list(values)
         return out
@@ -599,6 +748,12 @@ class _Run:
                 key = f"{f.name}.{param}"
                 out[key] = list(dict.fromkeys(out.get(key, []) + candidates))
         return out
+
+    @property
+    def schema_words(self) -> set[str]:
+        """The words of the tool and parameter names (get_exchange_rate ->
+        get, exchange, rate)."""
+        return {w for n in self.placeholder_names() for w in re.findall(r"[a-z0-9]+", n.lower())}
 
     def placeholder_names(self) -> set[str]:
         names = set(self.tool_names)
@@ -800,6 +955,18 @@ class _Run:
             if outcome.ok:
                 self.steps.record(call)
                 self.results.append((call.name, content))
+                for param, value in call.args.items():
+                    if isinstance(value, str):
+                        self.used_values.setdefault(f"{call.name}.{param}", set()).add(value)
+                if call.name not in self.wf.terminal_set:
+                    self.finish_refused = False
+                    # Progress: an error that neither rejected the values nor
+                    # found nothing ("not inspected yet") may not hold now.
+                    self.failed = {
+                        sig: f
+                        for sig, f in self.failed.items()
+                        if f.resolution or (f.rejected and f.names_a_value) or f.reshaped
+                    }
                 if call.name in self.wf.terminal_set and terminal_result is None:
                     terminal_result = (call, raw_output)
             else:
@@ -811,18 +978,30 @@ class _Run:
                 failed.rejected = outcome.error_kind is ToolErrorKind.HARD and rejects_arguments(
                     failed.error
                 )
-                # Only a rejection shows the format; "not found" may name real data.
-                hard = outcome.error_kind is ToolErrorKind.HARD and not looks_transient(
-                    failed.error
-                )
+                # Only a rejection of the value itself shows its format:
+                # "malformed id '123': ids look like INV-000042". "Not found"
+                # may name real data, and "sections S2-S6 are not inspected
+                # yet" is about no value of the call.
                 failed.reshaped = {
                     param: found
                     for param, value in call.args.items()
-                    if hard and isinstance(value, str)
+                    if failed.rejected and isinstance(value, str) and value in failed.error
                     if (found := reshaped(value, failed.error))
                 }
                 if outcome.error_kind is ToolErrorKind.HARD:
                     hard_errors.append(f"{call.name}: {outcome.error}")
+                    # "Sections S2-S6 are not inspected yet": the task cannot
+                    # end yet, whatever the arguments. Not an outage, not a
+                    # rejection of the values.
+                    if (
+                        call.name in self.wf.terminal_set
+                        and not looks_transient(failed.error)
+                        and not (failed.rejected and failed.names_a_value)
+                    ):
+                        self.finish_refused = True
+                        # What the error says is missing ("S3, S4"): the run
+                        # ends only once none of it is left to do.
+                        self.finish_blockers = set(extract_candidates([failed.error]))
         if terminal_result is not None:
             return RunResult(
                 terminal_tool=terminal_result[0].name,
@@ -930,6 +1109,16 @@ class _Run:
             iteration=self.iteration,
             completed_steps=self.steps.completed_names(),
         )
+
+
+def _free_string(name: str, schema: Any) -> bool:
+    """A plain string parameter that no other grounding rule covers."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not any(k in schema for k in ("enum", "const", "pattern", "format"))
+        and not is_grounded(name, schema)
+    )
 
 
 _DIGIT_RUN = re.compile(r"\d+")

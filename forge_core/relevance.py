@@ -5,16 +5,21 @@ tools and the right one sixth, it called the five before it first (measured
 with Gemma 3 270M, bench/RESULTS.md §5). When a workflow has more tools than
 `MAX_RELEVANT_TOOLS`, the grammar admits only the ones that BM25 (bm25s, with
 English stop words and the Snowball stemmer) ranks relevant to what the user
-asked and what the last tool returned; terminal tools and pending required
-steps always stay allowed. When no tool matches a single word, nothing is
-narrowed: there is no evidence to narrow on.
+asked (a tool far below the best one is left out too, see DOMINANCE), plus a
+tool the last result names; terminal tools and pending required steps always
+stay allowed. When no tool matches a single word, nothing is narrowed: there
+is no evidence to narrow on.
 
 The prompt still lists every tool in the workflow's order, so the prompt
 cache that covers the tool list is untouched; only the grammar changes.
 
 `asked_for` applies the same words to destructive tools (ToolSpec.destructive):
 one is offered only when the user's own messages share a word with it that no
-non-destructive tool has.
+non-destructive tool has. `asked_among` does it for alternatives, the
+workflow's terminal tools: before any tool has returned, a run ends only the
+way the user asked for when the request names one of the outcomes ("restart
+it" among restart, scale and delete); once results are in, they may call for
+another outcome, and every terminal tool is back.
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ from typing import Any
 from forge_core.workflow import ToolSpec
 
 MAX_RELEVANT_TOOLS = 4
+# A tool scoring under this share of the best one is a look-alike that shares
+# the request's common words ("card") but not its specific ones ("limit"):
+# get_card_balance at 1.9 against get_card_limit at 3.4 for "the credit
+# limit on my card". Near-ties (1.39 against 1.35) keep both.
+DOMINANCE = 0.6
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -86,10 +96,14 @@ def scores(tools: list[ToolSpec], query: str) -> dict[str, float]:
 
 def relevant(tools: list[ToolSpec], query: str, keep: int = MAX_RELEVANT_TOOLS) -> list[str] | None:
     """The names of the `keep` most relevant tools with a positive score, in
-    rank order; None when no tool scores at all (nothing to narrow on)."""
+    rank order, leaving out those that score under DOMINANCE of the best
+    one; None when no tool scores at all (nothing to narrow on)."""
     ranked = sorted(scores(tools, query).items(), key=lambda kv: -kv[1])
-    positive = [name for name, value in ranked if value > 0]
-    return positive[:keep] or None
+    positive = [(name, value) for name, value in ranked if value > 0]
+    if not positive:
+        return None
+    best = positive[0][1]
+    return [name for name, value in positive[:keep] if value >= DOMINANCE * best]
 
 
 def _terms(text: str) -> set[str]:
@@ -121,3 +135,21 @@ def asked_for(tools: list[ToolSpec], request: str) -> set[str]:
         if tool.destructive
         and (_terms(f"{_words(tool.name)} {tool.description}") - benign) & wanted
     }
+
+
+def asked_among(tools: list[ToolSpec], request: str) -> set[str]:
+    """The tools of `tools` (alternatives, such as a workflow's terminal
+    tools) that the request asks for by a word (stemmed; name or
+    description) that none of the others has: "please restart it" asks for
+    restart_service among restart_service, scale_service and delete_service;
+    a request that uses no such word asks for none of them."""
+    if len(tools) < 2 or not request.strip():
+        return set()
+    terms = {t.name: _terms(f"{_words(t.name)} {t.description}") for t in tools}
+    wanted = _terms(request)
+    out = set()
+    for tool in tools:
+        others = set().union(*(v for k, v in terms.items() if k != tool.name))
+        if (terms[tool.name] - others) & wanted:
+            out.add(tool.name)
+    return out

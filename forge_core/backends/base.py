@@ -63,6 +63,15 @@ class ChatRequest:
     # Digits an integer may have (0: the grammar's own bound): more than any
     # number in the conversation is an invented value (loop.number_digits).
     number_digits: int = 0
+    # "tool.param" -> example values from the parameter's schema that the
+    # conversation does not have: copied, they are placeholders, not values.
+    unseen_examples: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> the values the conversation calls by its noun ("the
+    # payments service" for `service`): a free string takes only those.
+    named_values: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> values in the conversation shaped like the parameter's
+    # schema example ("14:00" for "e.g. 09:30"): that string takes only those.
+    shaped_values: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -252,6 +252,9 @@ class LlamaServerBackend:
                 grounded_labels=request.grounded_labels,
                 bound=request.bound_values,
                 number_digits=request.number_digits,
+                unseen_examples=request.unseen_examples,
+                named_values=request.named_values,
+                shaped_values=request.shaped_values,
             )
             if grammar is not None:
                 body["grammar"] = grammar

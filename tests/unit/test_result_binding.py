@@ -65,7 +65,8 @@ def test_the_subject_is_the_end_of_a_lookup_tools_name() -> None:
     assert is_subject("rate", "get_exchange_rate")
     assert is_subject("exchange_rate", "get_exchange_rate")
     assert is_subject("weather", "getWeather")
-    assert is_subject("orders", "list_order")
+    assert is_subject("orders", "list_orders")
+    assert not is_subject("service", "list_services")
     # The tool's whole name is no lookup of it, nor is a middle word.
     assert not is_subject("weather", "weather")
     assert not is_subject("exchange", "get_exchange_rate")
@@ -75,7 +76,7 @@ def test_a_result_is_quoted_whole_or_by_clause() -> None:
     values = result_values("Oslo: light snow, -3 C, wind 20 km/h from the north.")
     assert values[0] == "Oslo: light snow, -3 C, wind 20 km/h from the north."
     assert "light snow, -3 C, wind 20 km/h from the north" in values
-    assert "-3 C" in values and "Oslo" in values
+    assert "-3 C" in values and "Oslo" not in values
     assert numbers_of(["credit limit 3,000 EUR", "0.92"], integer=False) == [3000, 0.92]
     assert numbers_of(["0.92 or 12"], integer=True) == [12]
 
@@ -107,7 +108,10 @@ def test_a_label_beats_the_subject_and_failures_bind_nothing() -> None:
 
 
 def test_a_bound_parameter_takes_only_its_values() -> None:
-    bound = {"report_invoice.total": ["418.20 EUR"], "report_invoice.items": [3]}
+    bound: dict[str, list[Any]] = {
+        "report_invoice.total": ["418.20 EUR"],
+        "report_invoice.items": [3],
+    }
     grammar = build_grammar([REPORT], bound=bound)
     assert grammar is not None
     assert accepts(grammar, "report-invoice-args-total", json.dumps("418.20 EUR"))
@@ -210,3 +214,31 @@ async def test_number_digits_follow_the_conversation() -> None:
             options=RunOptions(number_bounds=bounds),
         )
         assert backend.requests[-1].number_digits == (8 if bounds else 0)
+
+
+def test_a_report_of_its_own_subject_takes_the_last_result() -> None:
+    results = [("get_stock_price", "ACME last trade: 123.45 USD (+1.2% today).")]
+    answer = bound_values("answer", {"type": "string"}, results, "report_answer")
+    assert "ACME last trade: 123.45 USD (+1.2% today)" in answer
+    # Not its subject: nothing binds `reason` of decline.
+    assert bound_values("reason", {"type": "string"}, results, "decline") == []
+    # A label still comes first.
+    labelled = [("get_card", "Card 4417: credit limit 3,000 EUR, answer pending.")]
+    assert bound_values("answer", {"type": "string"}, labelled, "report_answer") == ["pending"]
+
+
+def test_a_total_is_the_sum_of_what_a_repeated_lookup_returned() -> None:
+    offices = [
+        ("get_open_tickets", "Berlin office: 14 open tickets."),
+        ("get_open_tickets", "Paris office: 9 open tickets."),
+        ("get_open_tickets", "Warsaw office: 23 open tickets."),
+    ]
+    total = {"type": "integer", "description": "The sum over all the offices."}
+    assert bound_values("total", total, offices, "report_total") == [46]
+    assert bound_values("cost", {"type": "number", "description": "Total cost"}, offices) == [46.0]
+    # One lookup: nothing to add up; the report's own subject takes over.
+    assert bound_values("total", total, offices[:1], "report_total") == [14]
+    # Not a total, and results with several numbers each are not summed.
+    assert bound_values("count", {"type": "integer"}, offices, "report_total") == []
+    mixed = [("get_price", "A: 3 EUR, 2 left"), ("get_price", "B: 4 EUR, 1 left")]
+    assert bound_values("total", total, mixed) == []

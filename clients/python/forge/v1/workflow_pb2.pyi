@@ -334,7 +334,8 @@ class Guardrails(_message.Message):
     disable_tool_relevance: _builtins.bool
     """Offer every allowed tool each turn. By default, with more than four
     non-terminal tools, the constraint admits only the ones most relevant
-    (BM25) to the user's request and the last tool result; terminal tools
+    (BM25) to the user's request, or named by the last tool result, and
+    none far below the best one; terminal tools
     and pending required steps always stay.
     """
     disable_destructive_policy: _builtins.bool

@@ -543,7 +543,8 @@ type Guardrails struct {
 	DisableGrounding bool `protobuf:"varint,12,opt,name=disable_grounding,json=disableGrounding,proto3" json:"disable_grounding,omitempty"`
 	// Offer every allowed tool each turn. By default, with more than four
 	// non-terminal tools, the constraint admits only the ones most relevant
-	// (BM25) to the user's request and the last tool result; terminal tools
+	// (BM25) to the user's request, or named by the last tool result, and
+	// none far below the best one; terminal tools
 	// and pending required steps always stay.
 	DisableToolRelevance bool `protobuf:"varint,13,opt,name=disable_tool_relevance,json=disableToolRelevance,proto3" json:"disable_tool_relevance,omitempty"`
 	// Treat destructive tools (ToolSpec.destructive) like any other. By

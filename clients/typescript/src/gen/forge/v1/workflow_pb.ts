@@ -263,7 +263,8 @@ export type Guardrails = Message<"forge.v1.Guardrails"> & {
   /**
    * Offer every allowed tool each turn. By default, with more than four
    * non-terminal tools, the constraint admits only the ones most relevant
-   * (BM25) to the user's request and the last tool result; terminal tools
+   * (BM25) to the user's request, or named by the last tool result, and
+   * none far below the best one; terminal tools
    * and pending required steps always stay.
    *
    * @generated from field: bool disable_tool_relevance = 13;
