@@ -656,19 +656,37 @@ class _Run:
                 if not _free_string(name, schema):
                     continue
                 key = f"{tool.name}.{name}"
-                values = self.pool(tool, name, shaped_values(schema, texts), failed)
+                values = self.pool(
+                    tool,
+                    name,
+                    [shaped_values(schema, part) for part in self.by_source(texts)],
+                    failed,
+                )
                 if values:
                     out[key] = values
         return out
 
-    def pool(self, tool: ToolSpec, name: str, offered: list[str], failed: set[str]) -> list[str]:
-        """`offered` minus values that failed or that this tool already took;
-        when a required parameter had values and none is left in any pool,
-        the tool has nothing left to do (`exhausted`)."""
+    def by_source(self, texts: list[str]) -> tuple[list[str], list[str]]:
+        """`texts` split into the user's messages and the rest (tool results)."""
+        users = {m.content for m in self.transcript if m.type is MessageType.USER_INPUT}
+        return [t for t in texts if t in users], [t for t in texts if t not in users]
+
+    def pool(
+        self, tool: ToolSpec, name: str, offered: list[list[str]], failed: set[str]
+    ) -> list[str]:
+        """The first of `offered` (the user's values, then the results') with
+        values left once those that failed or that this tool already took are
+        out: the user's "14:00" before a result's "free from 13:00". When a
+        required parameter had values and none is left, the tool has nothing
+        left to do (`exhausted`)."""
         key = f"{tool.name}.{name}"
         used = self.used_values.get(key, set())
-        values = [v for v in offered if v not in failed | used]
-        if offered and name in (tool.parameters.get("required") or []):
+        values: list[str] = []
+        for source in offered:
+            values = [v for v in source if v not in failed | used]
+            if values:
+                break
+        if any(offered) and name in (tool.parameters.get("required") or []):
             self.pools[key] = self.pools.get(key, False) or bool(values)
         return values
 
@@ -696,7 +714,9 @@ class _Run:
                 if not _free_string(name, schema):
                     continue
                 key = f"{tool.name}.{name}"
-                offered = named_values(name, texts, self.schema_words)
+                offered = [
+                    named_values(name, part, self.schema_words) for part in self.by_source(texts)
+                ]
                 values = self.pool(tool, name, offered, failed)
                 if values:
                     out[key] = values

@@ -452,3 +452,29 @@ async def test_after_a_premature_finish_the_run_ends_only_when_what_was_missing_
     # Nothing named is left: the terminal tool is back (and the lookup, with
     # every value used, is not).
     assert after_s3.allowed == ["close_audit"]
+
+
+async def test_the_users_values_come_before_the_results() -> None:
+    start = {"type": "string", "description": "The start time, e.g. 09:30."}
+    check = _tool("check_room", "Check a room.", start_time=start)
+    book = _tool("book_room", "Book a room.", start_time=start)
+    wf = Workflow(name="rooms2", tools=[check, book], terminal_tools=["book_room"])
+    validate_workflow(wf)
+
+    class Free:
+        async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            return [ToolOutcome(output="free from 13:00 to 17:00") for _ in infos]
+
+    backend = ScriptedBackend(
+        scripts={
+            "rooms2": [
+                call("check_room", start_time="14:00"),
+                call("book_room", start_time="14:00"),
+            ]
+        }
+    )
+    await run_workflow(wf, "Book it for 14:00.", backend=backend, executor=Free())
+    after = backend.requests[1].shaped_values
+    assert after["book_room.start_time"] == ["14:00"]
+    # The check already took the user's value: the results' values are next.
+    assert after["check_room.start_time"] == ["13:00", "17:00"]
