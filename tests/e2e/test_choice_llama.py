@@ -141,3 +141,91 @@ async def test_an_unrequested_destructive_tool_never_runs(llama_forge: ForgeServ
     # Not even asked for: the grammar never offered it.
     called = {c.name for m in transcript for c in m.tool_calls}
     assert called and "delete_service" not in called
+
+
+async def test_a_report_copies_the_value_its_lookup_returned(llama_forge: ForgeServer) -> None:
+    """Result binding: `rate` is what get_exchange_rate looks up, so the
+    report can only quote that result."""
+    wf = Workflow("rate_report", "Get the exchange rate, then report it.")
+
+    @wf.tool(required=True)
+    def get_exchange_rate(base: str, quote: str) -> str:
+        """Get the exchange rate between two currencies (ISO codes such as USD)."""
+        return "1 USD = 0.92 EUR"
+
+    @wf.tool(terminal=True)
+    def report_rate(rate: str) -> str:
+        """Report the exchange rate to the user. Ends the task."""
+        return rate
+
+    async with ForgeClient(address(llama_forge)) as client:
+        result = await client.run(
+            wf, "What's the rate from US dollars to euros?", options=RunOptions(max_iterations=5)
+        )
+    assert result.terminal_tool == "report_rate"
+    assert "0.92" in result.output
+
+
+async def test_a_free_string_takes_the_value_the_request_names(llama_forge: ForgeServer) -> None:
+    """Named values: "the payments service" is the only `service` there is;
+    once it was checked, the lookup has nothing left and the run ends."""
+    asked: list[str] = []
+    wf = Workflow("triage", "Check the service's status, then close the ticket.")
+
+    @wf.tool(required=True)
+    def check_service_status(service: str) -> str:
+        """Get the health status of a service."""
+        asked.append(service)
+        return f"{service}: HEALTHY, error rate 0.1%."
+
+    @wf.tool(terminal=True)
+    def close_ticket(reason: str) -> str:
+        """Close the ticket because nothing is wrong. Ends the task."""
+        return "closed"
+
+    async with ForgeClient(address(llama_forge)) as client:
+        result = await client.run(
+            wf, "Please check the payments service.", options=RunOptions(max_iterations=5)
+        )
+    assert asked == ["payments"] and result.terminal_tool == "close_ticket"
+
+
+async def test_before_any_result_only_the_outcome_asked_for_ends_the_run(
+    llama_forge: ForgeServer,
+) -> None:
+    """Asked-for outcomes: the request names "restart" and no other
+    operation, so no other terminal tool can be the first call; integers
+    stay within the conversation's digits (number bounds)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    wf = Workflow(
+        "ops", "Carry out the operation the user asks for. Every operation ends the task."
+    )
+
+    @wf.tool(terminal=True)
+    def scale_service(service: str, replicas: int) -> str:
+        """Change the number of replicas a service runs. Ends the task."""
+        calls.append(("scale_service", {"replicas": replicas}))
+        return f"{service} scaled."
+
+    @wf.tool(terminal=True)
+    def restart_service(service: str) -> str:
+        """Restart a service's running replicas. Ends the task."""
+        calls.append(("restart_service", {"service": service}))
+        return f"{service} restarted."
+
+    @wf.tool
+    def list_services() -> str:
+        """List the services running in the cluster."""
+        calls.append(("list_services", {}))
+        return "Services: checkout-api (3 replicas), search-indexer (2 replicas)."
+
+    async with ForgeClient(address(llama_forge)) as client:
+        await client.run(
+            wf,
+            "The search-indexer service is stuck. Please restart it.",
+            options=RunOptions(max_iterations=4),
+        )
+    assert calls and calls[0][0] in ("restart_service", "list_services")
+    for name, args in calls:
+        if name == "scale_service":
+            assert 0 <= args["replicas"] <= 999
