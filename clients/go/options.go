@@ -271,6 +271,14 @@ type Guardrails struct {
 	// words ask for it (unless it is a pending required step), and it runs
 	// alone, never batched with other calls.
 	DisableDestructivePolicy bool
+	// DisableResultBinding: let a terminal tool's parameters take any value.
+	// By default a report parameter that a successful tool result answers
+	// (a label, or the tool that looks it up) only takes what it gave.
+	DisableResultBinding bool
+	// DisableNumberBounds: let integers take up to 16 digits. By default an
+	// integer has at most one digit more than the longest number in the
+	// conversation (at least 3).
+	DisableNumberBounds bool
 	// Enforcement selects how steps and prerequisites are enforced.
 	Enforcement EnforcementMode
 }
@@ -292,6 +300,8 @@ func WithGuardrails(g Guardrails) RunOption {
 			DisableGrounding:           g.DisableGrounding,
 			DisableToolRelevance:       g.DisableToolRelevance,
 			DisableDestructivePolicy:   g.DisableDestructivePolicy,
+			DisableResultBinding:       g.DisableResultBinding,
+			DisableNumberBounds:        g.DisableNumberBounds,
 			Enforcement:                g.Enforcement,
 		}
 	}
