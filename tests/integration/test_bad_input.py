@@ -24,8 +24,11 @@ from forge.v1 import workflow_pb2 as wpb
 from forge_client import (
     Event,
     ForgeClient,
+    Message,
     MessageAppended,
+    MessageType,
     RequestRejectedError,
+    Role,
     ShuttingDownError,
     Workflow,
 )
@@ -369,8 +372,8 @@ async def test_a_final_message_over_the_size_limit_omits_the_transcript_not_the_
     )
     options = ServerOptions(host="127.0.0.1", port=0, max_message_bytes=300_000)
     prior = [
-        mpb.Message(role=mpb.ROLE_USER, content="Earlier: hello"),
-        mpb.Message(role=mpb.ROLE_ASSISTANT, content="Earlier: hi"),
+        Message(role=Role.USER, content="Earlier: hello"),
+        Message(role=Role.ASSISTANT, content="Earlier: hi"),
     ]
     events: list[Event] = []
     async with running_server(backend, options) as server, ForgeClient(address(server)) as client:
@@ -462,7 +465,7 @@ async def test_sigterm_past_the_grace_period_ends_runs_in_band_with_their_transc
         await server_cm.__aexit__(None, None, None)
     assert failed.value.reason == "SHUTTING_DOWN"
     types = [m.type for m in failed.value.transcript]
-    assert types[-2:] == [mpb.MESSAGE_TYPE_TOOL_CALL, mpb.MESSAGE_TYPE_TOOL_RESULT]
+    assert types[-2:] == [MessageType.TOOL_CALL, MessageType.TOOL_RESULT]
     assert health_during_drain == [health_pb2.HealthCheckResponse.NOT_SERVING]
 
 
@@ -529,7 +532,7 @@ async def test_a_9_mib_terminal_result_completes_and_the_sdk_puts_it_back() -> N
         result = await client.run(wf, "Weather in Paris?")
     assert result.output == nine_mib
     terminal = result.transcript[-1]
-    assert (terminal.role, terminal.tool_name) == (mpb.ROLE_TOOL, "report_weather")
+    assert (terminal.role, terminal.tool_name) == (Role.TOOL, "report_weather")
     assert terminal.content == nine_mib
 
 

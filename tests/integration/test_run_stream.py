@@ -18,13 +18,14 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
-from forge.v1 import messages_pb2 as mpb
 from forge_client import (
+    ApprovalDecided,
     ApprovalRequested,
     Chunk,
     Event,
     ForgeClient,
     MessageAppended,
+    MessageType,
     RequestRejectedError,
     RunOptions,
     RunStarted,
@@ -92,12 +93,12 @@ async def test_tool_calls_round_trip_through_the_client() -> None:
     appended = [e for e in events if isinstance(e, MessageAppended)]
     assert [e.index for e in appended] == list(range(len(appended)))
     assert [e.message.type for e in appended] == [
-        mpb.MESSAGE_TYPE_SYSTEM_PROMPT,
-        mpb.MESSAGE_TYPE_USER_INPUT,
-        mpb.MESSAGE_TYPE_TOOL_CALL,
-        mpb.MESSAGE_TYPE_TOOL_RESULT,
-        mpb.MESSAGE_TYPE_TOOL_CALL,
-        mpb.MESSAGE_TYPE_TOOL_RESULT,
+        MessageType.SYSTEM_PROMPT,
+        MessageType.USER_INPUT,
+        MessageType.TOOL_CALL,
+        MessageType.TOOL_RESULT,
+        MessageType.TOOL_CALL,
+        MessageType.TOOL_RESULT,
     ]
     assert len(result.transcript) == len(appended)
 
@@ -140,9 +141,9 @@ async def test_parallel_calls_run_concurrently_and_results_keep_call_order() -> 
     # fast answered first (out of order), yet the transcript keeps call order.
     assert finished == ["slow", "fast"] or finished == ["fast", "slow"]
     assert finished[0] == "fast"
-    results = [m for m in result.transcript if m.type == mpb.MESSAGE_TYPE_TOOL_RESULT]
+    results = [m for m in result.transcript if m.type == MessageType.TOOL_RESULT]
     assert [(m.tool_name, m.content) for m in results[:2]] == [("slow", "slow1"), ("fast", "fast2")]
-    call_msg = next(m for m in result.transcript if m.type == mpb.MESSAGE_TYPE_TOOL_CALL)
+    call_msg = next(m for m in result.transcript if m.type == MessageType.TOOL_CALL)
     assert [c.id for c in call_msg.tool_calls] == [m.tool_call_id for m in results[:2]]
     assert result.value == "ok"
     assert elapsed < 5  # sanity only: the run did not hang
@@ -235,7 +236,7 @@ async def test_step_enforcement_failure_reaches_the_sdk_as_a_typed_error() -> No
     assert err.reason == "STEP_ENFORCEMENT"
     assert err.details["pending_steps"] == "get_weather"
     assert err.iterations == 3
-    nudges = [m for m in err.transcript if m.type == mpb.MESSAGE_TYPE_STEP_NUDGE]
+    nudges = [m for m in err.transcript if m.type == MessageType.STEP_NUDGE]
     assert len(nudges) == 3 and all(m.transient for m in nudges)
 
 
@@ -287,7 +288,7 @@ async def test_client_cancel_mid_run_ends_with_cancelled_error() -> None:
                     await stream.cancel("user pressed stop")
         await settled(lambda: server.service.active_runs == 0)
     assert cancelled.value.reason == "CANCELLED"
-    assert any(m.type == mpb.MESSAGE_TYPE_TOOL_CALL for m in cancelled.value.transcript)
+    assert any(m.type == MessageType.TOOL_CALL for m in cancelled.value.transcript)
 
 
 async def test_client_disconnect_releases_the_run_on_the_server() -> None:
@@ -567,6 +568,12 @@ async def test_an_approver_that_raises_denies_with_its_message() -> None:
     assert ran == []
     assert result.terminal_tool == "explain"
     assert [e.tool_name for e in seen if isinstance(e, ApprovalRequested)] == ["delete_logs"]
+    [decided] = [e for e in seen if isinstance(e, ApprovalDecided)]
+    assert (decided.tool_name, decided.approved) == ("delete_logs", False)
+    assert decided.error == decided.reason == "billing logs are under legal hold"
+    # Surfaced right after the request, before what the server answered.
+    kinds = [type(e) for e in seen]
+    assert kinds.index(ApprovalDecided) == kinds.index(ApprovalRequested) + 1
     denial = next(m.content for m in result.transcript if "did not approve" in m.content)
     assert "legal hold" in denial
 

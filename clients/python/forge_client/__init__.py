@@ -3,6 +3,7 @@ on a Forge server over one bidirectional gRPC stream per run."""
 
 from forge_client.client import (
     Approval,
+    ApprovalDecided,
     ApprovalRequested,
     Approver,
     Chunk,
@@ -38,11 +39,22 @@ from forge_client.errors import (
     ToolResolutionError,
     WorkflowCancelledError,
 )
+from forge_client.messages import (
+    Gpu,
+    IterationUsage,
+    Message,
+    MessageType,
+    Role,
+    ServerInfo,
+    ToolCall,
+    Usage,
+)
 from forge_client.tools import Prerequisite, Tool, tool_from_function
 from forge_client.workflow import Workflow
 
 __all__ = [
     "Approval",
+    "ApprovalDecided",
     "ApprovalRequested",
     "Approver",
     "BackendError",
@@ -54,21 +66,28 @@ __all__ = [
     "Event",
     "ForgeClient",
     "ForgeError",
+    "Gpu",
     "InternalServerError",
+    "IterationUsage",
     "MaxIterationsError",
+    "Message",
     "MessageAppended",
+    "MessageType",
     "Prerequisite",
     "PrerequisiteError",
     "Queued",
     "RequestRejectedError",
+    "Role",
     "RunFailedError",
     "RunOptions",
     "RunResult",
     "RunStarted",
     "RunStream",
+    "ServerInfo",
     "ShuttingDownError",
     "StepEnforcementError",
     "Tool",
+    "ToolCall",
     "ToolCallCancelled",
     "ToolCallError",
     "ToolCallFinished",
@@ -76,6 +95,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolOutputScreened",
     "ToolResolutionError",
+    "Usage",
     "Workflow",
     "WorkflowCancelledError",
     "tool_from_function",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -19,12 +20,19 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import messages_pb2 as mpb
 from forge.v1 import workflow_pb2 as wpb
+from forge_client.convert import (
+    message_from_pb,
+    message_to_pb,
+    server_info_from_pb,
+    usage_from_pb,
+)
 from forge_client.errors import (
     ConnectionLostError,
     RequestRejectedError,
     ToolResolutionError,
     run_failed,
 )
+from forge_client.messages import Message, Role, ServerInfo, Usage
 from forge_client.tools import encode_output
 from forge_client.workflow import Workflow
 
@@ -183,10 +191,25 @@ NO_APPROVER = "no approver is configured in this client"
 
 
 @dataclass(frozen=True)
+class ApprovalDecided:
+    """The decision on an ApprovalRequested, as sent to the server. An approved
+    call follows as a ToolCallStarted with the same call_id."""
+
+    call_id: str
+    tool_name: str
+    approved: bool
+    # The denial's reason as sent (the model reads it).
+    reason: str = ""
+    # The approver's exception, if it raised (the call was then denied).
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolCallFinished:
     call_id: str
     tool_name: str
     output: str
+    # The tool's error (resolution errors included); None when it succeeded.
     error: str | None
 
 
@@ -196,6 +219,7 @@ class ToolCallCancelled:
 
     call_id: str
     reason: str
+    tool_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -216,7 +240,7 @@ class MessageAppended:
     """A message the run added to the conversation; persist the non-transient
     ones to continue the conversation later (pass them as prior_messages)."""
 
-    message: mpb.Message
+    message: Message
     index: int
 
 
@@ -247,6 +271,7 @@ Event = (
     | Chunk
     | ToolCallStarted
     | ApprovalRequested
+    | ApprovalDecided
     | ToolCallFinished
     | ToolCallCancelled
     | ToolOutputScreened
@@ -264,8 +289,9 @@ class RunResult:
     # The same result as sent to the server (text).
     output: str
     iterations: int
-    usage: pb.Usage
-    transcript: list[mpb.Message] = field(default_factory=list)
+    usage: Usage
+    # The whole conversation, prior messages included.
+    transcript: list[Message] = field(default_factory=list)
     run_id: str = ""
 
 
@@ -323,21 +349,21 @@ class ForgeClient:
     async def close(self) -> None:
         await self._channel.close()
 
-    async def server_info(self, timeout_s: float = 10.0) -> pb.GetServerInfoResponse:
+    async def server_info(self, timeout_s: float = 10.0) -> ServerInfo:
         try:
             info: pb.GetServerInfoResponse = await self._stub.GetServerInfo(
                 pb.GetServerInfoRequest(), metadata=self._metadata, timeout=timeout_s
             )
         except grpc.aio.AioRpcError as exc:
             raise _rpc_error(exc) from exc
-        return info
+        return server_info_from_pb(info)
 
     def start(
         self,
         workflow: Workflow,
         user_message: str,
         *,
-        prior_messages: Sequence[mpb.Message] = (),
+        prior_messages: Sequence[Message | mpb.Message] = (),
         options: RunOptions | None = None,
         labels: dict[str, str] | None = None,
         approve: Approver | None = None,
@@ -346,11 +372,13 @@ class ForgeClient:
         its `result` is set once iteration ends (or a typed error is raised).
 
         `approve` decides on destructive calls when the options ask for
-        approval; without it every such call is denied."""
+        approval; without it every such call is denied. `prior_messages` are
+        Messages from an earlier transcript (protobuf messages, as earlier
+        releases returned, are still accepted)."""
         start = pb.StartRun(
             workflow=workflow.to_proto(),
             user_message=user_message,
-            prior_messages=list(prior_messages),
+            prior_messages=[message_to_pb(m) for m in prior_messages],
             options=(options or RunOptions()).to_proto(),
             labels=labels or {},
         )
@@ -362,7 +390,7 @@ class ForgeClient:
         workflow: Workflow,
         user_message: str,
         *,
-        prior_messages: Sequence[mpb.Message] = (),
+        prior_messages: Sequence[Message | mpb.Message] = (),
         options: RunOptions | None = None,
         labels: dict[str, str] | None = None,
         on_event: Callable[[Event], Awaitable[None] | None] | None = None,
@@ -408,11 +436,13 @@ class RunStream:
         self._write_lock = asyncio.Lock()
         self._tool_tasks: set[asyncio.Task[None]] = set()
         self._tasks_by_call: dict[str, asyncio.Task[None]] = {}
-        self._finished: asyncio.Queue[ToolCallFinished] = asyncio.Queue()
+        self._tool_names: dict[str, str] = {}
+        # Events of tool and approval tasks, surfaced between server messages.
+        self._local: asyncio.Queue[ToolCallFinished | ApprovalDecided] = asyncio.Queue()
         self._values: dict[str, Any] = {}
         # Stand-in for a final transcript the server omits (size limit): the
         # server sends prior messages back only in a full transcript.
-        self._streamed: list[mpb.Message] = list(start.prior_messages)
+        self._streamed: list[Message] = [message_from_pb(m) for m in start.prior_messages]
         self.run_id = ""
         self.result: RunResult | None = None
 
@@ -436,13 +466,23 @@ class RunStream:
             if not self._call.done():
                 await self._call.write(request)
 
+    def _take_local(self) -> list[ToolCallFinished | ApprovalDecided]:
+        events = []
+        while not self._local.empty():
+            events.append(self._local.get_nowait())
+        return events
+
     async def _events(self) -> AsyncGenerator[Event, None]:
         try:
             await self._write(pb.RunRequest(start=self._start))
             while True:
-                while not self._finished.empty():
-                    yield self._finished.get_nowait()
+                for local in self._take_local():
+                    yield local
                 response = await self._call.read()
+                # Tasks queue their event before sending what the server
+                # answers, so this keeps them ahead of that answer.
+                for local in self._take_local():
+                    yield local
                 if response is grpc.aio.EOF:
                     await self._raise_for_status()
                     raise ConnectionLostError("the server closed the stream before the run ended")
@@ -463,14 +503,17 @@ class RunStream:
                     yield self._ask(response.approval_request)
                 elif kind == "message_appended":
                     m = response.message_appended
-                    self._streamed.append(m.message)
-                    yield MessageAppended(m.message, m.index)
+                    message = message_from_pb(m.message)
+                    self._streamed.append(message)
+                    yield MessageAppended(message, m.index)
                 elif kind == "tool_call_cancelled":
                     gone = response.tool_call_cancelled
                     task = self._tasks_by_call.pop(gone.call_id, None)
                     if task is not None:
                         task.cancel()
-                    yield ToolCallCancelled(gone.call_id, gone.reason)
+                    yield ToolCallCancelled(
+                        gone.call_id, gone.reason, self._tool_names.get(gone.call_id, "")
+                    )
                 elif kind == "tool_output_screened":
                     sc = response.tool_output_screened
                     yield ToolOutputScreened(
@@ -497,14 +540,14 @@ class RunStream:
                     yield Queued(q.position, q.iteration, q.preempted)
                 elif kind == "run_completed":
                     done = response.run_completed
-                    while not self._finished.empty():
-                        yield self._finished.get_nowait()
+                    for local in self._take_local():
+                        yield local
                     self.result = RunResult(
                         terminal_tool=done.terminal_tool,
                         value=self._values.get(done.terminal_call_id, done.result),
                         output=done.result,
                         iterations=done.iterations,
-                        usage=done.usage,
+                        usage=usage_from_pb(done.usage),
                         transcript=(
                             list(self._streamed) if done.transcript_omitted else _with_result(done)
                         ),
@@ -523,6 +566,7 @@ class RunStream:
             arguments = json.loads(request.arguments_json or "{}")
         except ValueError:
             arguments = {}
+        self._tool_names[request.call_id] = request.tool_name
         task = asyncio.create_task(self._run_tool(request))
         self._tool_tasks.add(task)
         self._tasks_by_call[request.call_id] = task
@@ -548,6 +592,7 @@ class RunStream:
 
     async def _decide(self, event: ApprovalRequested) -> None:
         decision = Approval(False, NO_APPROVER)
+        error: str | None = None
         if self._approve is not None:
             try:
                 answer = self._approve(event)
@@ -556,7 +601,13 @@ class RunStream:
                 decision = answer if isinstance(answer, Approval) else Approval(bool(answer))
             except Exception as exc:  # the approver's failure is a denial, not a crash
                 log.debug("approver raised for %s", event.tool_name, exc_info=True)
-                decision = Approval(False, str(exc) or type(exc).__name__)
+                error = str(exc) or type(exc).__name__
+                decision = Approval(False, error)
+        self._local.put_nowait(
+            ApprovalDecided(
+                event.call_id, event.tool_name, decision.approved, decision.reason, error
+            )
+        )
         await self._write(
             pb.RunRequest(
                 approval=pb.ApprovalDecision(
@@ -595,10 +646,8 @@ class RunStream:
             result.error.CopyFrom(
                 pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type=type(exc).__name__)
             )
+        self._local.put_nowait(ToolCallFinished(request.call_id, request.tool_name, output, error))
         await self._write(pb.RunRequest(tool_result=result))
-        await self._finished.put(
-            ToolCallFinished(request.call_id, request.tool_name, output, error)
-        )
 
     async def _raise_for_status(self) -> None:
         code = await self._call.code()
@@ -634,16 +683,14 @@ def _rejected(code: grpc.StatusCode, details: str, trailers: Any) -> RequestReje
     return RequestRejectedError(code.name, reason, field_path, details)
 
 
-def _with_result(done: pb.RunCompleted) -> list[mpb.Message]:
+def _with_result(done: pb.RunCompleted) -> list[Message]:
     """The final transcript with the terminal result put back in its message
     (the server sends that content once, as `result`)."""
-    transcript = list(done.transcript)
+    transcript = [message_from_pb(m) for m in done.transcript]
     for i in range(len(transcript) - 1, -1, -1):
         message = transcript[i]
-        if message.role == mpb.ROLE_TOOL and message.tool_call_id == done.terminal_call_id:
+        if message.role == Role.TOOL and message.tool_call_id == done.terminal_call_id:
             if not message.content:
-                transcript[i] = mpb.Message()
-                transcript[i].CopyFrom(message)
-                transcript[i].content = done.result
+                transcript[i] = dataclasses.replace(message, content=done.result)
             break
     return transcript

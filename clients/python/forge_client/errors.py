@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from forge.v1 import forge_service_pb2 as pb
-from forge.v1 import messages_pb2 as mpb
+from forge_client.convert import message_from_pb, usage_from_pb
+from forge_client.messages import Message, Usage
 
 
 class ForgeError(Exception):
@@ -30,8 +31,8 @@ class RunFailedError(ForgeError):
         reason: str,
         details: dict[str, str],
         iterations: int,
-        transcript: list[mpb.Message],
-        usage: pb.Usage,
+        transcript: list[Message],
+        usage: Usage,
     ) -> None:
         super().__init__(f"{reason}: {message}")
         self.message = message
@@ -96,7 +97,7 @@ _BY_REASON: dict[int, type[RunFailedError]] = {
 }
 
 
-def run_failed(msg: pb.RunFailed, streamed: list[mpb.Message] | None = None) -> RunFailedError:
+def run_failed(msg: pb.RunFailed, streamed: list[Message] | None = None) -> RunFailedError:
     """The typed error for `msg`; `streamed` (the messages received as
     message_appended) stands in for a transcript the server omitted."""
     cls = _BY_REASON.get(msg.reason, RunFailedError)
@@ -106,8 +107,12 @@ def run_failed(msg: pb.RunFailed, streamed: list[mpb.Message] | None = None) -> 
         reason=reason,
         details=dict(msg.details),
         iterations=msg.iterations,
-        transcript=list(streamed or []) if msg.transcript_omitted else list(msg.transcript),
-        usage=msg.usage,
+        transcript=(
+            list(streamed or [])
+            if msg.transcript_omitted
+            else [message_from_pb(m) for m in msg.transcript]
+        ),
+        usage=usage_from_pb(msg.usage),
     )
 
 

@@ -1,0 +1,110 @@
+"""The one place where the SDK's types (forge_client.messages) meet the
+generated protobuf messages. Internal: users see only the SDK's types."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import messages_pb2 as mpb
+from forge_client.messages import (
+    Gpu,
+    IterationUsage,
+    Message,
+    MessageType,
+    Role,
+    ServerInfo,
+    ToolCall,
+    Usage,
+)
+
+E = TypeVar("E", Role, MessageType)
+
+
+def _enum(cls: type[E], value: int) -> E:
+    # A number this SDK does not know (a newer server) reads as UNSPECIFIED
+    # rather than failing the whole run.
+    try:
+        return cls(value)
+    except ValueError:
+        return cls(0)
+
+
+def message_from_pb(m: mpb.Message) -> Message:
+    return Message(
+        role=_enum(Role, m.role),
+        content=m.content,
+        type=_enum(MessageType, m.type),
+        step_index=m.step_index if m.HasField("step_index") else None,
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments_json) for c in m.tool_calls),
+        tool_call_id=m.tool_call_id,
+        tool_name=m.tool_name,
+        transient=m.transient,
+    )
+
+
+def message_to_pb(m: Message | mpb.Message) -> mpb.Message:
+    """The wire form of a prior message; a protobuf message (what earlier
+    releases returned) passes through unchanged."""
+    if isinstance(m, mpb.Message):
+        return m
+    msg = mpb.Message(
+        # By name: the SDK's enums mirror the contract's.
+        role=mpb.Role.Value(f"ROLE_{m.role.name}"),
+        content=m.content,
+        type=mpb.MessageType.Value(f"MESSAGE_TYPE_{m.type.name}"),
+        tool_calls=[
+            mpb.ToolCall(id=c.id, name=c.name, arguments_json=c.arguments_json)
+            for c in m.tool_calls
+        ],
+        tool_call_id=m.tool_call_id,
+        tool_name=m.tool_name,
+        transient=m.transient,
+    )
+    if m.step_index is not None:
+        msg.step_index = m.step_index
+    return msg
+
+
+def usage_from_pb(u: pb.Usage) -> Usage:
+    return Usage(
+        model_calls=u.model_calls,
+        prompt_tokens=u.prompt_tokens,
+        completion_tokens=u.completion_tokens,
+        cached_prompt_tokens=u.cached_prompt_tokens,
+        prompt_ms=u.prompt_ms,
+        generation_ms=u.generation_ms,
+        cache_hit_ratio=u.cache_hit_ratio,
+        iterations=tuple(
+            IterationUsage(
+                iteration=i.iteration,
+                prompt_tokens=i.prompt_tokens,
+                cached_prompt_tokens=i.cached_prompt_tokens,
+                cache_hit_ratio=i.cache_hit_ratio,
+                prompt_ms=i.prompt_ms,
+                generation_ms=i.generation_ms,
+                slot=i.slot,
+            )
+            for i in u.iterations
+        ),
+    )
+
+
+def server_info_from_pb(info: pb.GetServerInfoResponse) -> ServerInfo:
+    return ServerInfo(
+        version=info.version,
+        backend=info.backend,
+        model=info.model,
+        context_budget_tokens=info.context_budget_tokens,
+        budget_mode=info.budget_mode,
+        slots=info.slots,
+        backend_mode=info.backend_mode,
+        backend_url=info.backend_url,
+        tool_call_mode=info.tool_call_mode,
+        active_runs=info.active_runs,
+        kv_cache_type=info.kv_cache_type,
+        budget_source=info.budget_source,
+        gpus=tuple(Gpu(g.name, g.vram_total_bytes, g.vram_free_bytes) for g in info.gpus),
+        gpu_status=info.gpu_status,
+        queued_runs=info.queued_runs,
+    )
