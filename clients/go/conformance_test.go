@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -374,7 +375,11 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 	toolCalls := []recordedCall{}
 	approvalRequests := []recordedCall{}
 	messageTypes := []string{}
+	surfaced := []canonicalEvent{}
 	for event := range stream.Events() {
+		if ce, ok := canonical(t, event); ok {
+			surfaced = append(surfaced, ce)
+		}
 		switch e := event.(type) {
 		case forge.ToolCallStarted:
 			var args any
@@ -393,7 +398,7 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 	}
 	res, err := stream.Wait()
 	var got outcome
-	var runErr *forge.RunError
+	var runErr *forge.RunFailedError
 	switch {
 	case err == nil:
 		got = outcome{
@@ -403,6 +408,10 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 			Iterations:   res.Iterations,
 			Transcript:   res.Transcript,
 		}
+		// The Go SDK surfaces the run's end as Wait's result, not an event.
+		surfaced = append(surfaced, canonicalEvent{
+			Kind: "run_completed", Fields: map[string]any{"terminal_tool": res.TerminalTool},
+		})
 	case errors.As(err, &runErr):
 		got = outcome{
 			Outcome:       "failed",
@@ -413,7 +422,7 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 		}
 		checkTypedError(t, err, runErr.Reason)
 	default:
-		t.Fatalf("the run ended with an error that is no RunError: %v", err)
+		t.Fatalf("the run ended with an error that is no RunFailedError: %v", err)
 	}
 
 	expect := func(key string, into any) bool {
@@ -482,6 +491,12 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 			t.Errorf("message_types = %v, want %v", messageTypes, wantTypes)
 		}
 	}
+	var wantEvents []canonicalEvent
+	if expect("events", &wantEvents) {
+		if msg := matchEvents(wantEvents, surfaced); msg != "" {
+			t.Errorf("expect.events: %s\nsurfaced events:\n%s", msg, eventLines(surfaced))
+		}
+	}
 	var contents []string
 	for _, m := range got.Transcript {
 		contents = append(contents, m.GetContent())
@@ -495,6 +510,138 @@ func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
 			}
 		}
 	}
+}
+
+// canonicalEvent is an event under the conformance suite's SDK-neutral names
+// (tests/conformance/README.md, "Events").
+type canonicalEvent struct {
+	Kind   string         `json:"kind"`
+	Fields map[string]any `json:"fields"`
+}
+
+// canonicalFields are the kinds the Go SDK surfaces and the fields of each
+// (kinds without canonical fields can be expected by kind only);
+// an expected kind or field outside them fails the case rather than never
+// matching silently.
+var canonicalFields = map[string][]string{
+	"run_started":          {"run_id"},
+	"chunk":                {},
+	"tool_call_started":    {"call_id", "tool_name", "arguments"},
+	"tool_call_finished":   {"call_id", "tool_name", "error"},
+	"tool_call_cancelled":  {"call_id", "reason"},
+	"approval_requested":   {"call_id", "tool_name", "arguments"},
+	"approval_decided":     {"call_id", "tool_name", "approved"},
+	"tool_output_screened": {},
+	"message_appended":     {"index", "type"},
+	"compacted":            {"messages_before", "messages_after"},
+	"queued":               {},
+	"run_completed":        {"terminal_tool"},
+}
+
+// canonical turns a Go event into its canonical kind and fields. Field values
+// go through JSON so that they compare with the case file's (numbers as
+// float64, arguments as decoded JSON).
+func canonical(t *testing.T, event forge.Event) (canonicalEvent, bool) {
+	t.Helper()
+	var kind string
+	var fields map[string]any
+	switch e := event.(type) {
+	case forge.RunStarted:
+		kind, fields = "run_started", map[string]any{"run_id": e.RunID}
+	case forge.Chunk:
+		kind, fields = "chunk", map[string]any{}
+	case forge.ToolCallStarted:
+		kind, fields = "tool_call_started", map[string]any{
+			"call_id": e.CallID, "tool_name": e.ToolName, "arguments": e.Arguments,
+		}
+	case forge.ToolCallFinished:
+		kind, fields = "tool_call_finished", map[string]any{
+			"call_id": e.CallID, "tool_name": e.ToolName, "error": e.Err != nil,
+		}
+	case forge.ToolCallCancelled:
+		kind, fields = "tool_call_cancelled", map[string]any{"call_id": e.CallID, "reason": e.Reason}
+	case forge.ApprovalRequested:
+		kind, fields = "approval_requested", map[string]any{
+			"call_id": e.CallID, "tool_name": e.ToolName, "arguments": e.Arguments,
+		}
+	case forge.ApprovalDecided:
+		kind, fields = "approval_decided", map[string]any{
+			"call_id": e.CallID, "tool_name": e.ToolName, "approved": e.Approved,
+		}
+	case forge.ToolOutputScreened:
+		kind, fields = "tool_output_screened", map[string]any{}
+	case forge.MessageAppended:
+		kind, fields = "message_appended", map[string]any{
+			"index": e.Index, "type": typeName(e.Message.GetType()),
+		}
+	case forge.Compacted:
+		kind, fields = "compacted", map[string]any{
+			"messages_before": e.MessagesBefore, "messages_after": e.MessagesAfter,
+		}
+	case forge.Queued:
+		kind, fields = "queued", map[string]any{}
+	default:
+		t.Errorf("event %T has no canonical kind", event)
+		return canonicalEvent{}, false
+	}
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatalf("%s fields: %v", kind, err)
+	}
+	var normalised map[string]any
+	if err := json.Unmarshal(raw, &normalised); err != nil {
+		t.Fatalf("%s fields: %v", kind, err)
+	}
+	return canonicalEvent{Kind: kind, Fields: normalised}, true
+}
+
+// matchEvents checks that want is an ordered subsequence of got: an entry
+// matches when the kind is equal and every expected field is present and
+// deep-equal. It returns "" on success, else what did not match.
+func matchEvents(want, got []canonicalEvent) string {
+	next := 0
+	for i, w := range want {
+		known, ok := canonicalFields[w.Kind]
+		if !ok {
+			return fmt.Sprintf("entry %d: the Go SDK surfaces no %q events", i, w.Kind)
+		}
+		for field := range w.Fields {
+			if !slices.Contains(known, field) {
+				return fmt.Sprintf("entry %d: the Go SDK's %s events have no field %q", i, w.Kind, field)
+			}
+		}
+		found := false
+		for next < len(got) {
+			g := got[next]
+			next++
+			if g.Kind == w.Kind && fieldsMatch(w.Fields, g.Fields) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Sprintf("entry %d %s not found in order", i, mustJSON(w))
+		}
+	}
+	return ""
+}
+
+func fieldsMatch(want, got map[string]any) bool {
+	for k, v := range want {
+		g, ok := got[k]
+		if !ok || !reflect.DeepEqual(g, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func eventLines(events []canonicalEvent) string {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString("  " + mustJSON(e) + "\n")
+	}
+	return b.String()
 }
 
 // checkTypedError: each failure reason has its own error type.
@@ -535,4 +682,33 @@ func typeName(t forge.MessageType) string {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func TestConformanceEventMatcher(t *testing.T) {
+	call := func(extra string, v any) map[string]any {
+		return map[string]any{"call_id": "c1", "tool_name": "t", extra: v}
+	}
+	got := []canonicalEvent{
+		{Kind: "run_started", Fields: map[string]any{"run_id": "r"}},
+		{Kind: "tool_call_started", Fields: call("arguments", map[string]any{"a": []any{1.0}})},
+		{Kind: "tool_call_finished", Fields: call("error", false)},
+	}
+	started := canonicalEvent{Kind: "tool_call_started", Fields: map[string]any{"arguments": map[string]any{"a": []any{1.0}}}}
+	finished := canonicalEvent{Kind: "tool_call_finished", Fields: map[string]any{"error": false}}
+	for _, tc := range []struct {
+		want    []canonicalEvent
+		failure string
+	}{
+		{nil, ""},
+		{[]canonicalEvent{started, finished}, ""},
+		{[]canonicalEvent{finished, started}, "entry 1"},
+		{[]canonicalEvent{{Kind: "run_started", Fields: map[string]any{"run_id": "x"}}}, "entry 0"},
+		{[]canonicalEvent{{Kind: "tool_call"}}, `no "tool_call" events`},
+		{[]canonicalEvent{{Kind: "tool_call_finished", Fields: map[string]any{"output": ""}}}, `no field "output"`},
+	} {
+		msg := matchEvents(tc.want, got)
+		if (tc.failure == "") != (msg == "") || !strings.Contains(msg, tc.failure) {
+			t.Errorf("matchEvents(%s) = %q, want a message with %q", mustJSON(tc.want), msg, tc.failure)
+		}
+	}
 }

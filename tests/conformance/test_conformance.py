@@ -15,15 +15,27 @@ from typing import Any
 
 import pytest
 
-from forge.v1 import messages_pb2 as mpb
 from forge_client import (
     Approval,
+    ApprovalDecided,
     ApprovalRequested,
+    Chunk,
+    Compacted,
+    Event,
     ForgeClient,
+    Message,
     MessageAppended,
+    MessageType,
+    Queued,
+    Role,
     RunFailedError,
     RunOptions,
+    RunStarted,
+    ToolCall,
+    ToolCallCancelled,
+    ToolCallFinished,
     ToolCallStarted,
+    ToolOutputScreened,
     ToolResolutionError,
     Workflow,
 )
@@ -171,23 +183,119 @@ class ScriptedApprovals:
         return Approval(bool(entry["approve"]), entry.get("reason", ""))
 
 
-def prior_message(raw: dict[str, Any]) -> mpb.Message:
-    msg = mpb.Message(
-        role=mpb.Role.Value(f"ROLE_{raw['role'].upper()}"),
-        type=mpb.MessageType.Value(f"MESSAGE_TYPE_{raw['type'].upper()}"),
+def prior_message(raw: dict[str, Any]) -> Message:
+    return Message(
+        role=Role[raw["role"].upper()],
+        type=MessageType[raw["type"].upper()],
         content=raw.get("content", ""),
+        tool_calls=tuple(
+            ToolCall(c["id"], c["name"], json.dumps(c["arguments"]))
+            for c in raw.get("tool_calls", [])
+        ),
         tool_call_id=raw.get("tool_call_id", ""),
         tool_name=raw.get("tool_name", ""),
     )
-    for c in raw.get("tool_calls", []):
-        msg.tool_calls.append(
-            mpb.ToolCall(id=c["id"], name=c["name"], arguments_json=json.dumps(c["arguments"]))
-        )
-    return msg
 
 
-def type_name(value: mpb.MessageType.ValueType) -> str:
-    return mpb.MessageType.Name(value).removeprefix("MESSAGE_TYPE_").lower()
+def type_name(value: MessageType) -> str:
+    return value.name.lower()
+
+
+# ── expect.events (README, "Events") ─────────────────────────────────────
+
+# The canonical kinds the Python SDK surfaces and the fields of each (kinds
+# without canonical fields can be expected by kind only); an expected kind or
+# field outside them fails the case instead of never matching.
+CANONICAL_FIELDS: dict[str, frozenset[str]] = {
+    "run_started": frozenset({"run_id"}),
+    "chunk": frozenset(),
+    "tool_call_started": frozenset({"call_id", "tool_name", "arguments"}),
+    "tool_call_finished": frozenset({"call_id", "tool_name", "error"}),
+    "tool_call_cancelled": frozenset({"call_id", "reason"}),
+    "approval_requested": frozenset({"call_id", "tool_name", "arguments"}),
+    "approval_decided": frozenset({"call_id", "tool_name", "approved"}),
+    "tool_output_screened": frozenset(),
+    "message_appended": frozenset({"index", "type"}),
+    "compacted": frozenset({"messages_before", "messages_after"}),
+    "queued": frozenset(),
+    "run_completed": frozenset({"terminal_tool"}),
+}
+
+
+def canonical(event: Event) -> dict[str, Any]:
+    """`event` as {kind, fields} under the suite's SDK-neutral names."""
+    fields: dict[str, Any]
+    match event:
+        case RunStarted():
+            kind, fields = "run_started", {"run_id": event.run_id}
+        case Chunk():
+            kind, fields = "chunk", {}
+        case ToolCallStarted():
+            kind = "tool_call_started"
+            fields = {
+                "call_id": event.call_id,
+                "tool_name": event.tool_name,
+                "arguments": event.arguments,
+            }
+        case ToolCallFinished():
+            kind = "tool_call_finished"
+            fields = {
+                "call_id": event.call_id,
+                "tool_name": event.tool_name,
+                "error": event.error is not None,
+            }
+        case ToolCallCancelled():
+            kind, fields = "tool_call_cancelled", {"call_id": event.call_id, "reason": event.reason}
+        case ApprovalRequested():
+            kind = "approval_requested"
+            fields = {
+                "call_id": event.call_id,
+                "tool_name": event.tool_name,
+                "arguments": event.arguments,
+            }
+        case ApprovalDecided():
+            kind = "approval_decided"
+            fields = {
+                "call_id": event.call_id,
+                "tool_name": event.tool_name,
+                "approved": event.approved,
+            }
+        case ToolOutputScreened():
+            kind, fields = "tool_output_screened", {}
+        case MessageAppended():
+            kind = "message_appended"
+            fields = {"index": event.index, "type": type_name(event.message.type)}
+        case Compacted():
+            kind = "compacted"
+            fields = {
+                "messages_before": event.messages_before,
+                "messages_after": event.messages_after,
+            }
+        case Queued():
+            kind, fields = "queued", {}
+        case _:
+            raise AssertionError(f"{type(event).__name__} has no canonical kind")
+    assert set(fields) == CANONICAL_FIELDS[kind], kind
+    return {"kind": kind, "fields": fields}
+
+
+def match_events(want: list[dict[str, Any]], got: list[dict[str, Any]]) -> str:
+    """Empty when `want` is an ordered subsequence of `got` (same kind, every
+    expected field present and equal), else what did not match."""
+    rest = iter(got)
+    for i, entry in enumerate(want):
+        kind, fields = entry["kind"], entry.get("fields", {})
+        if kind not in CANONICAL_FIELDS:
+            return f"entry {i}: the Python SDK surfaces no {kind!r} events"
+        if unknown := set(fields) - CANONICAL_FIELDS[kind]:
+            return f"entry {i}: the Python SDK's {kind} events have no fields {sorted(unknown)}"
+        if not any(
+            g["kind"] == kind
+            and all(k in g["fields"] and g["fields"][k] == v for k, v in fields.items())
+            for g in rest
+        ):
+            return f"entry {i} {json.dumps(entry)} not found in order"
+    return ""
 
 
 CASE_DATA = {c.stem: json.loads(c.read_text()) for c in CASES}
@@ -207,6 +315,7 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
     approval_requests: list[dict[str, Any]] = []
     approvals = client_spec.get("approvals")
     message_types: list[str] = []
+    surfaced: list[dict[str, Any]] = []
     outcome: dict[str, Any] = {}
     async with ForgeClient(conformance_server) as client:
         stream = client.start(
@@ -219,6 +328,7 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
         )
         try:
             async for event in stream:
+                surfaced.append(canonical(event))
                 if isinstance(event, ToolCallStarted):
                     tool_calls.append({"name": event.tool_name, "args": event.arguments})
                     if cancel_after is not None and len(tool_calls) == cancel_after:
@@ -237,6 +347,10 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
             }
         else:
             assert stream.result is not None
+            # The Python SDK surfaces the run's end as its result, not an event.
+            surfaced.append(
+                {"kind": "run_completed", "fields": {"terminal_tool": stream.result.terminal_tool}}
+            )
             outcome = {
                 "outcome": "completed",
                 "terminal_tool": stream.result.terminal_tool,
@@ -257,6 +371,30 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
         assert approval_requests == expect["approval_requests"]
     if "message_types" in expect:
         assert message_types == expect["message_types"]
+    if "events" in expect:
+        mismatch = match_events(expect["events"], surfaced)
+        assert not mismatch, (
+            mismatch + "\nsurfaced events:\n" + "\n".join(json.dumps(e) for e in surfaced)
+        )
     contents = "\n".join(m.content for m in outcome["transcript"])
     for needle in expect.get("transcript_contains", []):
         assert needle in contents, needle
+
+
+def test_event_matcher() -> None:
+    call = {"call_id": "c1", "tool_name": "t"}
+    got = [
+        {"kind": "run_started", "fields": {"run_id": "r"}},
+        {"kind": "tool_call_started", "fields": {**call, "arguments": {"a": [1]}}},
+        {"kind": "tool_call_finished", "fields": {**call, "error": False}},
+    ]
+    started = {"kind": "tool_call_started", "fields": {"arguments": {"a": [1]}}}
+    finished = {"kind": "tool_call_finished", "fields": {"error": False}}
+    assert match_events([], got) == ""
+    assert match_events([started, finished], got) == ""
+    assert "entry 1" in match_events([finished, started], got)  # order matters
+    assert "entry 0" in match_events([{"kind": "run_started", "fields": {"run_id": "x"}}], got)
+    assert "no 'tool_call'" in match_events([{"kind": "tool_call", "fields": {}}], got)
+    assert "no fields ['output']" in match_events(
+        [{"kind": "tool_call_finished", "fields": {"output": ""}}], got
+    )
