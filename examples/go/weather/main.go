@@ -40,9 +40,10 @@ func reportWeather(_ context.Context, in reportArgs) (string, error) {
 func workflow() *forge.Workflow {
 	wf := forge.NewWorkflow("weather",
 		"Look up the current weather for the city the user asks about, then report it.")
-	forge.AddTool(wf, "get_weather", "Get current weather for a city.", getWeather)
-	forge.AddTool(wf, "report_weather", "Report the weather to the user. Ends the task.", reportWeather)
-	wf.Require("get_weather").Terminal("report_weather")
+	forge.AddTool(wf, "get_weather", "Get current weather for a city.", getWeather,
+		forge.AsRequired())
+	forge.AddTool(wf, "report_weather", "Report the weather to the user. Ends the task.", reportWeather,
+		forge.AsTerminal())
 	return wf
 }
 
