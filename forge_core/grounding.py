@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 ANNOTATION = "x-forge-grounded"
@@ -270,7 +271,10 @@ _DETERMINERS = frozenset(
     "for of in at on to by with from per into onto via and or is are was were be".split()
 )
 _ARTICLES = frozenset("a an the this that these those my your our their his her its".split())
-_NAME_TOKEN = r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]"
+# At most 64 characters: a name, not a run of text.
+_NAME_TOKEN = r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]{0,62}[A-Za-z0-9])?"
+# How far around a noun named_values looks.
+_WINDOW = 160
 _LIST_GLUE = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)$", re.IGNORECASE)
 
 
@@ -287,46 +291,54 @@ def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] =
     payments service" -> payments for `service`) and every item of a list
     there ("the Berlin, Paris and Warsaw offices"), never a determiner ("the
     service") nor one of `schema_words`, the words of the tool and parameter
-    names ("the exchange rate" with get_exchange_rate)."""
+    names ("the exchange rate" with get_exchange_rate).
+
+    Linear in the text: the first MAX_CANDIDATES occurrences of the noun in
+    each text are looked at through a window of _WINDOW characters (a 160 KB
+    tool output once took minutes with patterns that scanned every
+    position)."""
     noun = name_word(param)
     if noun is None or len(noun) < 3:
         return []
     texts = list(texts)
-    plural = rf"{re.escape(noun)}(?:s|es)?"
-    # "room A-19": an identifier right after the noun names it most exactly.
-    after = re.compile(rf"\b{plural}\s+({_NAME_TOKEN})", re.IGNORECASE)
-    exact = [m.group(1) for t in texts for m in after.finditer(t) if _id_like(m.group(1))]
+    occurrences = re.compile(rf"(?<![A-Za-z0-9]){re.escape(noun)}(?:s|es)?(?![A-Za-z0-9])", re.I)
+    after = re.compile(rf"\s+({_NAME_TOKEN})")
+    exact: dict[str, None] = {}
+    for text in texts:
+        for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
+            token = after.match(text[match.end() : match.end() + _WINDOW])
+            if token and _id_like(token.group(1)):
+                exact.setdefault(token.group(1), None)
     if exact:
-        return list(dict.fromkeys(exact))
-    before = re.compile(rf"({_NAME_TOKEN})\s+{plural}\b", re.IGNORECASE)
+        return list(exact)
     # A word of the schema's own names makes a compound, not a value: "the
     # exchange rate" with get_exchange_rate names no rate.
     skip = _DETERMINERS | {noun} | {w.lower() for w in schema_words}
+    last = re.compile(rf"({_NAME_TOKEN})(\s+)$")
     found: dict[str, None] = {}
     for text in texts:
-        for match in before.finditer(text):
-            items = [match.group(1)]
-            head = text[: match.start(1)]
-            while glue := _LIST_GLUE.search(head):
-                prev = re.search(rf"({_NAME_TOKEN})$", head[: glue.start()])
-                if prev is None:
-                    break
+        for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
+            window = text[max(0, match.start() - _WINDOW) : match.start()]
+            word = last.search(window)
+            if word is None:
+                continue
+            items = [word.group(1)]
+            head = window[: word.start(1)]
+            while (glue := _LIST_GLUE.search(head)) and (
+                prev := re.search(rf"({_NAME_TOKEN})$", head[: glue.start()])
+            ):
                 items.insert(0, prev.group(1))
                 head = head[: prev.start()]
             # A capitalised name runs back over its capitalised words
             # ("the San Francisco office").
-            start = match.start(1)
-            while items[0][:1].isupper() and (
-                prev := re.search(r"([A-Z][A-Za-z]+)\s+$", text[:start])
-            ):
-                if prev.group(1).lower() in _ARTICLES:
+            head = window[: word.start(1)]
+            while items[-1][:1].isupper() and (prev := re.search(r"([A-Z][A-Za-z]+)\s+$", head)):
+                if prev.group(1).lower() in _ARTICLES or len(items) > 1:
                     break
-                items[0] = f"{prev.group(1)} {items[0]}"
-                start = prev.start(1)
+                items[-1] = f"{prev.group(1)} {items[-1]}"
+                head = head[: prev.start(1)]
             for item in items:
-                if item.lower() in skip:
-                    continue
-                if any(c.isalpha() for c in item):
+                if item.lower() not in skip and any(c.isalpha() for c in item):
                     found.setdefault(item, None)
     return list(found)
 
