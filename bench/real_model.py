@@ -29,8 +29,7 @@ from bench._common import (
     table,
     write_results,
 )
-from forge.v1 import forge_service_pb2 as pb
-from forge_client import ForgeClient, RunFailedError, RunOptions, Workflow
+from forge_client import ForgeClient, RunFailedError, RunOptions, Usage, Workflow
 
 
 def weather() -> Workflow:
@@ -85,7 +84,7 @@ async def measure(
     iterations: list[int] = []
     failures: list[str] = []
     for n in range(warmup + runs):
-        usage: pb.Usage
+        usage: Usage
         start = time.perf_counter()
         try:
             result = await client.run(build(), message, options=RunOptions(max_iterations=8))

@@ -112,6 +112,8 @@ type caseOptions struct {
 		DisableGrounding           bool   `json:"disable_grounding"`
 		DisableToolRelevance       bool   `json:"disable_tool_relevance"`
 		DisableDestructivePolicy   bool   `json:"disable_destructive_policy"`
+		DisableResultBinding       bool   `json:"disable_result_binding"`
+		DisableNumberBounds        bool   `json:"disable_number_bounds"`
 		Enforcement                string `json:"enforcement"`
 	} `json:"guardrails"`
 }
@@ -305,6 +307,8 @@ func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
 		DisableGrounding:           g.DisableGrounding,
 		DisableToolRelevance:       g.DisableToolRelevance,
 		DisableDestructivePolicy:   g.DisableDestructivePolicy,
+		DisableResultBinding:       g.DisableResultBinding,
+		DisableNumberBounds:        g.DisableNumberBounds,
 	}
 	if g.Enforcement != "" {
 		guards.Enforcement = forge.EnforcementMode(

@@ -12,17 +12,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from forge.v1 import forge_service_pb2 as pb
-from forge.v1 import messages_pb2 as mpb
 from forge_client import (
     Compacted,
     ConnectionLostError,
     Event,
     ForgeClient,
+    Message,
+    MessageType,
     RequestRejectedError,
     RunFailedError,
     ToolCallFinished,
     ToolCallStarted,
+    Usage,
 )
 from forge_evals.ablation import Ablation
 from forge_evals.metrics import RunRecord
@@ -147,8 +148,8 @@ async def run_one(
         config=config,
         timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
-    transcript: list[mpb.Message] = []
-    usage: pb.Usage | None = None
+    transcript: list[Message] = []
+    usage: Usage | None = None
     start = time.perf_counter()
     try:
         result = await asyncio.wait_for(
@@ -177,9 +178,9 @@ async def run_one(
     record.compactions = len(seen.compactions)
     record.max_compaction_phase = max((c.phase for c in seen.compactions), default=0)
     counts = _message_counts(transcript)
-    record.retry_nudges = counts.get(mpb.MESSAGE_TYPE_RETRY_NUDGE, 0)
-    record.step_nudges = counts.get(mpb.MESSAGE_TYPE_STEP_NUDGE, 0)
-    record.prerequisite_nudges = counts.get(mpb.MESSAGE_TYPE_PREREQUISITE_NUDGE, 0)
+    record.retry_nudges = counts.get(MessageType.RETRY_NUDGE, 0)
+    record.step_nudges = counts.get(MessageType.STEP_NUDGE, 0)
+    record.prerequisite_nudges = counts.get(MessageType.PREREQUISITE_NUDGE, 0)
     if usage is not None:
         record.model_calls = usage.model_calls
         record.prompt_tokens = usage.prompt_tokens
@@ -195,12 +196,12 @@ def _terminal_args(started: list[ToolCallStarted], terminal_tool: str) -> dict[s
     return {}
 
 
-def _message_counts(transcript: list[mpb.Message]) -> dict[int, int]:
+def _message_counts(transcript: list[Message]) -> dict[int, int]:
     """Corrections per message type. A blocked batch gets one nudge message per
     call it held; those count once (one correction per iteration and type)."""
     seen: set[tuple[int, int]] = set()
     for position, message in enumerate(transcript):
-        iteration = message.step_index if message.HasField("step_index") else -1 - position
+        iteration = message.step_index if message.step_index is not None else -1 - position
         seen.add((message.type, iteration))
     counts: dict[int, int] = {}
     for kind, _ in seen:

@@ -123,7 +123,8 @@ GUARDRAIL_KEYS = {
     "disable_step_enforcement", "disable_error_recovery", "disable_compaction",
     "disable_coercion", "disable_repeat_guard", "disable_loop_breaking",
     "disable_parameter_docs", "disable_grounding", "disable_tool_relevance",
-    "disable_destructive_policy", "enforcement",
+    "disable_destructive_policy", "disable_result_binding", "disable_number_bounds",
+    "enforcement",
 }  # fmt: skip
 
 
@@ -160,6 +161,8 @@ def build_options(raw: dict[str, Any]) -> RunOptions:
         grounding=not guards.get("disable_grounding", False),
         tool_relevance=not guards.get("disable_tool_relevance", False),
         destructive_policy=not guards.get("disable_destructive_policy", False),
+        result_binding=not guards.get("disable_result_binding", False),
+        number_bounds=not guards.get("disable_number_bounds", False),
         approve_destructive_calls=raw.get("approve_destructive_calls", False),
         enforcement=guards.get("enforcement", "both"),
     )

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge.v1 import messages_pb2 as mpb
-from forge_client import Event, ForgeClient, RunOptions, RunStarted, Workflow
+from forge_client import Event, ForgeClient, MessageType, RunOptions, RunStarted, Workflow
 from forge_server.app import ForgeServer
 from tests.helpers import address
 
@@ -64,6 +63,6 @@ async def test_three_step_workflow_with_prerequisite_completes(llama_forge: Forg
     nudges = [
         m
         for m in result.transcript
-        if m.type in (mpb.MESSAGE_TYPE_STEP_NUDGE, mpb.MESSAGE_TYPE_PREREQUISITE_NUDGE)
+        if m.type in (MessageType.STEP_NUDGE, MessageType.PREREQUISITE_NUDGE)
     ]
     assert nudges == []

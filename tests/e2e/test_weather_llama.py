@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from forge.v1 import messages_pb2 as mpb
-from forge_client import ForgeClient, RunOptions
+from forge_client import ForgeClient, MessageType, RunOptions
 from forge_core.llama_process import free_port
 from forge_server.app import ForgeServer
 from tests.helpers import address, wait_for_server
@@ -46,7 +45,7 @@ async def test_weather_workflow_completes_with_tools_run_in_the_client(
     # Timings come from llama-server itself.
     assert result.usage.model_calls == result.iterations >= 2
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
-    calls = [m for m in result.transcript if m.type == mpb.MESSAGE_TYPE_TOOL_CALL]
+    calls = [m for m in result.transcript if m.type == MessageType.TOOL_CALL]
     assert calls[0].tool_calls[0].name == "get_weather"
 
 
