@@ -141,6 +141,15 @@ bench: $(STAMP)
 	$(PY) -m bench.threads
 	$(PY) -m bench.contract_fuzz
 
+# Outside benchmark (not part of `bench`: the model runs for ~10 min): Forge
+# against one plain constrained llama-server request on a seeded sample of the
+# public BFCL data, fetched once with `pip download` (BFCL_ARGS for its knobs,
+# e.g. BFCL_ARGS="--per-category 50").
+BFCL_ARGS ?=
+.PHONY: bench-bfcl
+bench-bfcl: $(STAMP)
+	$(PY) -m bench.bfcl $(BFCL_ARGS)
+
 run: install
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
