@@ -100,6 +100,7 @@ def build_grammar(
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
+    workflow_name: str = "",
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -119,13 +120,15 @@ def build_grammar(
     `named_values` ("tool.param" -> values) are what the conversation calls by the
     parameter's noun, the only values that free string then takes, and
     `shaped_values` ("tool.param" -> values) the ones shaped like its schema
-    example, which come first.
+    example, which come first. `workflow_name`, which the prompt shows, is
+    a placeholder too (a free string is never it).
     """
     builder = _Builder()
     builder.bound = bound or {}
     builder.unseen_examples = unseen_examples or {}
     builder.named = named_values or {}
     builder.shaped = shaped_values or {}
+    builder.workflow_name = workflow_name
     if number_digits:
         digits = max(1, min(number_digits, 16))
         builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
@@ -243,6 +246,7 @@ class _Builder:
         self.unseen_examples: dict[str, list[str]] = {}
         self.named: dict[str, list[str]] = {}
         self.shaped: dict[str, list[str]] = {}
+        self.workflow_name = ""
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -338,6 +342,8 @@ class _Builder:
                 # Placeholders copied from the schema are never real values,
                 # unless the conversation has them.
                 plain |= placeholders(name, self.tool_name)
+                if self.workflow_name:
+                    plain.add(self.workflow_name)
                 banned |= {
                     p
                     for p in placeholder_prefixes(name, self.tool_name)

@@ -255,6 +255,7 @@ class LlamaServerBackend:
                 unseen_examples=request.unseen_examples,
                 named_values=request.named_values,
                 shaped_values=request.shaped_values,
+                workflow_name=request.workflow_name,
             )
             if grammar is not None:
                 body["grammar"] = grammar

@@ -478,3 +478,12 @@ async def test_the_users_values_come_before_the_results() -> None:
     assert after["book_room.start_time"] == ["14:00"]
     # The check already took the user's value: the results' values are next.
     assert after["check_room.start_time"] == ["13:00", "17:00"]
+
+
+def test_the_workflow_name_is_no_value() -> None:
+    grammar = build_grammar([STATUS], grounded=[], workflow_name="bfcl")
+    assert grammar is not None
+    assert not accepts(grammar, "get-status-args-service", json.dumps("bfcl"))
+    assert accepts(grammar, "get-status-args-service", json.dumps("bfcl-api"))
+    free = build_grammar([STATUS], workflow_name="bfcl")
+    assert free is not None and accepts(free, "get-status-args-service", json.dumps("bfcl"))
