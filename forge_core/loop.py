@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -33,7 +32,6 @@ from forge_core.backends.base import (
     ToolCall,
     Usage,
 )
-from forge_core.binding import bound_values
 from forge_core.coercion import coerce_arguments
 from forge_core.context import CompactionResult, Compactor, estimate_tokens
 from forge_core.errors import (
@@ -47,16 +45,7 @@ from forge_core.errors import (
     WorkflowCancelledError,
 )
 from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
-from forge_core.grounding import (
-    extract_candidates,
-    grounded_parameters,
-    is_grounded,
-    labelled,
-    named_values,
-    reshaped,
-    schema_examples,
-    shaped_values,
-)
+from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, asked_for, relevant
@@ -67,7 +56,8 @@ from forge_core.tool_execution import Approver as Approver
 from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
 from forge_core.tool_execution import ToolExecutor as ToolExecutor
 from forge_core.tool_execution import ToolOutcome as ToolOutcome
-from forge_core.workflow import RESPOND_TOOL, RunOptions, ToolSpec, Workflow
+from forge_core.value_pools import ValuePools, bound_parameters, number_digits, unseen_examples
+from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")
 
@@ -215,15 +205,8 @@ class _Run:
         # A terminal call failed in a way that says the task is not done yet:
         # terminal tools wait until another tool has succeeded.
         self.finish_refused = False
-        # "tool.param" -> string values that tool already took in a call that
-        # succeeded: a repeat is refused anyway (check_repeated_successes), so
-        # a candidate pool leaves them out ("S1" inspected, "S2" next).
-        self.used_values: dict[str, set[str]] = {}
-        # Tools whose candidate values are all used up (pool).
-        self.exhausted: set[str] = set()
-        # "tool.param" of a required parameter that had candidates -> whether
-        # any is left (pool).
-        self.pools: dict[str, bool] = {}
+        # The free-string values the conversation offers (value_pools.py).
+        self.pools = ValuePools(workflow, self.placeholder_names())
         # Values a refused terminal call's error named as missing.
         self.finish_blockers: set[str] = set()
         # (tool, output) of every successful call, in order: what a report
@@ -278,20 +261,19 @@ class _Run:
             request.grounded_values = self.grounded_values(seen)
             request.grounded_formats = self.grounded_formats()
             request.grounded_labels = self.grounded_labels(texts, seen)
-            request.unseen_examples = self.unseen_examples(texts)
-            self.pools = {}
-            request.named_values = self.named_values(texts)
-            request.shaped_values = self.shaped_values(texts)
-            self.exhausted = {key.split(".", 1)[0] for key, left in self.pools.items() if not left}
-            if self.exhausted:
+            request.unseen_examples = unseen_examples(self.wf, texts)
+            offer = self.pools.offer(
+                [t for t in texts if t in users],
+                [t for t in texts if t not in users],
+                self.failed_strings(),
+            )
+            request.named_values, request.shaped_values = offer.named, offer.shaped
+            if offer.exhausted:
                 # Every value the conversation offers this tool is used up.
                 base = request.allowed or [t.name for t in self.wf.tools]
-                keep = self.exhausted - set(self.steps.pending())
+                keep = offer.exhausted - set(self.steps.pending())
                 request.allowed = [n for n in base if n not in keep] or request.allowed
-            offered = {v for vs in request.shaped_values.values() for v in vs} | {
-                v for vs in request.named_values.values() for v in vs
-            }
-            if self.opts.loop_breaking and self.finish_blockers & offered:
+            if self.opts.loop_breaking and self.finish_blockers & offer.values():
                 # A terminal call was refused for what is still to do, and
                 # some of it is still offered: finish after it.
                 base = request.allowed or [t.name for t in self.wf.tools]
@@ -299,8 +281,11 @@ class _Run:
                     n for n in base if n not in self.wf.terminal_set
                 ] or request.allowed
         if self.opts.result_binding:
-            request.bound_values = self.bound_values(
-                set(request.named_values) | set(request.shaped_values)
+            request.bound_values = bound_parameters(
+                self.wf,
+                self.results,
+                labels_only=set(request.named_values) | set(request.shaped_values),
+                skip_grounded=self.opts.grounding,
             )
         if self.opts.number_bounds:
             request.number_digits = number_digits(self.grounding_texts())
@@ -645,51 +630,6 @@ class _Run:
                 out[name] = found
         return out
 
-    def shaped_values(self, texts: list[str]) -> dict[str, list[str]]:
-        """Per free string parameter with a schema example, the values in the
-        conversation shaped like it (grounding.shaped_values), minus values
-        that already failed or that this tool already took (used_values)."""
-        failed = self.failed_strings()
-        out: dict[str, list[str]] = {}
-        for tool in self.wf.tools:
-            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
-                if not _free_string(name, schema):
-                    continue
-                key = f"{tool.name}.{name}"
-                values = self.pool(
-                    tool,
-                    name,
-                    [shaped_values(schema, part) for part in self.by_source(texts)],
-                    failed,
-                )
-                if values:
-                    out[key] = values
-        return out
-
-    def by_source(self, texts: list[str]) -> tuple[list[str], list[str]]:
-        """`texts` split into the user's messages and the rest (tool results)."""
-        users = {m.content for m in self.transcript if m.type is MessageType.USER_INPUT}
-        return [t for t in texts if t in users], [t for t in texts if t not in users]
-
-    def pool(
-        self, tool: ToolSpec, name: str, offered: list[list[str]], failed: set[str]
-    ) -> list[str]:
-        """The first of `offered` (the user's values, then the results') with
-        values left once those that failed or that this tool already took are
-        out: the user's "14:00" before a result's "free from 13:00". When a
-        required parameter had values and none is left, the tool has nothing
-        left to do (`exhausted`)."""
-        key = f"{tool.name}.{name}"
-        used = self.used_values.get(key, set())
-        values: list[str] = []
-        for source in offered:
-            values = [v for v in source if v not in failed | used]
-            if values:
-                break
-        if any(offered) and name in (tool.parameters.get("required") or []):
-            self.pools[key] = self.pools.get(key, False) or bool(values)
-        return values
-
     def failed_strings(self) -> set[str]:
         """String values that failed: of a call that may not run again, the
         value of its only argument or one its error names ("no open audit
@@ -703,62 +643,6 @@ class _Run:
             if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
         }
 
-    def named_values(self, texts: list[str]) -> dict[str, list[str]]:
-        """Per free string parameter ("tool.param"), what the conversation
-        calls by its noun (grounding.named_values), minus values that already
-        failed or that this tool already took (used_values)."""
-        failed = self.failed_strings()
-        out: dict[str, list[str]] = {}
-        for tool in self.wf.tools:
-            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
-                if not _free_string(name, schema):
-                    continue
-                key = f"{tool.name}.{name}"
-                offered = [
-                    named_values(name, part, self.schema_words) for part in self.by_source(texts)
-                ]
-                values = self.pool(tool, name, offered, failed)
-                if values:
-                    out[key] = values
-        return out
-
-    def unseen_examples(self, texts: list[str]) -> dict[str, list[str]]:
-        """Per parameter, the example values its schema shows that the
-        conversation does not have (grounding.schema_examples)."""
-        out: dict[str, list[str]] = {}
-        for tool in self.wf.tools:
-            for name, schema in (tool.parameters.get("properties", {}) or {}).items():
-                unseen = [e for e in schema_examples(schema) if not any(e in t for t in texts)]
-                if unseen:
-                    out[f"{tool.name}.{name}"] = unseen
-        return out
-
-    def bound_values(self, named: set[str] | None = None) -> dict[str, list[Any]]:
-        """Per terminal tool parameter, the values a successful tool result
-        gave for it (binding.py); grounded identifiers keep their own rule,
-        and the parameters in `named` ("tool.param": the conversation names
-        their values, as restart_service's `service`) bind only to labels."""
-        out: dict[str, list[Any]] = {}
-        if not self.results:
-            return out
-        for tool in self.wf.tools:
-            if tool.name not in self.wf.terminal_set:
-                continue
-            props = tool.parameters.get("properties", {}) or {}
-            for name, schema in props.items():
-                if self.opts.grounding and is_grounded(name, schema):
-                    continue
-                values = bound_values(
-                    name,
-                    schema,
-                    self.results,
-                    tool.name,
-                    labels_only=f"{tool.name}.{name}" in (named or set()),
-                )
-                if values:
-                    out[f"{tool.name}.{name}"] = list(values)
-        return out
-
     def grounded_formats(self) -> dict[str, list[str]]:
         """Where a tool rejected a value's format: that parameter takes only
         its failed values rewritten in the format the error showed."""
@@ -768,12 +652,6 @@ class _Run:
                 key = f"{f.name}.{param}"
                 out[key] = list(dict.fromkeys(out.get(key, []) + candidates))
         return out
-
-    @property
-    def schema_words(self) -> set[str]:
-        """The words of the tool and parameter names (get_exchange_rate ->
-        get, exchange, rate)."""
-        return {w for n in self.placeholder_names() for w in re.findall(r"[a-z0-9]+", n.lower())}
 
     def placeholder_names(self) -> set[str]:
         names = set(self.tool_names)
@@ -975,9 +853,7 @@ class _Run:
             if outcome.ok:
                 self.steps.record(call)
                 self.results.append((call.name, content))
-                for param, value in call.args.items():
-                    if isinstance(value, str):
-                        self.used_values.setdefault(f"{call.name}.{param}", set()).add(value)
+                self.pools.record(call.name, call.args)
                 if call.name not in self.wf.terminal_set:
                     self.finish_refused = False
                     # Progress: an error that neither rejected the values nor
@@ -1129,28 +1005,6 @@ class _Run:
             iteration=self.iteration,
             completed_steps=self.steps.completed_names(),
         )
-
-
-def _free_string(name: str, schema: Any) -> bool:
-    """A plain string parameter that no other grounding rule covers."""
-    return (
-        isinstance(schema, dict)
-        and schema.get("type") == "string"
-        and not any(k in schema for k in ("enum", "const", "pattern", "format"))
-        and not is_grounded(name, schema)
-    )
-
-
-_DIGIT_RUN = re.compile(r"\d+")
-# Digits an integer may always have, whatever the conversation holds.
-MIN_NUMBER_DIGITS = 3
-
-
-def number_digits(texts: list[str]) -> int:
-    """One digit more than the longest number the user or a tool wrote (a
-    sum may carry), at least MIN_NUMBER_DIGITS: longer is an invented value."""
-    longest = max((len(m) for t in texts for m in _DIGIT_RUN.findall(t)), default=0)
-    return max(MIN_NUMBER_DIGITS, longest + 1)
 
 
 def _distinct(calls: list[ToolCall]) -> list[ToolCall]:

@@ -61,7 +61,7 @@ class ChatRequest:
     # a successful tool result gave for it (binding.py).
     bound_values: dict[str, list[Any]] = field(default_factory=dict)
     # Digits an integer may have (0: the grammar's own bound): more than any
-    # number in the conversation is an invented value (loop.number_digits).
+    # number in the conversation is an invented value (value_pools.number_digits).
     number_digits: int = 0
     # "tool.param" -> example values from the parameter's schema that the
     # conversation does not have: copied, they are placeholders, not values.

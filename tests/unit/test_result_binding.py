@@ -19,8 +19,9 @@ from forge_core.binding import (
     result_values,
 )
 from forge_core.grammar import build_grammar
-from forge_core.loop import ToolErrorKind, ToolOutcome, number_digits, run_workflow
+from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import ToolCallInfo
+from forge_core.value_pools import number_digits
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 from tests.unit.test_choice_guardrails import accepts
 

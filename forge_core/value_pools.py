@@ -1,0 +1,158 @@
+"""What a run's grammar offers each parameter, from the conversation so far.
+
+The loop (loop.py) keeps the run's state; this module turns it into the
+per-parameter values of the next constraint:
+- free strings: the values shaped like the schema example, else named by the
+  parameter's noun (grounding.shaped_values / grounding.named_values), the
+  user's before the results', minus values that failed or that the tool
+  already took (`ValuePools`); a tool with nothing left is `exhausted`;
+- schema examples the conversation lacks (`unseen_examples`);
+- report parameters bound to what tools returned (`bound_parameters`,
+  binding.py);
+- how many digits an integer may have (`number_digits`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from forge_core.binding import bound_values
+from forge_core.grounding import is_grounded, named_values, schema_examples, shaped_values
+from forge_core.workflow import ToolSpec, Workflow
+
+# Digits an integer may always have, whatever the conversation holds.
+MIN_NUMBER_DIGITS = 3
+_DIGIT_RUN = re.compile(r"\d+")
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def number_digits(texts: list[str]) -> int:
+    """One digit more than the longest number the user or a tool wrote (a
+    sum may carry), at least MIN_NUMBER_DIGITS: longer is an invented value."""
+    longest = max((len(m) for t in texts for m in _DIGIT_RUN.findall(t)), default=0)
+    return max(MIN_NUMBER_DIGITS, longest + 1)
+
+
+def free_string(name: str, schema: Any) -> bool:
+    """A plain string parameter that no other grounding rule covers."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not any(k in schema for k in ("enum", "const", "pattern", "format"))
+        and not is_grounded(name, schema)
+    )
+
+
+def _parameters(wf: Workflow) -> list[tuple[ToolSpec, str, Any]]:
+    return [
+        (tool, name, schema)
+        for tool in wf.tools
+        for name, schema in (tool.parameters.get("properties", {}) or {}).items()
+    ]
+
+
+def unseen_examples(wf: Workflow, texts: list[str]) -> dict[str, list[str]]:
+    """Per parameter ("tool.param"), the example values its schema shows
+    that the conversation does not have (grounding.schema_examples)."""
+    out: dict[str, list[str]] = {}
+    for tool, name, schema in _parameters(wf):
+        unseen = [e for e in schema_examples(schema) if not any(e in t for t in texts)]
+        if unseen:
+            out[f"{tool.name}.{name}"] = unseen
+    return out
+
+
+def bound_parameters(
+    wf: Workflow,
+    results: list[tuple[str, str]],
+    labels_only: set[str],
+    skip_grounded: bool,
+) -> dict[str, list[Any]]:
+    """Per terminal tool parameter ("tool.param"), the values a successful
+    tool result gave for it (binding.py). Grounded identifiers keep their
+    own rule when `skip_grounded`; the parameters in `labels_only` (the
+    conversation names their values, as restart_service's `service`) bind
+    only to labels."""
+    out: dict[str, list[Any]] = {}
+    if not results:
+        return out
+    for tool, name, schema in _parameters(wf):
+        if tool.name not in wf.terminal_set or (skip_grounded and is_grounded(name, schema)):
+            continue
+        key = f"{tool.name}.{name}"
+        values = bound_values(name, schema, results, tool.name, labels_only=key in labels_only)
+        if values:
+            out[key] = list(values)
+    return out
+
+
+@dataclass
+class Offer:
+    """One turn's free-string values ("tool.param" -> values) and the tools
+    with none left."""
+
+    named: dict[str, list[str]] = field(default_factory=dict)
+    shaped: dict[str, list[str]] = field(default_factory=dict)
+    exhausted: set[str] = field(default_factory=set)
+
+    def values(self) -> set[str]:
+        return {v for vs in (*self.named.values(), *self.shaped.values()) for v in vs}
+
+
+class ValuePools:
+    """The free-string values a run's conversation offers, per parameter."""
+
+    def __init__(self, wf: Workflow, names: set[str]) -> None:
+        self.wf = wf
+        # The words of the tool and parameter names (get_exchange_rate ->
+        # get, exchange, rate): a compound with one names no value.
+        self.schema_words = {w for n in names for w in _WORDS.findall(n.lower())}
+        # "tool.param" -> string values that tool already took in a call that
+        # succeeded: a repeat is refused anyway (the loop's repeat checks), so
+        # a pool leaves them out ("S1" inspected, "S2" next).
+        self.used: dict[str, set[str]] = {}
+
+    def record(self, tool: str, args: dict[str, Any]) -> None:
+        """A call of `tool` with `args` succeeded."""
+        for param, value in args.items():
+            if isinstance(value, str):
+                self.used.setdefault(f"{tool}.{param}", set()).add(value)
+
+    def offer(self, users: list[str], others: list[str], failed: set[str]) -> Offer:
+        """The values of the user's messages `users`, else of the other texts
+        (tool results), for each free string parameter, minus `failed` and
+        the values the tool already took. A required parameter that had
+        values and has none left makes its tool `exhausted`."""
+        offer = Offer()
+        left: dict[str, bool] = {}
+        pools: list[tuple[dict[str, list[str]], Callable[[str, Any, list[str]], list[str]]]] = [
+            (offer.shaped, lambda name, schema, texts: shaped_values(schema, texts)),
+            (offer.named, lambda name, schema, texts: named_values(name, texts, self.schema_words)),
+        ]
+        for tool, name, schema in _parameters(self.wf):
+            if not free_string(name, schema):
+                continue
+            key = f"{tool.name}.{name}"
+            required = name in (tool.parameters.get("required") or [])
+            for out, find in pools:
+                sources = [find(name, schema, users), find(name, schema, others)]
+                values = self._first_left(key, sources, failed)
+                if values:
+                    out[key] = values
+                if required and any(sources):
+                    left[key] = left.get(key, False) or bool(values)
+        offer.exhausted = {key.split(".", 1)[0] for key, any_left in left.items() if not any_left}
+        return offer
+
+    def _first_left(self, key: str, sources: list[list[str]], failed: set[str]) -> list[str]:
+        """The first source with values left once the failed and used ones
+        are out: the user's "14:00" before a result's "free from 13:00"."""
+        gone = failed | self.used.get(key, set())
+        for source in sources:
+            values = [v for v in source if v not in gone]
+            if values:
+                return values
+        return []
