@@ -1,24 +1,23 @@
 """Bound report values: a terminal tool's parameter copies what a tool returned.
 
 A small model that has the answer in hand still writes something else into
-the report: `report_rate(rate="USD")` right after `get_exchange_rate`
-returned "1 USD = 0.92 EUR", or `total=":{"` after "... total 418.20 EUR"
-(measured with Gemma 3 270M, bench/RESULTS.md §7). The value was in a tool
+the report: a looked-up rate reported as "USD", or `total=":{"` after
+"... total 96.40 EUR" (measured with Gemma 3 270M, bench/RESULTS.md §7). The value was in a tool
 result; the model only had to copy it. Grounding (grounding.py) covers
 identifiers; this covers the report's values.
 
 A parameter of a *terminal* tool is bound when a successful tool result
 answers it, by one of two clear rules:
 - **label**: the result names the parameter right before a value
-  ("total 418.20 EUR" for `total`, "balance: 1284.50 USD" for `balance`;
+  ("total 96.40 EUR" for `total`, "balance: 1284.50 USD" for `balance`;
   the value runs to the end of its clause), or right after a number
   ("3 items" for `items`);
 - **subject**: the parameter's name is what a tool that succeeded looks up,
-  i.e. the end of that tool's name after at least one word (`rate` for
-  `get_exchange_rate`, `weather` for `get_weather`); its latest result, whole
-  or by clause, is the value;
+  i.e. the end of that tool's name after at least one word (`cost` for
+  `get_shipping_cost`, `forecast` for `get_forecast`); its latest result,
+  whole or by clause, is the value;
 - **report**: else, the parameter is what the terminal tool itself reports
-  (`answer` for `report_answer`): the last result, whole or by clause.
+  (`summary` for `submit_summary`): the last result, whole or by clause.
 
 A label, when there is one, is the answer; else the subject's result. A
 number that adds things up (`total`, or "the sum over ..." in its
@@ -49,7 +48,7 @@ _NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
 
 
 def name_words(name: str) -> list[str]:
-    """`get_exchange_rate` -> [get, exchange, rate]; `closingCode` -> [closing, code]."""
+    """`get_shipping_cost` -> [get, shipping, cost]; `closingCode` -> [closing, code]."""
     return _WORD.findall(_CAMEL.sub(" ", name).lower())
 
 
@@ -59,8 +58,8 @@ def _stem(word: str) -> str:
 
 def is_subject(param: str, tool: str) -> bool:
     """`param` names what `tool` looks up: the tool's name ends with the
-    parameter's words after at least one more word (get_weather/weather).
-    Number counts: list_services returns services, not the `service`."""
+    parameter's words after at least one more word (get_forecast/forecast).
+    Number counts: list_orders returns orders, not the `order`."""
     p, t = name_words(param), name_words(tool)
     return bool(p) and len(t) > len(p) and t[-len(p) :] == p
 
@@ -69,7 +68,7 @@ def labelled_values(param: str, text: str) -> list[str]:
     """Values `text` labels with the parameter's name: the name as written
     (a plural, "Services: a, b", introduces a list, not the value), then
     optionally `:`, `=`, "is" or "of", then the value up to the end of its
-    clause ("total 418.20 EUR, status unpaid" -> "418.20 EUR"
+    clause ("total 96.40 EUR, status unpaid" -> "96.40 EUR"
     for `total`); or a number right before the name, one word between at
     most ("3 items", "14 open tickets")."""
     words = name_words(param)
@@ -171,7 +170,7 @@ def bound_values(
         if sums:
             return sums
     if not found and tool and is_subject(param, tool):
-        # The report's own subject (report_answer's `answer`): what the last
+        # The report's own subject (submit_summary's `summary`): what the last
         # lookup returned.
         found.extend(result_values(results[-1][1]))
     values = list(dict.fromkeys(found))[:MAX_BOUND_VALUES]
@@ -196,7 +195,7 @@ def is_total(param: str, schema: Any) -> bool:
 
 def totals(results: list[tuple[str, str]], integer: bool) -> list[int | float]:
     """The sums a total may be: for each tool that succeeded more than once,
-    the sum of the one number each of its results holds ("Berlin office: 14
+    the sum of the one number each of its results holds ("Lyon office: 14
     open tickets." + "Paris office: 9 ..." -> 23)."""
     by_tool: dict[str, list[str]] = {}
     for tool, output in results:

@@ -350,7 +350,7 @@ class _Builder:
                     if not any(v.startswith(p) for v in self.grounded)
                 }
                 # An example the conversation lacks, with anything after it
-                # ("09:30 ", "2025-01-31 14:00").
+                # ("08:15 ", "2025-01-31 16:45").
                 banned |= {
                     v for v in self.unseen_examples.get(f"{self.tool_name}.{name}", []) if _plain(v)
                 }

@@ -250,7 +250,7 @@ _EXAMPLE = re.compile(
 def schema_examples(schema: Any) -> list[str]:
     """Example values a parameter's schema shows: its `examples` and what
     its description gives after "e.g.", "for example", "such as" or "like"
-    ("The start time, e.g. 09:30." -> "09:30"). A small model copies them
+    ("The start time, e.g. 08:15." -> "08:15"). A small model copies them
     when the conversation has the real value in another form. Only examples
     with a digit count (a time, a date, an id): a word may be a real value."""
     if not isinstance(schema, dict):
@@ -287,11 +287,11 @@ def name_word(param: str) -> str | None:
 
 def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] = ()) -> list[str]:
     """Values the conversation calls by the parameter's noun: an identifier
-    right after it ("room A-19"), else the word right before it ("the
-    payments service" -> payments for `service`) and every item of a list
-    there ("the Berlin, Paris and Warsaw offices"), never a determiner ("the
+    right after it ("room B-7"), else the word right before it ("the
+    billing service" -> billing for `service`) and every item of a list
+    there ("the Lyon, Porto and Graz offices"), never a determiner ("the
     service") nor one of `schema_words`, the words of the tool and parameter
-    names ("the exchange rate" with get_exchange_rate).
+    names ("the shipping cost" with get_shipping_cost).
 
     Linear in the text: the first MAX_CANDIDATES occurrences of the noun in
     each text are looked at through a window of _WINDOW characters (a 160 KB
@@ -312,7 +312,7 @@ def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] =
     if exact:
         return list(exact)
     # A word of the schema's own names makes a compound, not a value: "the
-    # exchange rate" with get_exchange_rate names no rate.
+    # shipping cost" with get_shipping_cost names no cost.
     skip = _DETERMINERS | {noun} | {w.lower() for w in schema_words}
     last = re.compile(rf"({_NAME_TOKEN})(\s+)$")
     found: dict[str, None] = {}
@@ -345,7 +345,7 @@ def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] =
 
 def example_shape(example: str) -> re.Pattern[str] | None:
     """A pattern for values shaped like `example`: its letters and
-    punctuation as written, each digit run as digits ("09:30" -> 2 digits,
+    punctuation as written, each digit run as digits ("08:15" -> 2 digits,
     ":", 2 digits; "S1" -> "S" and digits). Fixed widths only where the
     example has several digit runs (a time, a date, a structured id)."""
     runs = re.findall(r"\d+|\D+", example)
@@ -361,7 +361,7 @@ def example_shape(example: str) -> re.Pattern[str] | None:
 
 def shaped_values(schema: Any, texts: Iterable[str]) -> list[str]:
     """Values in `texts` shaped like one of the parameter's schema examples
-    ("14:00" for a start time whose description says "e.g. 09:30")."""
+    ("16:45" for a start time whose description says "e.g. 08:15")."""
     found: dict[str, None] = {}
     texts = list(texts)
     for example in schema_examples(schema):

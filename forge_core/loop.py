@@ -487,7 +487,7 @@ class _Run:
         keep = relevant(candidates, self.relevance_query())
         if keep is None:
             return allowed
-        # A result may point at the next tool by name ("call book_seat").
+        # A result may point at the next tool by name ("call confirm_order").
         results = [m.content for m in self.transcript if m.type is MessageType.TOOL_RESULT]
         named = {t.name for t in candidates if results and t.name in results[-1]}
         narrowed = [name for name in base if name in keep or name in always or name in named]
@@ -633,8 +633,8 @@ class _Run:
     def failed_strings(self) -> set[str]:
         """String values that failed: of a call that may not run again, the
         value of its only argument or one its error names ("no open audit
-        'X-1'"). "Sections S2-S6 are not inspected yet" rejects no value of
-        close_audit(audit_id="A-19", ...): A-19 stays a good answer."""
+        'X-1'"). "Steps 3-5 are not done yet" rejects no value of
+        close_case(case_id="C-7", ...): C-7 stays a good answer."""
         return {
             v
             for f in self.failed.values()
@@ -857,7 +857,7 @@ class _Run:
                 if call.name not in self.wf.terminal_set:
                     self.finish_refused = False
                     # Progress: an error that neither rejected the values nor
-                    # found nothing ("not inspected yet") may not hold now.
+                    # found nothing ("not done yet") may not hold now.
                     self.failed = {
                         sig: f
                         for sig, f in self.failed.items()
@@ -876,7 +876,7 @@ class _Run:
                 )
                 # Only a rejection of the value itself shows its format:
                 # "malformed id '123': ids look like INV-000042". "Not found"
-                # may name real data, and "sections S2-S6 are not inspected
+                # may name real data, and "steps 3-5 are not done
                 # yet" is about no value of the call.
                 failed.reshaped = {
                     param: found
@@ -886,7 +886,7 @@ class _Run:
                 }
                 if outcome.error_kind is ToolErrorKind.HARD:
                     hard_errors.append(f"{call.name}: {outcome.error}")
-                    # "Sections S2-S6 are not inspected yet": the task cannot
+                    # "Steps 3-5 are not done yet": the task cannot
                     # end yet, whatever the arguments. Not an outage, not a
                     # rejection of the values.
                     if (

@@ -32,9 +32,9 @@ from forge_core.workflow import ToolSpec
 
 MAX_RELEVANT_TOOLS = 4
 # A tool scoring under this share of the best one is a look-alike that shares
-# the request's common words ("card") but not its specific ones ("limit"):
-# get_card_balance at 1.9 against get_card_limit at 3.4 for "the credit
-# limit on my card". Near-ties (1.39 against 1.35) keep both.
+# the request's common words ("loan") but not its specific ones ("term"):
+# get_loan_balance far below get_loan_term for "the term of my loan".
+# Near-ties keep both.
 DOMINANCE = 0.6
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -141,7 +141,7 @@ def asked_among(tools: list[ToolSpec], request: str) -> set[str]:
     """The tools of `tools` (alternatives, such as a workflow's terminal
     tools) that the request asks for by a word (stemmed; name or
     description) that none of the others has: "please restart it" asks for
-    restart_service among restart_service, scale_service and delete_service;
+    reboot_server among reboot_server, resize_server and wipe_server;
     a request that uses no such word asks for none of them."""
     if len(tools) < 2 or not request.strip():
         return set()

@@ -74,7 +74,7 @@ def bound_parameters(
     """Per terminal tool parameter ("tool.param"), the values a successful
     tool result gave for it (binding.py). Grounded identifiers keep their
     own rule when `skip_grounded`; the parameters in `labels_only` (the
-    conversation names their values, as restart_service's `service`) bind
+    conversation names their values, as reboot_server's `server`) bind
     only to labels."""
     out: dict[str, list[Any]] = {}
     if not results:
@@ -107,12 +107,12 @@ class ValuePools:
 
     def __init__(self, wf: Workflow, names: set[str]) -> None:
         self.wf = wf
-        # The words of the tool and parameter names (get_exchange_rate ->
+        # The words of the tool and parameter names (get_shipping_cost ->
         # get, exchange, rate): a compound with one names no value.
         self.schema_words = {w for n in names for w in _WORDS.findall(n.lower())}
         # "tool.param" -> string values that tool already took in a call that
         # succeeded: a repeat is refused anyway (the loop's repeat checks), so
-        # a pool leaves them out ("S1" inspected, "S2" next).
+        # a pool leaves them out (step "1" done, "2" next).
         self.used: dict[str, set[str]] = {}
 
     def record(self, tool: str, args: dict[str, Any]) -> None:
@@ -149,7 +149,7 @@ class ValuePools:
 
     def _first_left(self, key: str, sources: list[list[str]], failed: set[str]) -> list[str]:
         """The first source with values left once the failed and used ones
-        are out: the user's "14:00" before a result's "free from 13:00"."""
+        are out: the user's "16:45" before a result's "free from 13:00"."""
         gone = failed | self.used.get(key, set())
         for source in sources:
             values = [v for v in source if v not in gone]
