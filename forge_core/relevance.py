@@ -32,8 +32,8 @@ from forge_core.workflow import ToolSpec
 
 MAX_RELEVANT_TOOLS = 4
 # A tool scoring under this share of the best one is a look-alike that shares
-# the request's common words ("loan") but not its specific ones ("term"):
-# get_loan_balance far below get_loan_term for "the term of my loan".
+# the request's common words ("ticket") but not its specific ones ("owner"):
+# get_ticket_status far below get_ticket_owner for "who owns my ticket".
 # Near-ties keep both.
 DOMINANCE = 0.6
 
