@@ -586,12 +586,20 @@ class RunStarted(_message.Message):
     MODEL_FIELD_NUMBER: _builtins.int
     CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _builtins.int
     TOOL_CALL_MODE_FIELD_NUMBER: _builtins.int
+    BACKEND_CHAIN_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     backend: _builtins.str
     model: _builtins.str
     context_budget_tokens: _builtins.int
     tool_call_mode: _builtins.str
     """"native", "constrained" or "prompt": how this run obtains tool calls."""
+    @_builtins.property
+    def backend_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With a fallback chain, every backend in the order they are tried
+        (`backend` is the first); empty with a single backend. Which one served
+        each model call is in Usage.iterations[].backend.
+        """
+
     def __init__(
         self,
         *,
@@ -600,10 +608,11 @@ class RunStarted(_message.Message):
         model: _builtins.str = ...,
         context_budget_tokens: _builtins.int = ...,
         tool_call_mode: _builtins.str = ...,
+        backend_chain: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "run_id", b"run_id", "tool_call_mode", b"tool_call_mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "backend_chain", b"backend_chain", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "run_id", b"run_id", "tool_call_mode", b"tool_call_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -787,6 +796,7 @@ class IterationUsage(_message.Message):
     PROMPT_MS_FIELD_NUMBER: _builtins.int
     GENERATION_MS_FIELD_NUMBER: _builtins.int
     SLOT_FIELD_NUMBER: _builtins.int
+    BACKEND_FIELD_NUMBER: _builtins.int
     iteration: _builtins.int
     prompt_tokens: _builtins.int
     cached_prompt_tokens: _builtins.int
@@ -796,6 +806,10 @@ class IterationUsage(_message.Message):
     generation_ms: _builtins.float
     slot: _builtins.int
     """The slot the request ran on (llama-server), -1 if unknown."""
+    backend: _builtins.str
+    """Which backend of the chain served this model call (its kind, e.g.
+    "llama-server"; "" when the server has a single backend that did not say).
+    """
     def __init__(
         self,
         *,
@@ -806,10 +820,11 @@ class IterationUsage(_message.Message):
         prompt_ms: _builtins.float = ...,
         generation_ms: _builtins.float = ...,
         slot: _builtins.int = ...,
+        backend: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit_ratio", b"cache_hit_ratio", "cached_prompt_tokens", b"cached_prompt_tokens", "generation_ms", b"generation_ms", "iteration", b"iteration", "prompt_ms", b"prompt_ms", "prompt_tokens", b"prompt_tokens", "slot", b"slot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "cache_hit_ratio", b"cache_hit_ratio", "cached_prompt_tokens", b"cached_prompt_tokens", "generation_ms", b"generation_ms", "iteration", b"iteration", "prompt_ms", b"prompt_ms", "prompt_tokens", b"prompt_tokens", "slot", b"slot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -931,6 +946,179 @@ class RunFailed(_message.Message):
 Global___RunFailed: _TypeAlias = RunFailed  # noqa: Y015
 
 @_typing.final
+class GuardRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKFLOW_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    REPLY_TEXT_FIELD_NUMBER: _builtins.int
+    REPLY_TOOL_CALLS_FIELD_NUMBER: _builtins.int
+    reply_text: _builtins.str
+    """The model's reply to `messages`: its raw text (read the way Run reads a
+    model's text, rescue included), or the tool calls a native tool-calling
+    API returned. Both empty with the terminal tool's result last in
+    `messages` asks only whether the run is done.
+    """
+    @_builtins.property
+    def workflow(self) -> _workflow_pb2.Workflow: ...
+    @_builtins.property
+    def options(self) -> _workflow_pb2.RunOptions: ...
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_messages_pb2.Message]:
+        """The conversation so far, as the caller's loop recorded it: an optional
+        system message, the user's request, then each model turn (an assistant
+        message with tool_calls) and the tool results that answered it.
+        Corrections Guard returned earlier may be left in or dropped.
+        """
+
+    @_builtins.property
+    def reply_tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[_messages_pb2.ToolCall]: ...
+    def __init__(
+        self,
+        *,
+        workflow: _workflow_pb2.Workflow | None = ...,
+        options: _workflow_pb2.RunOptions | None = ...,
+        messages: _abc.Iterable[_messages_pb2.Message] | None = ...,
+        reply_text: _builtins.str = ...,
+        reply_tool_calls: _abc.Iterable[_messages_pb2.ToolCall] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "workflow", b"workflow"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "options", b"options", "reply_text", b"reply_text", "reply_tool_calls", b"reply_tool_calls", "workflow", b"workflow"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuardRequest: _TypeAlias = GuardRequest  # noqa: Y015
+
+@_typing.final
+class GuardResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALLS_FIELD_NUMBER: _builtins.int
+    RETRY_FIELD_NUMBER: _builtins.int
+    DONE_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def calls(self) -> Global___GuardCalls:
+        """Run these, then send their results back in `messages`."""
+
+    @_builtins.property
+    def retry(self) -> Global___GuardRetry:
+        """Do not run anything: append `messages` to the conversation and ask
+        the model again.
+        """
+
+    @_builtins.property
+    def done(self) -> Global___GuardDone:
+        """The terminal tool returned: the run is complete."""
+
+    @_builtins.property
+    def failed(self) -> Global___RunFailed:
+        """The guard gave up (retry budget spent, steps skipped too often...):
+        the same typed outcome as Run's run_failed.
+        """
+
+    def __init__(
+        self,
+        *,
+        calls: Global___GuardCalls | None = ...,
+        retry: Global___GuardRetry | None = ...,
+        done: Global___GuardDone | None = ...,
+        failed: Global___RunFailed | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls", "done", b"done", "failed", b"failed", "retry", b"retry", "verdict", b"verdict"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls", "done", b"done", "failed", b"failed", "retry", b"retry", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_verdict: _TypeAlias = _typing.Literal["calls", "retry", "done", "failed"]  # noqa: Y015
+    _WhichOneofArgType_verdict: _TypeAlias = _typing.Literal["verdict", b"verdict"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_verdict) -> _WhichOneofReturnType_verdict | None: ...
+
+Global___GuardResponse: _TypeAlias = GuardResponse  # noqa: Y015
+
+@_typing.final
+class GuardCalls(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALLS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCallRequest]:
+        """Validated and coerced, with the ids the caller's conversation should
+        record (the model's own ids where it gave some).
+        """
+
+    def __init__(
+        self,
+        *,
+        calls: _abc.Iterable[Global___ToolCallRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuardCalls: _TypeAlias = GuardCalls  # noqa: Y015
+
+@_typing.final
+class GuardRetry(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    ATTEMPT_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why the attempt was rejected, in words."""
+    attempt: _builtins.int
+    """Consecutive rejected attempts so far (the run fails past the budget)."""
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_messages_pb2.Message]:
+        """The rejected attempt (transient) and the correction for each of its
+        calls, in the order to append them.
+        """
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_messages_pb2.Message] | None = ...,
+        reason: _builtins.str = ...,
+        attempt: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "messages", b"messages", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuardRetry: _TypeAlias = GuardRetry  # noqa: Y015
+
+@_typing.final
+class GuardDone(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TERMINAL_TOOL_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    TERMINAL_CALL_ID_FIELD_NUMBER: _builtins.int
+    terminal_tool: _builtins.str
+    result: _builtins.str
+    terminal_call_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        terminal_tool: _builtins.str = ...,
+        result: _builtins.str = ...,
+        terminal_call_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "terminal_call_id", b"terminal_call_id", "terminal_tool", b"terminal_tool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GuardDone: _TypeAlias = GuardDone  # noqa: Y015
+
+@_typing.final
 class GetServerInfoRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -964,6 +1152,7 @@ class GetServerInfoResponse(_message.Message):
     GPUS_FIELD_NUMBER: _builtins.int
     GPU_STATUS_FIELD_NUMBER: _builtins.int
     QUEUED_RUNS_FIELD_NUMBER: _builtins.int
+    BACKENDS_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     backend: _builtins.str
     """"llama-server", "scripted", ..."""
@@ -995,6 +1184,12 @@ class GetServerInfoResponse(_message.Message):
     """Runs waiting for a slot right now."""
     @_builtins.property
     def gpus(self) -> _containers.RepeatedCompositeFieldContainer[Global___Gpu]: ...
+    @_builtins.property
+    def backends(self) -> _containers.RepeatedCompositeFieldContainer[Global___BackendHealth]:
+        """The backend chain in fallback order (one entry without a chain), with
+        each backend's health.
+        """
+
     def __init__(
         self,
         *,
@@ -1013,14 +1208,62 @@ class GetServerInfoResponse(_message.Message):
         gpus: _abc.Iterable[Global___Gpu] | None = ...,
         gpu_status: _builtins.str = ...,
         queued_runs: _builtins.int = ...,
+        backends: _abc.Iterable[Global___BackendHealth] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "budget_mode", b"budget_mode", "budget_source", b"budget_source", "context_budget_tokens", b"context_budget_tokens", "gpu_status", b"gpu_status", "gpus", b"gpus", "kv_cache_type", b"kv_cache_type", "model", b"model", "queued_runs", b"queued_runs", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "backends", b"backends", "budget_mode", b"budget_mode", "budget_source", b"budget_source", "context_budget_tokens", b"context_budget_tokens", "gpu_status", b"gpu_status", "gpus", b"gpus", "kv_cache_type", b"kv_cache_type", "model", b"model", "queued_runs", b"queued_runs", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetServerInfoResponse: _TypeAlias = GetServerInfoResponse  # noqa: Y015
+
+@_typing.final
+class BackendHealth(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    AVAILABLE_FIELD_NUMBER: _builtins.int
+    COOLDOWN_REMAINING_S_FIELD_NUMBER: _builtins.int
+    CONSECUTIVE_FAILURES_FIELD_NUMBER: _builtins.int
+    CALLS_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Its kind (llama-server, openai, ollama, anthropic, scripted)."""
+    model: _builtins.str
+    url: _builtins.str
+    available: _builtins.bool
+    """False while it cools down after repeated retriable failures."""
+    cooldown_remaining_s: _builtins.float
+    """Seconds until it is tried again (0 when available)."""
+    consecutive_failures: _builtins.int
+    calls: _builtins.int
+    failures: _builtins.int
+    last_error: _builtins.str
+    """The last failure, in words ("" when none)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        model: _builtins.str = ...,
+        url: _builtins.str = ...,
+        available: _builtins.bool = ...,
+        cooldown_remaining_s: _builtins.float = ...,
+        consecutive_failures: _builtins.int = ...,
+        calls: _builtins.int = ...,
+        failures: _builtins.int = ...,
+        last_error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["available", b"available", "calls", b"calls", "consecutive_failures", b"consecutive_failures", "cooldown_remaining_s", b"cooldown_remaining_s", "failures", b"failures", "last_error", b"last_error", "model", b"model", "name", b"name", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BackendHealth: _TypeAlias = BackendHealth  # noqa: Y015
 
 @_typing.final
 class Gpu(_message.Message):

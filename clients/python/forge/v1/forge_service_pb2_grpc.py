@@ -85,6 +85,11 @@ class ForgeServiceStub:
                 request_serializer=forge_dot_v1_dot_forge__service__pb2.GetServerInfoRequest.SerializeToString,
                 response_deserializer=forge_dot_v1_dot_forge__service__pb2.GetServerInfoResponse.FromString,
                 _registered_method=True)
+        self.Guard = channel.unary_unary(
+                '/forge.v1.ForgeService/Guard',
+                request_serializer=forge_dot_v1_dot_forge__service__pb2.GuardRequest.SerializeToString,
+                response_deserializer=forge_dot_v1_dot_forge__service__pb2.GuardResponse.FromString,
+                _registered_method=True)
 
 
 class ForgeServiceServicer:
@@ -148,6 +153,18 @@ class ForgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Guard(self, request, context):
+        """One guard decision for a caller that runs its own loop and its own model
+        calls: given the workflow, the conversation so far and the model's raw
+        reply, the validated calls to run, a correction to append and retry with,
+        or "done". The same engine code as Run decides; nothing is kept between
+        calls (the conversation carries the state). Bad input is a status error
+        as for Run's `start`; a run the guard gives up on is `failed`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ForgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -160,6 +177,11 @@ def add_ForgeServiceServicer_to_server(servicer, server):
                     servicer.GetServerInfo,
                     request_deserializer=forge_dot_v1_dot_forge__service__pb2.GetServerInfoRequest.FromString,
                     response_serializer=forge_dot_v1_dot_forge__service__pb2.GetServerInfoResponse.SerializeToString,
+            ),
+            'Guard': grpc.unary_unary_rpc_method_handler(
+                    servicer.Guard,
+                    request_deserializer=forge_dot_v1_dot_forge__service__pb2.GuardRequest.FromString,
+                    response_serializer=forge_dot_v1_dot_forge__service__pb2.GuardResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -257,6 +279,33 @@ class ForgeService:
             '/forge.v1.ForgeService/GetServerInfo',
             forge_dot_v1_dot_forge__service__pb2.GetServerInfoRequest.SerializeToString,
             forge_dot_v1_dot_forge__service__pb2.GetServerInfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Guard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/forge.v1.ForgeService/Guard',
+            forge_dot_v1_dot_forge__service__pb2.GuardRequest.SerializeToString,
+            forge_dot_v1_dot_forge__service__pb2.GuardResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -82,6 +82,14 @@ class ForgeServiceStub:
     """
     GetServerInfo: _grpc.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]
     """What the server is running on; cheap, safe to poll."""
+    Guard: _grpc.UnaryUnaryMultiCallable[_forge_service_pb2.GuardRequest, _forge_service_pb2.GuardResponse]
+    """One guard decision for a caller that runs its own loop and its own model
+    calls: given the workflow, the conversation so far and the model's raw
+    reply, the validated calls to run, a correction to append and retry with,
+    or "done". The same engine code as Run decides; nothing is kept between
+    calls (the conversation carries the state). Bad input is a status error
+    as for Run's `start`; a run the guard gives up on is `failed`.
+    """
 
 @_typing.type_check_only
 class ForgeServiceAsyncStub(ForgeServiceStub):
@@ -137,6 +145,14 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
     """
     GetServerInfo: _aio.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]  # type: ignore[assignment]
     """What the server is running on; cheap, safe to poll."""
+    Guard: _aio.UnaryUnaryMultiCallable[_forge_service_pb2.GuardRequest, _forge_service_pb2.GuardResponse]  # type: ignore[assignment]
+    """One guard decision for a caller that runs its own loop and its own model
+    calls: given the workflow, the conversation so far and the model's raw
+    reply, the validated calls to run, a correction to append and retry with,
+    or "done". The same engine code as Run decides; nothing is kept between
+    calls (the conversation carries the state). Bad input is a status error
+    as for Run's `start`; a run the guard gives up on is `failed`.
+    """
 
 class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
     """ForgeService runs guarded tool-calling workflows against a local model.
@@ -201,5 +217,19 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_forge_service_pb2.GetServerInfoResponse, _abc.Awaitable[_forge_service_pb2.GetServerInfoResponse]]:
         """What the server is running on; cheap, safe to poll."""
+
+    @_abc_1.abstractmethod
+    def Guard(
+        self,
+        request: _forge_service_pb2.GuardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_forge_service_pb2.GuardResponse, _abc.Awaitable[_forge_service_pb2.GuardResponse]]:
+        """One guard decision for a caller that runs its own loop and its own model
+        calls: given the workflow, the conversation so far and the model's raw
+        reply, the validated calls to run, a correction to append and retry with,
+        or "done". The same engine code as Run decides; nothing is kept between
+        calls (the conversation carries the state). Bad input is a status error
+        as for Run's `start`; a run the guard gives up on is `failed`.
+        """
 
 def add_ForgeServiceServicer_to_server(servicer: ForgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

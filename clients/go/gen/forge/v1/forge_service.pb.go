@@ -1281,7 +1281,11 @@ type RunStarted struct {
 	Model               string                 `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
 	ContextBudgetTokens uint32                 `protobuf:"varint,4,opt,name=context_budget_tokens,json=contextBudgetTokens,proto3" json:"context_budget_tokens,omitempty"`
 	// "native", "constrained" or "prompt": how this run obtains tool calls.
-	ToolCallMode  string `protobuf:"bytes,5,opt,name=tool_call_mode,json=toolCallMode,proto3" json:"tool_call_mode,omitempty"`
+	ToolCallMode string `protobuf:"bytes,5,opt,name=tool_call_mode,json=toolCallMode,proto3" json:"tool_call_mode,omitempty"`
+	// With a fallback chain, every backend in the order they are tried
+	// (`backend` is the first); empty with a single backend. Which one served
+	// each model call is in Usage.iterations[].backend.
+	BackendChain  []string `protobuf:"bytes,6,rep,name=backend_chain,json=backendChain,proto3" json:"backend_chain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1349,6 +1353,13 @@ func (x *RunStarted) GetToolCallMode() string {
 		return x.ToolCallMode
 	}
 	return ""
+}
+
+func (x *RunStarted) GetBackendChain() []string {
+	if x != nil {
+		return x.BackendChain
+	}
+	return nil
 }
 
 type StreamChunk struct {
@@ -1722,7 +1733,10 @@ type IterationUsage struct {
 	PromptMs      float64 `protobuf:"fixed64,5,opt,name=prompt_ms,json=promptMs,proto3" json:"prompt_ms,omitempty"`
 	GenerationMs  float64 `protobuf:"fixed64,6,opt,name=generation_ms,json=generationMs,proto3" json:"generation_ms,omitempty"`
 	// The slot the request ran on (llama-server), -1 if unknown.
-	Slot          int32 `protobuf:"varint,7,opt,name=slot,proto3" json:"slot,omitempty"`
+	Slot int32 `protobuf:"varint,7,opt,name=slot,proto3" json:"slot,omitempty"`
+	// Which backend of the chain served this model call (its kind, e.g.
+	// "llama-server"; "" when the server has a single backend that did not say).
+	Backend       string `protobuf:"bytes,8,opt,name=backend,proto3" json:"backend,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1804,6 +1818,13 @@ func (x *IterationUsage) GetSlot() int32 {
 		return x.Slot
 	}
 	return 0
+}
+
+func (x *IterationUsage) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
 }
 
 type RunCompleted struct {
@@ -2001,6 +2022,380 @@ func (x *RunFailed) GetTranscriptOmitted() bool {
 	return false
 }
 
+type GuardRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Workflow *Workflow              `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Options  *RunOptions            `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	// The conversation so far, as the caller's loop recorded it: an optional
+	// system message, the user's request, then each model turn (an assistant
+	// message with tool_calls) and the tool results that answered it.
+	// Corrections Guard returned earlier may be left in or dropped.
+	Messages []*Message `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The model's reply to `messages`: its raw text (read the way Run reads a
+	// model's text, rescue included), or the tool calls a native tool-calling
+	// API returned. Both empty with the terminal tool's result last in
+	// `messages` asks only whether the run is done.
+	ReplyText      string      `protobuf:"bytes,4,opt,name=reply_text,json=replyText,proto3" json:"reply_text,omitempty"`
+	ReplyToolCalls []*ToolCall `protobuf:"bytes,5,rep,name=reply_tool_calls,json=replyToolCalls,proto3" json:"reply_tool_calls,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GuardRequest) Reset() {
+	*x = GuardRequest{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardRequest) ProtoMessage() {}
+
+func (x *GuardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardRequest.ProtoReflect.Descriptor instead.
+func (*GuardRequest) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GuardRequest) GetWorkflow() *Workflow {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+func (x *GuardRequest) GetOptions() *RunOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *GuardRequest) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *GuardRequest) GetReplyText() string {
+	if x != nil {
+		return x.ReplyText
+	}
+	return ""
+}
+
+func (x *GuardRequest) GetReplyToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ReplyToolCalls
+	}
+	return nil
+}
+
+type GuardResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Verdict:
+	//
+	//	*GuardResponse_Calls
+	//	*GuardResponse_Retry
+	//	*GuardResponse_Done
+	//	*GuardResponse_Failed
+	Verdict       isGuardResponse_Verdict `protobuf_oneof:"verdict"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuardResponse) Reset() {
+	*x = GuardResponse{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardResponse) ProtoMessage() {}
+
+func (x *GuardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardResponse.ProtoReflect.Descriptor instead.
+func (*GuardResponse) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GuardResponse) GetVerdict() isGuardResponse_Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return nil
+}
+
+func (x *GuardResponse) GetCalls() *GuardCalls {
+	if x != nil {
+		if x, ok := x.Verdict.(*GuardResponse_Calls); ok {
+			return x.Calls
+		}
+	}
+	return nil
+}
+
+func (x *GuardResponse) GetRetry() *GuardRetry {
+	if x != nil {
+		if x, ok := x.Verdict.(*GuardResponse_Retry); ok {
+			return x.Retry
+		}
+	}
+	return nil
+}
+
+func (x *GuardResponse) GetDone() *GuardDone {
+	if x != nil {
+		if x, ok := x.Verdict.(*GuardResponse_Done); ok {
+			return x.Done
+		}
+	}
+	return nil
+}
+
+func (x *GuardResponse) GetFailed() *RunFailed {
+	if x != nil {
+		if x, ok := x.Verdict.(*GuardResponse_Failed); ok {
+			return x.Failed
+		}
+	}
+	return nil
+}
+
+type isGuardResponse_Verdict interface {
+	isGuardResponse_Verdict()
+}
+
+type GuardResponse_Calls struct {
+	// Run these, then send their results back in `messages`.
+	Calls *GuardCalls `protobuf:"bytes,1,opt,name=calls,proto3,oneof"`
+}
+
+type GuardResponse_Retry struct {
+	// Do not run anything: append `messages` to the conversation and ask
+	// the model again.
+	Retry *GuardRetry `protobuf:"bytes,2,opt,name=retry,proto3,oneof"`
+}
+
+type GuardResponse_Done struct {
+	// The terminal tool returned: the run is complete.
+	Done *GuardDone `protobuf:"bytes,3,opt,name=done,proto3,oneof"`
+}
+
+type GuardResponse_Failed struct {
+	// The guard gave up (retry budget spent, steps skipped too often...):
+	// the same typed outcome as Run's run_failed.
+	Failed *RunFailed `protobuf:"bytes,4,opt,name=failed,proto3,oneof"`
+}
+
+func (*GuardResponse_Calls) isGuardResponse_Verdict() {}
+
+func (*GuardResponse_Retry) isGuardResponse_Verdict() {}
+
+func (*GuardResponse_Done) isGuardResponse_Verdict() {}
+
+func (*GuardResponse_Failed) isGuardResponse_Verdict() {}
+
+type GuardCalls struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Validated and coerced, with the ids the caller's conversation should
+	// record (the model's own ids where it gave some).
+	Calls         []*ToolCallRequest `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuardCalls) Reset() {
+	*x = GuardCalls{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardCalls) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardCalls) ProtoMessage() {}
+
+func (x *GuardCalls) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardCalls.ProtoReflect.Descriptor instead.
+func (*GuardCalls) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GuardCalls) GetCalls() []*ToolCallRequest {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+type GuardRetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rejected attempt (transient) and the correction for each of its
+	// calls, in the order to append them.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Why the attempt was rejected, in words.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Consecutive rejected attempts so far (the run fails past the budget).
+	Attempt       uint32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuardRetry) Reset() {
+	*x = GuardRetry{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardRetry) ProtoMessage() {}
+
+func (x *GuardRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardRetry.ProtoReflect.Descriptor instead.
+func (*GuardRetry) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GuardRetry) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *GuardRetry) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *GuardRetry) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+type GuardDone struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TerminalTool   string                 `protobuf:"bytes,1,opt,name=terminal_tool,json=terminalTool,proto3" json:"terminal_tool,omitempty"`
+	Result         string                 `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	TerminalCallId string                 `protobuf:"bytes,3,opt,name=terminal_call_id,json=terminalCallId,proto3" json:"terminal_call_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GuardDone) Reset() {
+	*x = GuardDone{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardDone) ProtoMessage() {}
+
+func (x *GuardDone) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardDone.ProtoReflect.Descriptor instead.
+func (*GuardDone) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GuardDone) GetTerminalTool() string {
+	if x != nil {
+		return x.TerminalTool
+	}
+	return ""
+}
+
+func (x *GuardDone) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *GuardDone) GetTerminalCallId() string {
+	if x != nil {
+		return x.TerminalCallId
+	}
+	return ""
+}
+
 type GetServerInfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2009,7 +2404,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2416,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2429,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{26}
 }
 
 type GetServerInfoResponse struct {
@@ -2066,14 +2461,17 @@ type GetServerInfoResponse struct {
 	// Why no GPU is listed, when none is (e.g. "NVML not available").
 	GpuStatus string `protobuf:"bytes,14,opt,name=gpu_status,json=gpuStatus,proto3" json:"gpu_status,omitempty"`
 	// Runs waiting for a slot right now.
-	QueuedRuns    uint32 `protobuf:"varint,15,opt,name=queued_runs,json=queuedRuns,proto3" json:"queued_runs,omitempty"`
+	QueuedRuns uint32 `protobuf:"varint,15,opt,name=queued_runs,json=queuedRuns,proto3" json:"queued_runs,omitempty"`
+	// The backend chain in fallback order (one entry without a chain), with
+	// each backend's health.
+	Backends      []*BackendHealth `protobuf:"bytes,16,rep,name=backends,proto3" json:"backends,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2483,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2496,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -2206,6 +2604,125 @@ func (x *GetServerInfoResponse) GetQueuedRuns() uint32 {
 	return 0
 }
 
+func (x *GetServerInfoResponse) GetBackends() []*BackendHealth {
+	if x != nil {
+		return x.Backends
+	}
+	return nil
+}
+
+type BackendHealth struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its kind (llama-server, openai, ollama, anthropic, scripted).
+	Name  string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Url   string `protobuf:"bytes,3,opt,name=url,proto3" json:"url,omitempty"`
+	// False while it cools down after repeated retriable failures.
+	Available bool `protobuf:"varint,4,opt,name=available,proto3" json:"available,omitempty"`
+	// Seconds until it is tried again (0 when available).
+	CooldownRemainingS  float64 `protobuf:"fixed64,5,opt,name=cooldown_remaining_s,json=cooldownRemainingS,proto3" json:"cooldown_remaining_s,omitempty"`
+	ConsecutiveFailures uint32  `protobuf:"varint,6,opt,name=consecutive_failures,json=consecutiveFailures,proto3" json:"consecutive_failures,omitempty"`
+	Calls               uint64  `protobuf:"varint,7,opt,name=calls,proto3" json:"calls,omitempty"`
+	Failures            uint64  `protobuf:"varint,8,opt,name=failures,proto3" json:"failures,omitempty"`
+	// The last failure, in words ("" when none).
+	LastError     string `protobuf:"bytes,9,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackendHealth) Reset() {
+	*x = BackendHealth{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackendHealth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackendHealth) ProtoMessage() {}
+
+func (x *BackendHealth) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackendHealth.ProtoReflect.Descriptor instead.
+func (*BackendHealth) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *BackendHealth) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BackendHealth) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *BackendHealth) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *BackendHealth) GetAvailable() bool {
+	if x != nil {
+		return x.Available
+	}
+	return false
+}
+
+func (x *BackendHealth) GetCooldownRemainingS() float64 {
+	if x != nil {
+		return x.CooldownRemainingS
+	}
+	return 0
+}
+
+func (x *BackendHealth) GetConsecutiveFailures() uint32 {
+	if x != nil {
+		return x.ConsecutiveFailures
+	}
+	return 0
+}
+
+func (x *BackendHealth) GetCalls() uint64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *BackendHealth) GetFailures() uint64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *BackendHealth) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 type Gpu struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2217,7 +2734,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2746,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2759,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Gpu) GetName() string {
@@ -2346,14 +2863,15 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x13.forge.v1.ToolErrorH\x00R\x05errorB\t\n" +
 	"\aoutcome\"#\n" +
 	"\tCancelRun\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xad\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xd2\x01\n" +
 	"\n" +
 	"RunStarted\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x122\n" +
 	"\x15context_budget_tokens\x18\x04 \x01(\rR\x13contextBudgetTokens\x12$\n" +
-	"\x0etool_call_mode\x18\x05 \x01(\tR\ftoolCallMode\"n\n" +
+	"\x0etool_call_mode\x18\x05 \x01(\tR\ftoolCallMode\x12#\n" +
+	"\rbackend_chain\x18\x06 \x03(\tR\fbackendChain\"n\n" +
 	"\vStreamChunk\x12'\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x13.forge.v1.ChunkTypeR\x04type\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x1c\n" +
@@ -2382,7 +2900,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x0fcache_hit_ratio\x18\a \x01(\x01R\rcacheHitRatio\x128\n" +
 	"\n" +
 	"iterations\x18\b \x03(\v2\x18.forge.v1.IterationUsageR\n" +
-	"iterations\"\x83\x02\n" +
+	"iterations\"\x9d\x02\n" +
 	"\x0eIterationUsage\x12\x1c\n" +
 	"\titeration\x18\x01 \x01(\rR\titeration\x12#\n" +
 	"\rprompt_tokens\x18\x02 \x01(\rR\fpromptTokens\x120\n" +
@@ -2390,7 +2908,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x0fcache_hit_ratio\x18\x04 \x01(\x01R\rcacheHitRatio\x12\x1b\n" +
 	"\tprompt_ms\x18\x05 \x01(\x01R\bpromptMs\x12#\n" +
 	"\rgeneration_ms\x18\x06 \x01(\x01R\fgenerationMs\x12\x12\n" +
-	"\x04slot\x18\a \x01(\x05R\x04slot\"\x9e\x02\n" +
+	"\x04slot\x18\a \x01(\x05R\x04slot\x12\x18\n" +
+	"\abackend\x18\b \x01(\tR\abackend\"\x9e\x02\n" +
 	"\fRunCompleted\x12#\n" +
 	"\rterminal_tool\x18\x01 \x01(\tR\fterminalTool\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\tR\x06result\x12\x1e\n" +
@@ -2417,8 +2936,33 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x12transcript_omitted\x18\a \x01(\bR\x11transcriptOmitted\x1a:\n" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x16\n" +
-	"\x14GetServerInfoRequest\"\x83\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfa\x01\n" +
+	"\fGuardRequest\x12.\n" +
+	"\bworkflow\x18\x01 \x01(\v2\x12.forge.v1.WorkflowR\bworkflow\x12.\n" +
+	"\aoptions\x18\x02 \x01(\v2\x14.forge.v1.RunOptionsR\aoptions\x12-\n" +
+	"\bmessages\x18\x03 \x03(\v2\x11.forge.v1.MessageR\bmessages\x12\x1d\n" +
+	"\n" +
+	"reply_text\x18\x04 \x01(\tR\treplyText\x12<\n" +
+	"\x10reply_tool_calls\x18\x05 \x03(\v2\x12.forge.v1.ToolCallR\x0ereplyToolCalls\"\xd0\x01\n" +
+	"\rGuardResponse\x12,\n" +
+	"\x05calls\x18\x01 \x01(\v2\x14.forge.v1.GuardCallsH\x00R\x05calls\x12,\n" +
+	"\x05retry\x18\x02 \x01(\v2\x14.forge.v1.GuardRetryH\x00R\x05retry\x12)\n" +
+	"\x04done\x18\x03 \x01(\v2\x13.forge.v1.GuardDoneH\x00R\x04done\x12-\n" +
+	"\x06failed\x18\x04 \x01(\v2\x13.forge.v1.RunFailedH\x00R\x06failedB\t\n" +
+	"\averdict\"=\n" +
+	"\n" +
+	"GuardCalls\x12/\n" +
+	"\x05calls\x18\x01 \x03(\v2\x19.forge.v1.ToolCallRequestR\x05calls\"m\n" +
+	"\n" +
+	"GuardRetry\x12-\n" +
+	"\bmessages\x18\x01 \x03(\v2\x11.forge.v1.MessageR\bmessages\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\"r\n" +
+	"\tGuardDone\x12#\n" +
+	"\rterminal_tool\x18\x01 \x01(\tR\fterminalTool\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\x12(\n" +
+	"\x10terminal_call_id\x18\x03 \x01(\tR\x0eterminalCallId\"\x16\n" +
+	"\x14GetServerInfoRequest\"\xb8\x04\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
@@ -2440,7 +2984,19 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\n" +
 	"gpu_status\x18\x0e \x01(\tR\tgpuStatus\x12\x1f\n" +
 	"\vqueued_runs\x18\x0f \x01(\rR\n" +
-	"queuedRuns\"k\n" +
+	"queuedRuns\x123\n" +
+	"\bbackends\x18\x10 \x03(\v2\x17.forge.v1.BackendHealthR\bbackends\"\x9f\x02\n" +
+	"\rBackendHealth\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x1c\n" +
+	"\tavailable\x18\x04 \x01(\bR\tavailable\x120\n" +
+	"\x14cooldown_remaining_s\x18\x05 \x01(\x01R\x12cooldownRemainingS\x121\n" +
+	"\x14consecutive_failures\x18\x06 \x01(\rR\x13consecutiveFailures\x12\x14\n" +
+	"\x05calls\x18\a \x01(\x04R\x05calls\x12\x1a\n" +
+	"\bfailures\x18\b \x01(\x04R\bfailures\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\t \x01(\tR\tlastError\"k\n" +
 	"\x03Gpu\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10vram_total_bytes\x18\x02 \x01(\x04R\x0evramTotalBytes\x12&\n" +
@@ -2467,10 +3023,11 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"&FAILURE_REASON_CONTEXT_BUDGET_EXCEEDED\x10\b\x12\x1b\n" +
 	"\x17FAILURE_REASON_INTERNAL\x10\t\x12 \n" +
 	"\x1cFAILURE_REASON_SHUTTING_DOWN\x10\n" +
-	"2\x98\x01\n" +
+	"2\xd2\x01\n" +
 	"\fForgeService\x126\n" +
 	"\x03Run\x12\x14.forge.v1.RunRequest\x1a\x15.forge.v1.RunResponse(\x010\x01\x12P\n" +
-	"\rGetServerInfo\x12\x1e.forge.v1.GetServerInfoRequest\x1a\x1f.forge.v1.GetServerInfoResponseB@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3"
+	"\rGetServerInfo\x12\x1e.forge.v1.GetServerInfoRequest\x1a\x1f.forge.v1.GetServerInfoResponse\x128\n" +
+	"\x05Guard\x12\x16.forge.v1.GuardRequest\x1a\x17.forge.v1.GuardResponseB@Z>github.com/forge-sidecar/forge/clients/go/gen/forge/v1;forgev1b\x06proto3"
 
 var (
 	file_forge_v1_forge_service_proto_rawDescOnce sync.Once
@@ -2485,7 +3042,7 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
@@ -2511,15 +3068,22 @@ var file_forge_v1_forge_service_proto_goTypes = []any{
 	(*IterationUsage)(nil),        // 21: forge.v1.IterationUsage
 	(*RunCompleted)(nil),          // 22: forge.v1.RunCompleted
 	(*RunFailed)(nil),             // 23: forge.v1.RunFailed
-	(*GetServerInfoRequest)(nil),  // 24: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 25: forge.v1.GetServerInfoResponse
-	(*Gpu)(nil),                   // 26: forge.v1.Gpu
-	nil,                           // 27: forge.v1.StartRun.LabelsEntry
-	nil,                           // 28: forge.v1.RunFailed.DetailsEntry
-	(ToolOutputPolicy)(0),         // 29: forge.v1.ToolOutputPolicy
-	(*Workflow)(nil),              // 30: forge.v1.Workflow
-	(*Message)(nil),               // 31: forge.v1.Message
-	(*RunOptions)(nil),            // 32: forge.v1.RunOptions
+	(*GuardRequest)(nil),          // 24: forge.v1.GuardRequest
+	(*GuardResponse)(nil),         // 25: forge.v1.GuardResponse
+	(*GuardCalls)(nil),            // 26: forge.v1.GuardCalls
+	(*GuardRetry)(nil),            // 27: forge.v1.GuardRetry
+	(*GuardDone)(nil),             // 28: forge.v1.GuardDone
+	(*GetServerInfoRequest)(nil),  // 29: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 30: forge.v1.GetServerInfoResponse
+	(*BackendHealth)(nil),         // 31: forge.v1.BackendHealth
+	(*Gpu)(nil),                   // 32: forge.v1.Gpu
+	nil,                           // 33: forge.v1.StartRun.LabelsEntry
+	nil,                           // 34: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 35: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 36: forge.v1.Workflow
+	(*Message)(nil),               // 37: forge.v1.Message
+	(*RunOptions)(nil),            // 38: forge.v1.RunOptions
+	(*ToolCall)(nil),              // 39: forge.v1.ToolCall
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	11, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
@@ -2537,33 +3101,46 @@ var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	8,  // 12: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
 	6,  // 13: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
 	5,  // 14: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
-	29, // 15: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
-	30, // 16: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	31, // 17: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	32, // 18: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	27, // 19: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	35, // 15: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	36, // 16: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	37, // 17: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	38, // 18: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	33, // 19: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
 	0,  // 20: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
 	12, // 21: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
 	1,  // 22: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
 	17, // 23: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	31, // 24: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	37, // 24: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
 	21, // 25: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
 	20, // 26: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	31, // 27: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	37, // 27: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
 	2,  // 28: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	28, // 29: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	34, // 29: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
 	20, // 30: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	31, // 31: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	26, // 32: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	3,  // 33: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	24, // 34: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	4,  // 35: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	25, // 36: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	35, // [35:37] is the sub-list for method output_type
-	33, // [33:35] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	37, // 31: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	36, // 32: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
+	38, // 33: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
+	37, // 34: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
+	39, // 35: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
+	26, // 36: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
+	27, // 37: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
+	28, // 38: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
+	23, // 39: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
+	18, // 40: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
+	37, // 41: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
+	32, // 42: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	31, // 43: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
+	3,  // 44: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	29, // 45: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	24, // 46: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
+	4,  // 47: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	30, // 48: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	25, // 49: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
+	47, // [47:50] is the sub-list for method output_type
+	44, // [44:47] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -2596,13 +3173,19 @@ func file_forge_v1_forge_service_proto_init() {
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
+	file_forge_v1_forge_service_proto_msgTypes[22].OneofWrappers = []any{
+		(*GuardResponse_Calls)(nil),
+		(*GuardResponse_Retry)(nil),
+		(*GuardResponse_Done)(nil),
+		(*GuardResponse_Failed)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   26,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

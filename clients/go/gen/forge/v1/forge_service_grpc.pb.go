@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	ForgeService_Run_FullMethodName           = "/forge.v1.ForgeService/Run"
 	ForgeService_GetServerInfo_FullMethodName = "/forge.v1.ForgeService/GetServerInfo"
+	ForgeService_Guard_FullMethodName         = "/forge.v1.ForgeService/Guard"
 )
 
 // ForgeServiceClient is the client API for ForgeService service.
@@ -76,6 +77,13 @@ type ForgeServiceClient interface {
 	Run(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunRequest, RunResponse], error)
 	// What the server is running on; cheap, safe to poll.
 	GetServerInfo(ctx context.Context, in *GetServerInfoRequest, opts ...grpc.CallOption) (*GetServerInfoResponse, error)
+	// One guard decision for a caller that runs its own loop and its own model
+	// calls: given the workflow, the conversation so far and the model's raw
+	// reply, the validated calls to run, a correction to append and retry with,
+	// or "done". The same engine code as Run decides; nothing is kept between
+	// calls (the conversation carries the state). Bad input is a status error
+	// as for Run's `start`; a run the guard gives up on is `failed`.
+	Guard(ctx context.Context, in *GuardRequest, opts ...grpc.CallOption) (*GuardResponse, error)
 }
 
 type forgeServiceClient struct {
@@ -103,6 +111,16 @@ func (c *forgeServiceClient) GetServerInfo(ctx context.Context, in *GetServerInf
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetServerInfoResponse)
 	err := c.cc.Invoke(ctx, ForgeService_GetServerInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *forgeServiceClient) Guard(ctx context.Context, in *GuardRequest, opts ...grpc.CallOption) (*GuardResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GuardResponse)
+	err := c.cc.Invoke(ctx, ForgeService_Guard_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +180,13 @@ type ForgeServiceServer interface {
 	Run(grpc.BidiStreamingServer[RunRequest, RunResponse]) error
 	// What the server is running on; cheap, safe to poll.
 	GetServerInfo(context.Context, *GetServerInfoRequest) (*GetServerInfoResponse, error)
+	// One guard decision for a caller that runs its own loop and its own model
+	// calls: given the workflow, the conversation so far and the model's raw
+	// reply, the validated calls to run, a correction to append and retry with,
+	// or "done". The same engine code as Run decides; nothing is kept between
+	// calls (the conversation carries the state). Bad input is a status error
+	// as for Run's `start`; a run the guard gives up on is `failed`.
+	Guard(context.Context, *GuardRequest) (*GuardResponse, error)
 	mustEmbedUnimplementedForgeServiceServer()
 }
 
@@ -177,6 +202,9 @@ func (UnimplementedForgeServiceServer) Run(grpc.BidiStreamingServer[RunRequest, 
 }
 func (UnimplementedForgeServiceServer) GetServerInfo(context.Context, *GetServerInfoRequest) (*GetServerInfoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetServerInfo not implemented")
+}
+func (UnimplementedForgeServiceServer) Guard(context.Context, *GuardRequest) (*GuardResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Guard not implemented")
 }
 func (UnimplementedForgeServiceServer) mustEmbedUnimplementedForgeServiceServer() {}
 func (UnimplementedForgeServiceServer) testEmbeddedByValue()                      {}
@@ -224,6 +252,24 @@ func _ForgeService_GetServerInfo_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ForgeService_Guard_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GuardRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ForgeServiceServer).Guard(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ForgeService_Guard_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ForgeServiceServer).Guard(ctx, req.(*GuardRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ForgeService_ServiceDesc is the grpc.ServiceDesc for ForgeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -234,6 +280,10 @@ var ForgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetServerInfo",
 			Handler:    _ForgeService_GetServerInfo_Handler,
+		},
+		{
+			MethodName: "Guard",
+			Handler:    _ForgeService_Guard_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

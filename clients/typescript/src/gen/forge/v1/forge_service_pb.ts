@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message as Message$1 } from "./messages_pb.js";
+import type { Message as Message$1, ToolCall } from "./messages_pb.js";
 import { file_forge_v1_messages } from "./messages_pb.js";
 import type { RunOptions, ToolOutputPolicy, Workflow } from "./workflow_pb.js";
 import { file_forge_v1_workflow } from "./workflow_pb.js";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCKsBAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAQgYKBGtpbmQingEKElRvb2xPdXRwdXRTY3JlZW5lZBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZhY3Rpb24YAyABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5EhQKDHNlY3JldF90eXBlcxgEIAMoCRIPCgdzZWNyZXRzGAUgASgNEhEKCWl0ZXJhdGlvbhgGIAEoDSJgCg9BcHByb3ZhbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNIkUKEEFwcHJvdmFsRGVjaXNpb24SDwoHY2FsbF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSJzCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRIWCg50b29sX2NhbGxfbW9kZRgFIAEoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiqQEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFIsYBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkSGgoSdHJhbnNjcmlwdF9vbWl0dGVkGAcgASgIIp8CCglSdW5GYWlsZWQSJwoGcmVhc29uGAEgASgOMhcuZm9yZ2UudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEjEKB2RldGFpbHMYAyADKAsyIC5mb3JnZS52MS5SdW5GYWlsZWQuRGV0YWlsc0VudHJ5EhIKCml0ZXJhdGlvbnMYBCABKA0SHgoFdXNhZ2UYBSABKAsyDy5mb3JnZS52MS5Vc2FnZRIlCgp0cmFuc2NyaXB0GAYgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAgaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiFgoUR2V0U2VydmVySW5mb1JlcXVlc3Qi1wIKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDRIVCg1rdl9jYWNoZV90eXBlGAsgASgJEhUKDWJ1ZGdldF9zb3VyY2UYDCABKAkSGwoEZ3B1cxgNIAMoCzINLmZvcmdlLnYxLkdwdRISCgpncHVfc3RhdHVzGA4gASgJEhMKC3F1ZXVlZF9ydW5zGA8gASgNIkYKA0dwdRIMCgRuYW1lGAEgASgJEhgKEHZyYW1fdG90YWxfYnl0ZXMYAiABKAQSFwoPdnJhbV9mcmVlX2J5dGVzGAMgASgEKmoKDVRvb2xFcnJvcktpbmQSHwobVE9PTF9FUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9FUlJPUl9LSU5EX0hBUkQQARIeChpUT09MX0VSUk9SX0tJTkRfUkVTT0xVVElPThACKo4BCglDaHVua1R5cGUSGgoWQ0hVTktfVFlQRV9VTlNQRUNJRklFRBAAEhkKFUNIVU5LX1RZUEVfVEVYVF9ERUxUQRABEh4KGkNIVU5LX1RZUEVfVE9PTF9DQUxMX0RFTFRBEAISFAoQQ0hVTktfVFlQRV9GSU5BTBADEhQKEENIVU5LX1RZUEVfUkVUUlkQBCr+AgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGEZBSUxVUkVfUkVBU09OX1RPT0xfQ0FMTBABEiEKHUZBSUxVUkVfUkVBU09OX1RPT0xfRVhFQ1VUSU9OEAISIwofRkFJTFVSRV9SRUFTT05fU1RFUF9FTkZPUkNFTUVOVBADEh8KG0ZBSUxVUkVfUkVBU09OX1BSRVJFUVVJU0lURRAEEiEKHUZBSUxVUkVfUkVBU09OX01BWF9JVEVSQVRJT05TEAUSHAoYRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEEAYSGgoWRkFJTFVSRV9SRUFTT05fQkFDS0VORBAHEioKJkZBSUxVUkVfUkVBU09OX0NPTlRFWFRfQlVER0VUX0VYQ0VFREVEEAgSGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQCRIgChxGQUlMVVJFX1JFQVNPTl9TSFVUVElOR19ET1dOEAoymAEKDEZvcmdlU2VydmljZRI2CgNSdW4SFC5mb3JnZS52MS5SdW5SZXF1ZXN0GhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UoATABElAKDUdldFNlcnZlckluZm8SHi5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBofLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCKsBAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAQgYKBGtpbmQingEKElRvb2xPdXRwdXRTY3JlZW5lZBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZhY3Rpb24YAyABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5EhQKDHNlY3JldF90eXBlcxgEIAMoCRIPCgdzZWNyZXRzGAUgASgNEhEKCWl0ZXJhdGlvbhgGIAEoDSJgCg9BcHByb3ZhbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNIkUKEEFwcHJvdmFsRGVjaXNpb24SDwoHY2FsbF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSKKAQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SFgoOdG9vbF9jYWxsX21vZGUYBSABKAkSFQoNYmFja2VuZF9jaGFpbhgGIAMoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiugEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFEg8KB2JhY2tlbmQYCCABKAkixgEKDFJ1bkNvbXBsZXRlZBIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRISCgppdGVyYXRpb25zGAMgASgNEh4KBXVzYWdlGAQgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgFIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGAoQdGVybWluYWxfY2FsbF9pZBgGIAEoCRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAginwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlEhoKEnRyYW5zY3JpcHRfb21pdHRlZBgHIAEoCBouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLCAQoMR3VhcmRSZXF1ZXN0EiQKCHdvcmtmbG93GAEgASgLMhIuZm9yZ2UudjEuV29ya2Zsb3cSJQoHb3B0aW9ucxgCIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSIwoIbWVzc2FnZXMYAyADKAsyES5mb3JnZS52MS5NZXNzYWdlEhIKCnJlcGx5X3RleHQYBCABKAkSLAoQcmVwbHlfdG9vbF9jYWxscxgFIAMoCzISLmZvcmdlLnYxLlRvb2xDYWxsIrQBCg1HdWFyZFJlc3BvbnNlEiUKBWNhbGxzGAEgASgLMhQuZm9yZ2UudjEuR3VhcmRDYWxsc0gAEiUKBXJldHJ5GAIgASgLMhQuZm9yZ2UudjEuR3VhcmRSZXRyeUgAEiMKBGRvbmUYAyABKAsyEy5mb3JnZS52MS5HdWFyZERvbmVIABIlCgZmYWlsZWQYBCABKAsyEy5mb3JnZS52MS5SdW5GYWlsZWRIAEIJCgd2ZXJkaWN0IjYKCkd1YXJkQ2FsbHMSKAoFY2FsbHMYASADKAsyGS5mb3JnZS52MS5Ub29sQ2FsbFJlcXVlc3QiUgoKR3VhcmRSZXRyeRIjCghtZXNzYWdlcxgBIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDgoGcmVhc29uGAIgASgJEg8KB2F0dGVtcHQYAyABKA0iTAoJR3VhcmREb25lEhUKDXRlcm1pbmFsX3Rvb2wYASABKAkSDgoGcmVzdWx0GAIgASgJEhgKEHRlcm1pbmFsX2NhbGxfaWQYAyABKAkiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiggMKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDRIVCg1rdl9jYWNoZV90eXBlGAsgASgJEhUKDWJ1ZGdldF9zb3VyY2UYDCABKAkSGwoEZ3B1cxgNIAMoCzINLmZvcmdlLnYxLkdwdRISCgpncHVfc3RhdHVzGA4gASgJEhMKC3F1ZXVlZF9ydW5zGA8gASgNEikKCGJhY2tlbmRzGBAgAygLMhcuZm9yZ2UudjEuQmFja2VuZEhlYWx0aCK9AQoNQmFja2VuZEhlYWx0aBIMCgRuYW1lGAEgASgJEg0KBW1vZGVsGAIgASgJEgsKA3VybBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSHAoUY29vbGRvd25fcmVtYWluaW5nX3MYBSABKAESHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYBiABKA0SDQoFY2FsbHMYByABKAQSEAoIZmFpbHVyZXMYCCABKAQSEgoKbGFzdF9lcnJvchgJIAEoCSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq/gIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkSIAocRkFJTFVSRV9SRUFTT05fU0hVVFRJTkdfRE9XThAKMtIBCgxGb3JnZVNlcnZpY2USNgoDUnVuEhQuZm9yZ2UudjEuUnVuUmVxdWVzdBoVLmZvcmdlLnYxLlJ1blJlc3BvbnNlKAEwARJQCg1HZXRTZXJ2ZXJJbmZvEh4uZm9yZ2UudjEuR2V0U2VydmVySW5mb1JlcXVlc3QaHy5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2USOAoFR3VhcmQSFi5mb3JnZS52MS5HdWFyZFJlcXVlc3QaFy5mb3JnZS52MS5HdWFyZFJlc3BvbnNlQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -535,6 +535,15 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
    * @generated from field: string tool_call_mode = 5;
    */
   toolCallMode: string;
+
+  /**
+   * With a fallback chain, every backend in the order they are tried
+   * (`backend` is the first); empty with a single backend. Which one served
+   * each model call is in Usage.iterations[].backend.
+   *
+   * @generated from field: repeated string backend_chain = 6;
+   */
+  backendChain: string[];
 };
 
 /**
@@ -774,6 +783,14 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
    * @generated from field: int32 slot = 7;
    */
   slot: number;
+
+  /**
+   * Which backend of the chain served this model call (its kind, e.g.
+   * "llama-server"; "" when the server has a single backend that did not say).
+   *
+   * @generated from field: string backend = 8;
+   */
+  backend: string;
 };
 
 /**
@@ -895,6 +912,185 @@ export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 20);
 
 /**
+ * @generated from message forge.v1.GuardRequest
+ */
+export type GuardRequest = Message<"forge.v1.GuardRequest"> & {
+  /**
+   * @generated from field: forge.v1.Workflow workflow = 1;
+   */
+  workflow?: Workflow | undefined;
+
+  /**
+   * @generated from field: forge.v1.RunOptions options = 2;
+   */
+  options?: RunOptions | undefined;
+
+  /**
+   * The conversation so far, as the caller's loop recorded it: an optional
+   * system message, the user's request, then each model turn (an assistant
+   * message with tool_calls) and the tool results that answered it.
+   * Corrections Guard returned earlier may be left in or dropped.
+   *
+   * @generated from field: repeated forge.v1.Message messages = 3;
+   */
+  messages: Message$1[];
+
+  /**
+   * The model's reply to `messages`: its raw text (read the way Run reads a
+   * model's text, rescue included), or the tool calls a native tool-calling
+   * API returned. Both empty with the terminal tool's result last in
+   * `messages` asks only whether the run is done.
+   *
+   * @generated from field: string reply_text = 4;
+   */
+  replyText: string;
+
+  /**
+   * @generated from field: repeated forge.v1.ToolCall reply_tool_calls = 5;
+   */
+  replyToolCalls: ToolCall[];
+};
+
+/**
+ * Describes the message forge.v1.GuardRequest.
+ * Use `create(GuardRequestSchema)` to create a new message.
+ */
+export const GuardRequestSchema: GenMessage<GuardRequest> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 21);
+
+/**
+ * @generated from message forge.v1.GuardResponse
+ */
+export type GuardResponse = Message<"forge.v1.GuardResponse"> & {
+  /**
+   * @generated from oneof forge.v1.GuardResponse.verdict
+   */
+  verdict: {
+    /**
+     * Run these, then send their results back in `messages`.
+     *
+     * @generated from field: forge.v1.GuardCalls calls = 1;
+     */
+    value: GuardCalls;
+    case: "calls";
+  } | {
+    /**
+     * Do not run anything: append `messages` to the conversation and ask
+     * the model again.
+     *
+     * @generated from field: forge.v1.GuardRetry retry = 2;
+     */
+    value: GuardRetry;
+    case: "retry";
+  } | {
+    /**
+     * The terminal tool returned: the run is complete.
+     *
+     * @generated from field: forge.v1.GuardDone done = 3;
+     */
+    value: GuardDone;
+    case: "done";
+  } | {
+    /**
+     * The guard gave up (retry budget spent, steps skipped too often...):
+     * the same typed outcome as Run's run_failed.
+     *
+     * @generated from field: forge.v1.RunFailed failed = 4;
+     */
+    value: RunFailed;
+    case: "failed";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message forge.v1.GuardResponse.
+ * Use `create(GuardResponseSchema)` to create a new message.
+ */
+export const GuardResponseSchema: GenMessage<GuardResponse> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 22);
+
+/**
+ * @generated from message forge.v1.GuardCalls
+ */
+export type GuardCalls = Message<"forge.v1.GuardCalls"> & {
+  /**
+   * Validated and coerced, with the ids the caller's conversation should
+   * record (the model's own ids where it gave some).
+   *
+   * @generated from field: repeated forge.v1.ToolCallRequest calls = 1;
+   */
+  calls: ToolCallRequest[];
+};
+
+/**
+ * Describes the message forge.v1.GuardCalls.
+ * Use `create(GuardCallsSchema)` to create a new message.
+ */
+export const GuardCallsSchema: GenMessage<GuardCalls> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 23);
+
+/**
+ * @generated from message forge.v1.GuardRetry
+ */
+export type GuardRetry = Message<"forge.v1.GuardRetry"> & {
+  /**
+   * The rejected attempt (transient) and the correction for each of its
+   * calls, in the order to append them.
+   *
+   * @generated from field: repeated forge.v1.Message messages = 1;
+   */
+  messages: Message$1[];
+
+  /**
+   * Why the attempt was rejected, in words.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Consecutive rejected attempts so far (the run fails past the budget).
+   *
+   * @generated from field: uint32 attempt = 3;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message forge.v1.GuardRetry.
+ * Use `create(GuardRetrySchema)` to create a new message.
+ */
+export const GuardRetrySchema: GenMessage<GuardRetry> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 24);
+
+/**
+ * @generated from message forge.v1.GuardDone
+ */
+export type GuardDone = Message<"forge.v1.GuardDone"> & {
+  /**
+   * @generated from field: string terminal_tool = 1;
+   */
+  terminalTool: string;
+
+  /**
+   * @generated from field: string result = 2;
+   */
+  result: string;
+
+  /**
+   * @generated from field: string terminal_call_id = 3;
+   */
+  terminalCallId: string;
+};
+
+/**
+ * Describes the message forge.v1.GuardDone.
+ * Use `create(GuardDoneSchema)` to create a new message.
+ */
+export const GuardDoneSchema: GenMessage<GuardDone> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 25);
+
+/**
  * @generated from message forge.v1.GetServerInfoRequest
  */
 export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
@@ -905,7 +1101,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 21);
+  messageDesc(file_forge_v1_forge_service, 26);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -1006,6 +1202,14 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
    * @generated from field: uint32 queued_runs = 15;
    */
   queuedRuns: number;
+
+  /**
+   * The backend chain in fallback order (one entry without a chain), with
+   * each backend's health.
+   *
+   * @generated from field: repeated forge.v1.BackendHealth backends = 16;
+   */
+  backends: BackendHealth[];
 };
 
 /**
@@ -1013,7 +1217,72 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 22);
+  messageDesc(file_forge_v1_forge_service, 27);
+
+/**
+ * @generated from message forge.v1.BackendHealth
+ */
+export type BackendHealth = Message<"forge.v1.BackendHealth"> & {
+  /**
+   * Its kind (llama-server, openai, ollama, anthropic, scripted).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * False while it cools down after repeated retriable failures.
+   *
+   * @generated from field: bool available = 4;
+   */
+  available: boolean;
+
+  /**
+   * Seconds until it is tried again (0 when available).
+   *
+   * @generated from field: double cooldown_remaining_s = 5;
+   */
+  cooldownRemainingS: number;
+
+  /**
+   * @generated from field: uint32 consecutive_failures = 6;
+   */
+  consecutiveFailures: number;
+
+  /**
+   * @generated from field: uint64 calls = 7;
+   */
+  calls: bigint;
+
+  /**
+   * @generated from field: uint64 failures = 8;
+   */
+  failures: bigint;
+
+  /**
+   * The last failure, in words ("" when none).
+   *
+   * @generated from field: string last_error = 9;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message forge.v1.BackendHealth.
+ * Use `create(BackendHealthSchema)` to create a new message.
+ */
+export const BackendHealthSchema: GenMessage<BackendHealth> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 28);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -1040,7 +1309,7 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 23);
+  messageDesc(file_forge_v1_forge_service, 29);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind
@@ -1271,6 +1540,21 @@ export const ForgeService: GenService<{
     methodKind: "unary";
     input: typeof GetServerInfoRequestSchema;
     output: typeof GetServerInfoResponseSchema;
+  },
+  /**
+   * One guard decision for a caller that runs its own loop and its own model
+   * calls: given the workflow, the conversation so far and the model's raw
+   * reply, the validated calls to run, a correction to append and retry with,
+   * or "done". The same engine code as Run decides; nothing is kept between
+   * calls (the conversation carries the state). Bad input is a status error
+   * as for Run's `start`; a run the guard gives up on is `failed`.
+   *
+   * @generated from rpc forge.v1.ForgeService.Guard
+   */
+  guard: {
+    methodKind: "unary";
+    input: typeof GuardRequestSchema;
+    output: typeof GuardResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_forge_v1_forge_service, 0);
