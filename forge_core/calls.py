@@ -20,6 +20,9 @@ class ToolCall:
 
     name: str
     args: dict[str, Any]
+    # The id the model or the caller gave the call ("" lets the loop number
+    # it): a caller's own loop keeps its ids across Guard requests.
+    id: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class IterationUsage:
     prompt_ms: float
     generation_ms: float
     slot: int = -1
+    # Which backend of a fallback chain served the call ("" without a chain).
+    backend: str = ""
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -72,6 +77,9 @@ class Usage:
     generation_ms: float = 0.0
     # For one backend call: the server slot it ran on (-1 when unknown).
     slot: int = -1
+    # For one backend call: which backend of a fallback chain served it ("":
+    # no chain; fallback.py sets it).
+    backend: str = ""
     iterations: list[IterationUsage] = field(default_factory=list)
 
     @property
@@ -89,6 +97,7 @@ class Usage:
                 prompt_ms=call.prompt_ms,
                 generation_ms=call.generation_ms,
                 slot=call.slot,
+                backend=call.backend,
             )
         )
 

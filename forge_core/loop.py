@@ -176,6 +176,10 @@ class _Run:
         self.steps = StepTracker(workflow)
         self.tool_names = [t.name for t in workflow.tools]
         self.retries = 0
+        # Why the last attempt was refused, in words (replay.py reports it).
+        self.last_rejection = ""
+        # The reply being handled is a recorded turn (BackendReply.replayed).
+        self.replaying = False
         self.tool_errors = 0
         self.premature = 0
         self.prereq_violations = 0
@@ -218,6 +222,12 @@ class _Run:
         # continued conversation never reuses an id.
         self.call_seq += 1
         return f"call_{self.call_seq}"
+
+    def call_id(self, call: ToolCall) -> str:
+        """The id a call was given, else the next number; numbered either way
+        so a new call never takes a recorded one's "call_N"."""
+        numbered = self.next_call_id()
+        return call.id or numbered
 
     def budget_tokens(self) -> int:
         budget = self.backend.info().context_budget_tokens
@@ -345,9 +355,15 @@ class _Run:
         calls = await self.next_calls()
         if calls is None:
             return None
+        if self.replaying:
+            # Its tools already ran: record it as it was, like a batch that
+            # passed (it ends a streak of refused ones).
+            infos = [ToolCallInfo(self.call_id(c), c.name, c.args) for c in calls]
+            self.retries = self.premature = self.prereq_violations = 0
+            return await self.run_tools(infos)
         if self.opts.repeat_guard:
             calls = _distinct(calls)
-        infos = [ToolCallInfo(call_id=self.next_call_id(), name=c.name, args=c.args) for c in calls]
+        infos = [ToolCallInfo(self.call_id(c), c.name, c.args) for c in calls]
         if not await self.check_calls(infos):
             return None
         if self.destructive and self.opts.destructive_policy:
@@ -382,7 +398,9 @@ class _Run:
 
             request.on_queue = queued
         reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
-        self.usage.record(self.iteration, reply.usage)
+        self.replaying = reply.replayed
+        if not reply.replayed:
+            self.usage.record(self.iteration, reply.usage)
         response = reply.response
         reasoning = reply.reasoning
         calls: list[ToolCall] | None
@@ -678,6 +696,7 @@ class _Run:
         return forward
 
     def record_retry(self, why: str) -> None:
+        self.last_rejection = why
         self.retries += 1
         if self.retries > self.opts.retry_budget:
             raise ToolCallError(
@@ -717,6 +736,7 @@ class _Run:
         if not terminal or not pending:
             return True
         self.premature += 1
+        self.last_rejection = f"{terminal[0]!r} was called before the required steps {pending}"
         text = nudges.step_nudge(terminal[0], pending, tier=min(self.premature, 3))
         await self.reject_batch(
             infos, dict.fromkeys(range(len(infos)), text), MessageType.STEP_NUDGE
@@ -737,6 +757,10 @@ class _Run:
         if not blocked:
             return True
         self.prereq_violations += 1
+        first = next(iter(blocked))
+        self.last_rejection = (
+            f"{infos[first].name!r} was called before its prerequisites {blocked[first]}"
+        )
         texts = {
             i: nudges.prerequisite_nudge(infos[i].name, blocked[i])
             if i in blocked

@@ -84,6 +84,10 @@ class BackendReply:
     reasoning: str = ""
     # Generation stopped at max_tokens (finish_reason "length").
     truncated: bool = False
+    # A turn the conversation already holds, with its tool results (a
+    # caller's own loop, replay.py): it happened, so it is recorded, not
+    # checked again, and it cost no model call here.
+    replayed: bool = False
 
 
 @dataclass
