@@ -73,6 +73,8 @@ class TurnCalls:
 
     calls: list[ToolCallInfo]
     usage: Usage = field(default_factory=Usage)
+    # The loop iteration that made them (recorded turns count).
+    iteration: int = 0
 
 
 @dataclass
@@ -283,7 +285,7 @@ async def next_turn(
     try:
         result = await run.execute(conversation.user_message, conversation.prior)
     except _Suspended as suspended:
-        return TurnCalls(suspended.calls, run.usage)
+        return TurnCalls(suspended.calls, run.usage, run.iteration)
     except _NoMoreReplies:
         if reply is None:
             raise ConversationError(

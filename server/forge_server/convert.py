@@ -6,6 +6,7 @@ contract's terms, so the service can return INVALID_ARGUMENT naming it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -200,12 +201,14 @@ def message_from_pb(msg: mpb.Message, field_path: str) -> Message:
     )
 
 
-def prior_from_pb(msgs: Sequence[mpb.Message]) -> list[Message]:
+def prior_from_pb(
+    msgs: Sequence[mpb.Message], field: str = "start.prior_messages"
+) -> list[Message]:
     """Prior messages, each tool result answering a call made before it."""
     prior = []
     issued: set[str] = set()
     for i, m in enumerate(msgs):
-        field_path = f"start.prior_messages[{i}]"
+        field_path = f"{field}[{i}]"
         message = message_from_pb(m, field_path)
         issued.update(c.call_id for c in message.tool_calls)
         if message.role is MessageRole.TOOL and message.tool_call_id not in issued:
@@ -247,6 +250,23 @@ def message_to_pb(msg: Message) -> mpb.Message:
     if msg.step_index is not None:
         out.step_index = msg.step_index
     return out
+
+
+def tool_call_to_pb(call: ToolCallInfo, iteration: int) -> pb.ToolCallRequest:
+    return pb.ToolCallRequest(
+        call_id=call.call_id,
+        tool_name=call.name,
+        arguments_json=call.arguments_json(),
+        iteration=iteration,
+        coercions=[
+            pb.Coercion(
+                path=c.path,
+                original_json=json.dumps(c.original),
+                coerced_json=json.dumps(c.coerced),
+            )
+            for c in call.coercions
+        ],
+    )
 
 
 def usage_to_pb(usage: Usage | None) -> pb.Usage:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.messages import ToolCallInfo
 from forge_core.tool_execution import Approval, ToolErrorKind, ToolOutcome
+from forge_server.convert import tool_call_to_pb
 
 
 class Timer(Protocol):
@@ -102,24 +102,7 @@ class StreamToolExecutor:
         self._pending.update(futures)
         try:
             for call in calls:
-                await self._send(
-                    pb.RunResponse(
-                        tool_call=pb.ToolCallRequest(
-                            call_id=call.call_id,
-                            tool_name=call.name,
-                            arguments_json=call.arguments_json(),
-                            iteration=iteration,
-                            coercions=[
-                                pb.Coercion(
-                                    path=c.path,
-                                    original_json=json.dumps(c.original),
-                                    coerced_json=json.dumps(c.coerced),
-                                )
-                                for c in call.coercions
-                            ],
-                        )
-                    )
-                )
+                await self._send(pb.RunResponse(tool_call=tool_call_to_pb(call, iteration)))
             return list(await asyncio.gather(*(self._wait(c, futures[c.call_id]) for c in calls)))
         finally:
             for call_id, future in futures.items():

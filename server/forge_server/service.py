@@ -32,7 +32,7 @@ from forge_core.loop import RunResult, run_workflow
 from forge_core.messages import Message, ToolCallInfo
 from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
-from forge_server import __version__
+from forge_server import __version__, guard
 from forge_server.auth import Authenticator, Identity
 from forge_server.convert import (
     SECRETS_POLICY_TO_PB,
@@ -171,6 +171,17 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             gpu_status=self.gpu_status,
             queued_runs=queued_runs(self.backend),
         )
+
+    async def Guard(
+        self, request: pb.GuardRequest, context: grpc.aio.ServicerContext[object, object]
+    ) -> pb.GuardResponse:
+        try:
+            await self._authenticate(context)
+            self._refuse_if_draining()
+            return await guard.decide(request, self.tool_output_secrets)
+        except RequestRejected as exc:
+            await self._reject(context, exc)
+            raise AssertionError("unreachable: abort raises") from exc
 
     async def Run(
         self,
