@@ -71,8 +71,57 @@ class WorkflowCancelledError(ForgeError):
 
 
 class BackendError(ForgeError):
+    """The model backend failed to answer.
+
+    `retriable`: whether another backend (or the same one later) may well
+    answer the same request: the server was unreachable, timed out, overloaded
+    or broken (see is_retriable). None leaves it to the HTTP status, if any.
+    """
+
     reason = FailureReason.BACKEND
+
+    def __init__(self, message: str, *, retriable: bool | None = None, **details: object) -> None:
+        super().__init__(message, **details)
+        self.retriable = retriable
 
 
 class ContextBudgetExceededError(ForgeError):
     reason = FailureReason.CONTEXT_BUDGET_EXCEEDED
+
+
+def retriable_status(status: int) -> bool:
+    """An HTTP status that says the server, not the request, is the problem:
+    5xx, 429 (rate limited) and 408 (request timeout)."""
+    return status >= 500 or status in (408, 429)
+
+
+def is_retriable(exc: BaseException) -> bool:
+    """Whether a failed model call may succeed on another backend.
+
+    Retriable: connection refused or reset, timeouts, HTTP 5xx / 429 / 408, a
+    managed llama-server that died. Not: an error answer about the request
+    itself (other 4xx), a conversation that does not fit the context, a
+    cancelled run, anything that is not a backend failure (a bug would only
+    repeat on the next backend).
+    """
+    if isinstance(exc, BackendError):
+        if exc.retriable is not None:
+            return exc.retriable
+        status = exc.details.get("status", "")
+        if status.isdigit():
+            return retriable_status(int(status))
+        return _caused_by_io(exc)
+    if isinstance(exc, ForgeError):
+        return False
+    return isinstance(exc, OSError | TimeoutError)
+
+
+def _caused_by_io(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cause = exc.__cause__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, OSError | TimeoutError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False

@@ -122,14 +122,18 @@ class AnthropicBackend:
                 lambda: self._stream(params, names, on_chunk),
                 on_chunk,
                 retry_on=(httpx2.TransportError, BrokenStream),
-                fail=lambda exc: BackendError(f"anthropic stream failed: {exc}"),
+                fail=lambda exc: BackendError(f"anthropic stream failed: {exc}", retriable=True),
                 log=log,
                 what="anthropic stream",
             )
         except anthropic.APIStatusError as exc:
             raise api_error(exc.status_code, _error_body(exc)) from exc
         except anthropic.APIError as exc:
-            raise BackendError(f"anthropic API call failed: {exc}") from exc
+            # APIConnectionError covers refused connections and timeouts.
+            raise BackendError(
+                f"anthropic API call failed: {exc}",
+                retriable=isinstance(exc, anthropic.APIConnectionError),
+            ) from exc
 
     async def _stream(
         self, params: dict[str, Any], names: ToolNames, on_chunk: ChunkSink | None

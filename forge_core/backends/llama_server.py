@@ -173,7 +173,9 @@ class LlamaServerBackend:
                 total += await self._tokens(str(msg.get("content") or "")) + per_message
         except httpx.TransportError as exc:
             if self._wait_ready is None or not retry:
-                raise BackendError(f"llama-server at {self.base_url} failed: {exc}") from exc
+                raise BackendError(
+                    f"llama-server at {self.base_url} failed: {exc}", retriable=True
+                ) from exc
             await self._await_server()
             return await self.count_tokens(request, retry=False)
         self._counted[_prompt_key(body)] = total
@@ -196,7 +198,10 @@ class LlamaServerBackend:
         if resp.status_code == 503:
             raise _Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
         if resp.status_code != 200:
-            raise BackendError(f"llama-server /tokenize answered HTTP {resp.status_code}")
+            raise BackendError(
+                f"llama-server /tokenize answered HTTP {resp.status_code}",
+                status=resp.status_code,
+            )
         count = len(resp.json().get("tokens", []))
         if len(self._token_cache) > TOKEN_CACHE_ENTRIES:
             self._token_cache.clear()
@@ -354,7 +359,7 @@ class LlamaServerBackend:
             on_chunk,
             retry_on=(httpx.TransportError, BrokenStream),
             fail=lambda exc: BackendError(
-                f"llama-server at {self.base_url} failed: {exc}", url=self.base_url
+                f"llama-server at {self.base_url} failed: {exc}", retriable=True, url=self.base_url
             ),
             log=log,
             what="llama-server stream",
@@ -369,7 +374,10 @@ class LlamaServerBackend:
         try:
             await self._wait_ready()
         except TimeoutError as exc:
-            raise BackendError(f"llama-server at {self.base_url} did not come back") from exc
+            # A managed server that died and was not restarted in time.
+            raise BackendError(
+                f"llama-server at {self.base_url} did not come back", retriable=True
+            ) from exc
 
     async def _stream(
         self,

@@ -143,7 +143,7 @@ class OllamaBackend:
             on_chunk,
             retry_on=(httpx.TransportError, BrokenStream),
             fail=lambda exc: BackendError(
-                f"ollama at {self.base_url} failed: {exc}", url=self.base_url
+                f"ollama at {self.base_url} failed: {exc}", retriable=True, url=self.base_url
             ),
             log=log,
             what="ollama stream",

@@ -162,7 +162,9 @@ class OpenAICompatBackend:
             lambda: self._stream(body, names, on_chunk),
             on_chunk,
             retry_on=(httpx.TransportError, BrokenStream),
-            fail=lambda exc: BackendError(f"{self.base_url} failed: {exc}", url=self.base_url),
+            fail=lambda exc: BackendError(
+                f"{self.base_url} failed: {exc}", retriable=True, url=self.base_url
+            ),
             log=log,
             what="chat completion stream",
         )
