@@ -209,9 +209,15 @@ class ManagedLlamaServer:
         self._own_slot_dir = False
         self.slot_dir: Path | None = config.slot_save_path
 
-    def attach(self, backend: LlamaServerBackend) -> None:
-        """Let `backend` wait out restarts and use this server's slot files."""
-        backend.supervise(self.wait_ready)
+    def attach(self, backend: LlamaServerBackend, *, wait_for_restarts: bool = True) -> None:
+        """Let `backend` wait out restarts and use this server's slot files.
+
+        Without `wait_for_restarts` a call that finds the server dead fails at
+        once (retriable): in a fallback chain the next backend answers while
+        this one restarts, instead of the call waiting for the model to load.
+        """
+        if wait_for_restarts:
+            backend.supervise(self.wait_ready)
         if self.slot_dir is not None and self.config.prefix_snapshots:
             backend.enable_prefix_snapshots(self.slot_dir)
 

@@ -11,11 +11,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from forge_core.backends.base import Backend
+from forge_core.backends.fallback import (
+    DEFAULT_COOLDOWN_S,
+    DEFAULT_FAILURE_THRESHOLD,
+    FallbackBackend,
+)
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.backends.scripted import ScriptedBackend
 from forge_core.llama_process import (
@@ -30,13 +37,50 @@ from forge_core.modes import BudgetMode, ToolCallMode
 BACKENDS = ("llama-server", "scripted", "openai", "ollama", "anthropic")
 # The KV cache type llama-server uses when --cache-type-k is not given.
 DEFAULT_KV_CACHE_TYPE = "f16"
+# What a chain member may set for itself in brackets (`openai[url=... model=...]`),
+# and the BackendConfig field each one sets; `url` is --llama-url for
+# llama-server and --base-url for the others.
+MEMBER_KEYS = {"url": "base_url", "model": "model_name", "key-env": "api_key_env"}
+
+
+@dataclass(frozen=True)
+class ChainMember:
+    kind: str
+    # BackendConfig field -> value, from the member's brackets.
+    overrides: tuple[tuple[str, str], ...] = ()
+
+
+_MEMBER = re.compile(r"^\s*([a-z-]+)\s*(?:\[([^\]]*)\])?\s*$")
+
+
+def parse_chain(spec: str) -> list[ChainMember]:
+    """`--backend`'s value: one kind, or a comma-separated fallback chain whose
+    members may carry their own url/model/key-env in brackets, e.g.
+    `llama-server,openai[url=http://gpu:8000/v1 model=qwen3-8b],anthropic[model=claude-x]`.
+    Raises ValueError saying what is wrong."""
+    members: list[ChainMember] = []
+    # Commas inside brackets (a URL's query) do not separate members.
+    for part in re.split(r",(?![^\[]*\])", spec):
+        m = _MEMBER.match(part)
+        if m is None or m.group(1) not in BACKENDS:
+            raise ValueError(
+                f"{part.strip()!r} is not one of {', '.join(BACKENDS)} [key=value ...]"
+            )
+        overrides: list[tuple[str, str]] = []
+        for item in (m.group(2) or "").split():
+            key, sep, value = item.partition("=")
+            if not sep or key not in MEMBER_KEYS:
+                raise ValueError(f"{item!r}: a member takes {', '.join(MEMBER_KEYS)} as key=value")
+            overrides.append((MEMBER_KEYS[key], value))
+        members.append(ChainMember(m.group(1), tuple(overrides)))
+    return members
 
 
 @dataclass(frozen=True)
 class BackendConfig:
     """Which backend to open and how; the defaults are forge-server's."""
 
-    # One of BACKENDS.
+    # One of BACKENDS, or a fallback chain of them (parse_chain).
     backend: str = "llama-server"
     # scripted: a JSON script file, or a directory of conformance cases.
     script: Path | None = None
@@ -65,6 +109,10 @@ class BackendConfig:
     # ollama: the budget whenever it is given).
     budget_mode: str = BudgetMode.BACKEND
     budget_tokens: int = 0
+    # A chain: retriable failures in a row after which a backend is skipped,
+    # and for how many seconds.
+    fallback_failures: int = DEFAULT_FAILURE_THRESHOLD
+    fallback_cooldown_s: float = DEFAULT_COOLDOWN_S
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BackendConfig:
@@ -75,7 +123,40 @@ class BackendConfig:
 @contextlib.asynccontextmanager
 async def open_backend(config: BackendConfig) -> AsyncIterator[Backend]:
     """The configured backend, started if it is a managed llama-server, and
-    closed (and stopped) when the context ends."""
+    closed (and stopped) when the context ends. A chain opens every member,
+    in order, and serves them as one FallbackBackend."""
+    try:
+        chain = parse_chain(config.backend)
+    except ValueError as exc:
+        raise SystemExit(f"--backend: {exc}") from None
+    if len(chain) == 1 and not chain[0].overrides:
+        async with _open_one(replace(config, backend=chain[0].kind)) as backend:
+            yield backend
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        members = [
+            await stack.enter_async_context(_open_one(_member_config(config, m), in_chain=True))
+            for m in chain
+        ]
+        if len(members) == 1:
+            yield members[0]
+            return
+        yield FallbackBackend(
+            members,
+            failure_threshold=config.fallback_failures,
+            cooldown_s=config.fallback_cooldown_s,
+        )
+
+
+def _member_config(config: BackendConfig, member: ChainMember) -> BackendConfig:
+    values: dict[str, Any] = dict(member.overrides)
+    if member.kind == "llama-server" and "base_url" in values:
+        values["llama_url"] = values.pop("base_url")
+    return replace(config, backend=member.kind, **values)
+
+
+@contextlib.asynccontextmanager
+async def _open_one(config: BackendConfig, *, in_chain: bool = False) -> AsyncIterator[Backend]:
     if config.backend == "scripted":
         if config.script is None:
             raise SystemExit("--backend scripted needs --script FILE")
@@ -114,7 +195,7 @@ async def open_backend(config: BackendConfig) -> AsyncIterator[Backend]:
             kv_cache_type=(config.cache_type_k or DEFAULT_KV_CACHE_TYPE) if managed else "",
         )
         if managed is not None:
-            managed.attach(backend)
+            managed.attach(backend, wait_for_restarts=not in_chain)
         elif config.prefix_snapshots == "on":
             backend.enable_prefix_snapshots()
         try:

@@ -16,7 +16,7 @@ from forge_core.modes import BudgetMode, ToolCallMode
 from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
-from forge_server.backend import BACKENDS, BackendConfig, open_backend
+from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
 
 log = logging.getLogger("forge_server")
 
@@ -114,10 +114,27 @@ def build_parser() -> argparse.ArgumentParser:
     be = p.add_argument_group("backend")
     be.add_argument(
         "--backend",
-        choices=BACKENDS,
+        type=_backend_spec,
         default=defaults.backend,
-        help="openai: any OpenAI-compatible server (vLLM, LM Studio); ollama: /api/chat; "
-        "anthropic: the Messages API. These three use the model's native tool calling",
+        metavar="KIND[,KIND...]",
+        help=f"one of {', '.join(BACKENDS)}. openai: any OpenAI-compatible server (vLLM, "
+        "LM Studio); ollama: /api/chat; anthropic: the Messages API. These three use the "
+        "model's native tool calling. Several, comma-separated, form a fallback chain tried "
+        "in order; a member may set its own "
+        f"{'/'.join(MEMBER_KEYS)} in brackets: openai[url=http://gpu:8000/v1 model=qwen3-8b]",
+    )
+    be.add_argument(
+        "--fallback-failures",
+        type=int,
+        default=defaults.fallback_failures,
+        help="chain: retriable failures in a row after which a backend cools down",
+    )
+    be.add_argument(
+        "--fallback-cooldown",
+        dest="fallback_cooldown_s",
+        type=float,
+        default=defaults.fallback_cooldown_s,
+        help="chain: seconds a backend is skipped after --fallback-failures failures",
     )
     be.add_argument(
         "--base-url",
@@ -234,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
         "values (off by default: they can hold credentials)",
     )
     return p
+
+
+def _backend_spec(value: str) -> str:
+    try:
+        parse_chain(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def backend_config(argv: Sequence[str]) -> BackendConfig:
