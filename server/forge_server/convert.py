@@ -13,7 +13,8 @@ from typing import Any
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import messages_pb2 as mpb
 from forge.v1 import workflow_pb2 as wpb
-from forge_core.backends.base import Usage
+from forge_core.backends.base import Backend, Usage
+from forge_core.backends.fallback import HealthReporting
 from forge_core.errors import FailureReason
 from forge_core.json_limits import JsonLimitError, loads_bounded
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
@@ -289,10 +290,39 @@ def usage_to_pb(usage: Usage | None) -> pb.Usage:
                 prompt_ms=it.prompt_ms,
                 generation_ms=it.generation_ms,
                 slot=it.slot,
+                backend=it.backend,
             )
             for it in usage.iterations
         ],
     )
+
+
+def backend_chain(backend: Backend) -> list[str]:
+    """RunStarted.backend_chain: the chain's backends in order; [] for one."""
+    return [h.name for h in backend.health()] if isinstance(backend, HealthReporting) else []
+
+
+def backends_to_pb(backend: Backend) -> list[pb.BackendHealth]:
+    """GetServerInfo.backends: each backend of a chain with its health; a
+    single backend is one entry that is always available (nothing counts its
+    calls: it has no other backend to give them to)."""
+    if not isinstance(backend, HealthReporting):
+        info = backend.info()
+        return [pb.BackendHealth(name=info.name, model=info.model, url=info.url, available=True)]
+    return [
+        pb.BackendHealth(
+            name=h.name,
+            model=h.model,
+            url=h.url,
+            available=h.available,
+            cooldown_remaining_s=h.cooldown_remaining_s,
+            consecutive_failures=h.consecutive_failures,
+            calls=h.calls,
+            failures=h.failures,
+            last_error=h.last_error,
+        )
+        for h in backend.health()
+    ]
 
 
 def reason_to_pb(reason: FailureReason) -> pb.FailureReason.ValueType:

@@ -36,6 +36,8 @@ from forge_server import __version__, guard
 from forge_server.auth import Authenticator, Identity
 from forge_server.convert import (
     SECRETS_POLICY_TO_PB,
+    backend_chain,
+    backends_to_pb,
     message_to_pb,
     options_from_pb,
     prior_from_pb,
@@ -170,6 +172,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             ],
             gpu_status=self.gpu_status,
             queued_runs=queued_runs(self.backend),
+            backends=backends_to_pb(self.backend),
         )
 
     async def Guard(
@@ -300,6 +303,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     model=info.model,
                     context_budget_tokens=info.context_budget_tokens,
                     tool_call_mode=_run_mode(info.tool_call_mode, start.options),
+                    backend_chain=backend_chain(self.backend),
                 )
             )
             while True:
