@@ -40,6 +40,7 @@ from forge_client.errors import (
     WorkflowCancelledError,
 )
 from forge_client.messages import (
+    BackendHealth,
     Gpu,
     IterationUsage,
     Message,
@@ -58,6 +59,7 @@ __all__ = [
     "ApprovalRequested",
     "Approver",
     "BackendError",
+    "BackendHealth",
     "Chunk",
     "Coercion",
     "Compacted",

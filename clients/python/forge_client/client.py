@@ -136,6 +136,8 @@ class RunStarted:
     context_budget_tokens: int
     # "native", "constrained" or "prompt": how this run obtains tool calls.
     tool_call_mode: str
+    # The server's fallback chain in order (`backend` first); () with one backend.
+    backend_chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -492,7 +494,12 @@ class RunStream:
                     s = response.run_started
                     self.run_id = s.run_id
                     yield RunStarted(
-                        s.run_id, s.backend, s.model, s.context_budget_tokens, s.tool_call_mode
+                        s.run_id,
+                        s.backend,
+                        s.model,
+                        s.context_budget_tokens,
+                        s.tool_call_mode,
+                        tuple(s.backend_chain),
                     )
                 elif kind == "chunk":
                     c = response.chunk

@@ -8,6 +8,7 @@ from typing import TypeVar
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import messages_pb2 as mpb
 from forge_client.messages import (
+    BackendHealth,
     Gpu,
     IterationUsage,
     Message,
@@ -84,6 +85,7 @@ def usage_from_pb(u: pb.Usage) -> Usage:
                 prompt_ms=i.prompt_ms,
                 generation_ms=i.generation_ms,
                 slot=i.slot,
+                backend=i.backend,
             )
             for i in u.iterations
         ),
@@ -107,4 +109,18 @@ def server_info_from_pb(info: pb.GetServerInfoResponse) -> ServerInfo:
         gpus=tuple(Gpu(g.name, g.vram_total_bytes, g.vram_free_bytes) for g in info.gpus),
         gpu_status=info.gpu_status,
         queued_runs=info.queued_runs,
+        backends=tuple(
+            BackendHealth(
+                name=b.name,
+                model=b.model,
+                url=b.url,
+                available=b.available,
+                cooldown_remaining_s=b.cooldown_remaining_s,
+                consecutive_failures=b.consecutive_failures,
+                calls=b.calls,
+                failures=b.failures,
+                last_error=b.last_error,
+            )
+            for b in info.backends
+        ),
     )

@@ -100,6 +100,8 @@ class IterationUsage:
     generation_ms: float = 0.0
     # The model server slot the request ran on; -1 if unknown.
     slot: int = -1
+    # Which backend of the server's fallback chain served it ("" without one).
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,24 @@ class Gpu:
     name: str = ""
     vram_total_bytes: int = 0
     vram_free_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class BackendHealth:
+    """One backend of the server's fallback chain (the only one without a chain)."""
+
+    # Its kind: "llama-server", "openai", "ollama", "anthropic", "scripted".
+    name: str = ""
+    model: str = ""
+    url: str = ""
+    # False while it cools down after repeated retriable failures.
+    available: bool = True
+    cooldown_remaining_s: float = 0.0
+    consecutive_failures: int = 0
+    calls: int = 0
+    failures: int = 0
+    # The last failure, in words.
+    last_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,3 +172,5 @@ class ServerInfo:
     gpu_status: str = ""
     # Runs waiting for a slot right now.
     queued_runs: int = 0
+    # The backends in fallback order, with their health.
+    backends: tuple[BackendHealth, ...] = ()
