@@ -148,7 +148,8 @@ func TestTypedToolsEventsAndMultiTurn(t *testing.T) {
 	}
 
 	started, ok := rec.events[0].(forge.RunStarted)
-	if !ok || started.RunID == "" || started.RunID != res.RunID || started.Backend != "scripted" {
+	if !ok || started.RunID == "" || started.RunID != res.RunID || started.Backend != "scripted" ||
+		started.BackendChain != nil {
 		t.Errorf("first event %#v, run id %q", rec.events[0], res.RunID)
 	}
 	var kinds []string
@@ -443,6 +444,10 @@ func TestServerInfoAndDialFailure(t *testing.T) {
 	info, err := client.ServerInfo(context.Background())
 	if err != nil || info.GetBackend() != "scripted" || info.GetVersion() == "" {
 		t.Fatalf("server info %v, %v", info, err)
+	}
+	// No chain: the one backend, always available.
+	if b := info.GetBackends(); len(b) != 1 || b[0].GetName() != "scripted" || !b[0].GetAvailable() {
+		t.Errorf("backends %v", b)
 	}
 	port, err := freePort()
 	if err != nil {

@@ -25,6 +25,10 @@ type RunStarted struct {
 	ContextBudgetTokens int
 	// ToolCallMode is "native", "constrained" or "prompt".
 	ToolCallMode string
+	// BackendChain is the server's fallback chain in order (Backend first);
+	// nil with a single backend. [IterationUsage].Backend says which one
+	// served each model call.
+	BackendChain []string
 }
 
 // ChunkType says what a [Chunk] holds.

@@ -51,6 +51,10 @@ type ServerInfo = forgev1.GetServerInfoResponse
 // Gpu is a GPU the server sees (see [ServerInfo].Gpus).
 type Gpu = forgev1.Gpu
 
+// BackendHealth is one backend of the server's fallback chain with its health
+// (see [ServerInfo].Backends; one entry without a chain).
+type BackendHealth = forgev1.BackendHealth
+
 // Coercion is a near-miss argument the server fixed before validation, e.g.
 // the string "42" for an integer field.
 type Coercion = forgev1.Coercion

@@ -314,6 +314,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			Model:               m.GetModel(),
 			ContextBudgetTokens: int(m.GetContextBudgetTokens()),
 			ToolCallMode:        m.GetToolCallMode(),
+			BackendChain:        m.GetBackendChain(),
 		})
 	case *forgev1.RunResponse_Chunk:
 		m := kind.Chunk
