@@ -173,6 +173,24 @@ export interface ServerInfo {
   gpus: Array<{ name: string; vramTotalBytes: number; vramFreeBytes: number }>;
   /** Why no GPU is listed, when none is. */
   gpuStatus: string;
+  /** The backends in fallback order with their health (one entry without a chain). */
+  backends: BackendHealth[];
+}
+
+/** One backend of the server's fallback chain. */
+export interface BackendHealth {
+  /** Its kind: "llama-server", "openai", "ollama", "anthropic", "scripted". */
+  name: string;
+  model: string;
+  url: string;
+  /** False while it cools down after repeated retriable failures. */
+  available: boolean;
+  cooldownRemainingS: number;
+  consecutiveFailures: number;
+  calls: number;
+  failures: number;
+  /** The last failure, in words ("" when none). */
+  lastError: string;
 }
 
 // ── Client ─────────────────────────────────────────────────────────────────
@@ -280,6 +298,17 @@ export class ForgeClient {
           vramFreeBytes: Number(g.vramFreeBytes),
         })),
         gpuStatus: r.gpuStatus,
+        backends: r.backends.map((b) => ({
+          name: b.name,
+          model: b.model,
+          url: b.url,
+          available: b.available,
+          cooldownRemainingS: b.cooldownRemainingS,
+          consecutiveFailures: b.consecutiveFailures,
+          calls: Number(b.calls),
+          failures: Number(b.failures),
+          lastError: b.lastError,
+        })),
       };
     } catch (err) {
       throw fromTransportError(err);

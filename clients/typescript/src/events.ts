@@ -32,6 +32,8 @@ export interface RunStartedEvent {
   contextBudgetTokens: number;
   /** "native", "constrained", "prompt" or "scripted". */
   toolCallMode: string;
+  /** The server's fallback chain in order (`backend` first); empty with one backend. */
+  backendChain: string[];
 }
 
 export type ChunkKind = "unspecified" | "text_delta" | "tool_call_delta" | "final" | "retry";
@@ -222,6 +224,7 @@ export function runStartedFromPb(s: PbRunStarted): RunStartedEvent {
     model: s.model,
     contextBudgetTokens: s.contextBudgetTokens,
     toolCallMode: s.toolCallMode,
+    backendChain: [...s.backendChain],
   };
 }
 

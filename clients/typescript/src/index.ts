@@ -20,6 +20,7 @@ export {
   type ForgeClientOptions,
   type RunCallOptions,
   type RunOptions,
+  type BackendHealth,
   type ServerInfo,
   type StreamOptions,
   type TlsOptions,

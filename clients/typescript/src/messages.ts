@@ -92,6 +92,8 @@ export interface IterationUsage {
   generationMs: number;
   /** The model server slot the request ran on; -1 if unknown. */
   slot: number;
+  /** Which backend of the server's fallback chain served it ("" without one). */
+  backend: string;
 }
 
 /** Lower-case name of a proto enum value without its prefix. */
@@ -167,6 +169,7 @@ export function usageFromPb(u: PbUsage | undefined): Usage {
       promptMs: i.promptMs,
       generationMs: i.generationMs,
       slot: i.slot,
+      backend: i.backend,
     })),
   };
 }

@@ -479,6 +479,11 @@ describe("events and errors", () => {
     const info = await client.serverInfo();
     assert.equal(info.backend, "scripted");
     assert.ok(info.version.length > 0);
+    // No chain: the one backend, always available.
+    assert.deepEqual(
+      info.backends.map((b) => [b.name, b.available]),
+      [["scripted", true]],
+    );
   });
 
   test("an unreachable server raises ConnectionLostError", async () => {
