@@ -39,6 +39,7 @@ from forge_client.errors import (
     ToolResolutionError,
     WorkflowCancelledError,
 )
+from forge_client.guard import GuardCalls, GuardDone, GuardedCall, GuardRetry, GuardVerdict
 from forge_client.messages import (
     BackendHealth,
     Gpu,
@@ -69,6 +70,11 @@ __all__ = [
     "ForgeClient",
     "ForgeError",
     "Gpu",
+    "GuardCalls",
+    "GuardDone",
+    "GuardRetry",
+    "GuardVerdict",
+    "GuardedCall",
     "InternalServerError",
     "IterationUsage",
     "MaxIterationsError",

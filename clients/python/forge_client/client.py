@@ -10,7 +10,7 @@ import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import grpc
 import pydantic
@@ -32,9 +32,12 @@ from forge_client.errors import (
     ToolResolutionError,
     run_failed,
 )
-from forge_client.messages import Message, Role, ServerInfo, Usage
+from forge_client.messages import Message, Role, ServerInfo, ToolCall, Usage
 from forge_client.tools import encode_output
 from forge_client.workflow import Workflow
+
+if TYPE_CHECKING:
+    from forge_client.guard import GuardVerdict
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +422,59 @@ class ForgeClient:
                         await maybe
         assert stream.result is not None
         return stream.result
+
+    async def guard(
+        self,
+        workflow: Workflow,
+        messages: Sequence[Message | mpb.Message],
+        *,
+        reply_text: str = "",
+        reply_tool_calls: Sequence[ToolCall] = (),
+        options: RunOptions | None = None,
+        timeout_s: float | None = 30.0,
+    ) -> GuardVerdict:
+        """One guard decision for a loop that makes its own model calls.
+
+        `messages` is the conversation so far (the user's request, each
+        model turn's assistant message and its tool results, corrections from
+        earlier retries); the model's reply to it is `reply_text` (raw text)
+        or `reply_tool_calls` (a native tool-calling API's calls). Neither,
+        with the terminal tool's result last in `messages`, asks whether the
+        run is done. The workflow's tools are not called here.
+
+        Returns GuardCalls (run them, append `verdict.message` and each
+        call's `result_message(...)`), GuardRetry (append `verdict.messages`
+        and ask the model again) or GuardDone. Raises a RunFailedError
+        subclass when the guard gives up (as `run` would fail; its
+        `transcript` is `messages`), RequestRejectedError naming the field
+        for input the server cannot read.
+        """
+        from forge_client.guard import verdict_from_pb
+
+        sent = [message_to_pb(m) for m in messages]
+        request = pb.GuardRequest(
+            workflow=workflow.to_proto(),
+            options=(options or RunOptions()).to_proto(),
+            messages=sent,
+            reply_text=reply_text,
+            reply_tool_calls=[
+                mpb.ToolCall(id=c.id, name=c.name, arguments_json=c.arguments_json)
+                for c in reply_tool_calls
+            ],
+        )
+        try:
+            response: pb.GuardResponse = await self._stub.Guard(
+                request, metadata=self._metadata, timeout=timeout_s
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_error(exc) from exc
+        verdict = verdict_from_pb(response)
+        if isinstance(verdict, pb.RunFailed):
+            failed = run_failed(verdict)
+            if not failed.transcript:
+                failed.transcript = [message_from_pb(m) for m in sent]
+            raise failed
+        return verdict
 
 
 class RunStream:
