@@ -7,7 +7,9 @@ import type * as http2 from "node:http2";
 import { connect as connectSocket } from "node:net";
 import { ConnectionLostError, fromTransportError } from "./errors.js";
 import type { ForgeEvent, RunResult } from "./events.js";
-import { ForgeService, StartRunSchema } from "./gen/forge/v1/forge_service_pb.js";
+import { ForgeService, GuardRequestSchema, StartRunSchema } from "./gen/forge/v1/forge_service_pb.js";
+import { ToolCallSchema } from "./gen/forge/v1/messages_pb.js";
+import { type GuardVerdict, verdictFromPb } from "./guard.js";
 import {
   CompactionStrategy,
   EnforcementMode,
@@ -15,7 +17,7 @@ import {
   type RunOptions as PbRunOptions,
   RunOptionsSchema,
 } from "./gen/forge/v1/workflow_pb.js";
-import { type MessageInput, messageToPb } from "./messages.js";
+import { type MessageInput, messageFromPb, messageToPb } from "./messages.js";
 import { type Approver, RunStream } from "./run_stream.js";
 import type { RunValue, Workflow } from "./workflow.js";
 
@@ -149,6 +151,26 @@ export interface StreamOptions {
 export interface RunCallOptions<V = unknown> extends StreamOptions {
   /** Called for every event, in order; a returned promise is awaited before the next event. */
   onEvent?: ((event: ForgeEvent<V>) => void | Promise<void>) | undefined;
+}
+
+/** What `client.guard()` takes besides the workflow and the conversation. */
+export interface GuardOptions {
+  /** The model's raw reply text (read the way a run reads a model's text, rescue included). */
+  replyText?: string | undefined;
+  /** Or the tool calls a native tool-calling API returned. */
+  replyToolCalls?:
+    | ReadonlyArray<{
+        id: string;
+        name: string;
+        argumentsJson?: string | undefined;
+        arguments?: Record<string, unknown> | undefined;
+      }>
+    | undefined;
+  /** Run options, as for a run (limits and guardrails). */
+  options?: RunOptions | undefined;
+  signal?: AbortSignal | undefined;
+  /** Default 30 000 ms. */
+  timeoutMs?: number | undefined;
 }
 
 // ── Server info ────────────────────────────────────────────────────────────
@@ -394,6 +416,55 @@ export class ForgeClient {
       }
     }
     return await stream.result;
+  }
+
+  /**
+   * One guard decision for a loop that makes its own model calls. `messages`
+   * is the conversation so far (the user's request, each model turn's
+   * assistant message and its tool results, corrections from earlier
+   * retries); the model's reply to it is `replyText` or `replyToolCalls`.
+   * Neither, with the terminal tool's result last in `messages`, asks whether
+   * the run is done. The workflow's handlers are not called here.
+   *
+   * Resolves to `{kind: "calls"}` (run them; append `message` and each
+   * call's `toolResultMessage()`), `{kind: "retry"}` (append `messages`, ask
+   * the model again) or `{kind: "done"}`. Throws a RunFailedError subclass
+   * when the guard gives up (its `transcript` is `messages`),
+   * RequestRejectedError naming the field for input the server cannot read.
+   */
+  async guard(
+    workflow: Workflow<any, any>,
+    messages: readonly MessageInput[],
+    options: GuardOptions = {},
+  ): Promise<GuardVerdict> {
+    if (this.closed) {
+      throw new ConnectionLostError("the client is closed", "CANCELLED");
+    }
+    const sent = messages.map(messageToPb);
+    const request = create(GuardRequestSchema, {
+      workflow: workflow.toProto(),
+      options: runOptionsToPb(options.options ?? {}),
+      messages: sent,
+      replyText: options.replyText ?? "",
+      replyToolCalls: (options.replyToolCalls ?? []).map((c) =>
+        create(ToolCallSchema, {
+          id: c.id,
+          name: c.name,
+          argumentsJson: c.argumentsJson ?? (c.arguments === undefined ? "" : JSON.stringify(c.arguments)),
+        }),
+      ),
+    });
+    let response;
+    try {
+      response = await this.rpc.guard(request, {
+        headers: this.headers,
+        timeoutMs: options.timeoutMs ?? 30_000,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (err) {
+      throw fromTransportError(err);
+    }
+    return verdictFromPb(response, sent.map(messageFromPb));
   }
 
   /** Drop every open run and close the connection. */

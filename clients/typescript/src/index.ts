@@ -18,6 +18,7 @@ export {
   DEFAULT_ADDRESS,
   ForgeClient,
   type ForgeClientOptions,
+  type GuardOptions,
   type RunCallOptions,
   type RunOptions,
   type BackendHealth,
@@ -48,6 +49,15 @@ export {
   type ToolCallEvent,
   type ToolResultEvent,
 } from "./events.js";
+export {
+  type GuardCallsVerdict,
+  type GuardDoneVerdict,
+  type GuardRetryVerdict,
+  type GuardVerdict,
+  type GuardedCall,
+  TOOL_ERROR_PREFIX,
+  toolResultMessage,
+} from "./guard.js";
 export { type Approval, type ApprovalContext, type Approver, RunStream, encodeOutput } from "./run_stream.js";
 export {
   BackendError,
