@@ -28,7 +28,6 @@ import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from forge_core.backends.base import (
     Backend,
@@ -44,7 +43,14 @@ from forge_core.backends.base import (
 )
 from forge_core.context import estimate_tokens
 from forge_core.errors import ForgeError
-from forge_core.loop import RunResult, ToolErrorKind, ToolOutcome, _Run
+from forge_core.loop import (
+    IterationChunkSink,
+    MessageSink,
+    RunResult,
+    ToolErrorKind,
+    ToolOutcome,
+    _Run,
+)
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import RunOptions, Workflow
 
@@ -250,7 +256,8 @@ async def next_turn(
     options: RunOptions | None = None,
     reply: BackendReply | None = None,
     backend: Backend | None = None,
-    on_chunk: Any = None,
+    on_chunk: IterationChunkSink | None = None,
+    on_message: MessageSink | None = None,
     run_id: str | None = None,
     field_path: str = "messages",
 ) -> Verdict:
@@ -274,7 +281,7 @@ async def next_turn(
         backend=replay,
         executor=_ReplayExecutor(state),
         options=opts,
-        on_message=None,
+        on_message=on_message,
         on_chunk=on_chunk,
         on_compact=None,
         on_queue=None,

@@ -17,6 +17,7 @@ from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
+from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
 
 log = logging.getLogger("forge_server")
 
@@ -238,6 +239,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="address for the metrics endpoint (default: --host, or 127.0.0.1 with a socket)",
     )
     p.add_argument(
+        "--openai-port",
+        type=int,
+        default=int(env("FORGE_OPENAI_PORT", "-1")),
+        help="serve the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models) "
+        "on http://HOST:PORT (0: any free port; default: off)",
+    )
+    p.add_argument(
+        "--openai-host",
+        default=env("FORGE_OPENAI_HOST", ""),
+        help="address for the OpenAI-compatible API (default: --host, or 127.0.0.1 with a socket)",
+    )
+    p.add_argument(
+        "--openai-workflows",
+        type=Path,
+        default=env("FORGE_OPENAI_WORKFLOWS", "") or None,
+        help="JSON file: a list of {workflow, options} (forge.v1 JSON) that requests "
+        "name with X-Forge-Workflow or metadata.forge_workflow",
+    )
+    p.add_argument(
         "--tool-output-secrets",
         choices=["allow", "redact", "block"],
         default=env("FORGE_TOOL_OUTPUT_SECRETS", "allow"),
@@ -326,6 +346,15 @@ async def serve(args: argparse.Namespace) -> None:
     tls = tls_config(args)
     address = args.listen or f"{args.host}:{args.port}"
     check_exposure(address, tls is not None, auth is not None, args.insecure)
+    openai_host = args.openai_host or (
+        "127.0.0.1" if args.listen.startswith("unix:") else args.host
+    )
+    registry = WorkflowRegistry()
+    if args.openai_port >= 0:
+        # Plain HTTP: the same rule as a plaintext gRPC port.
+        check_exposure(f"{openai_host}:{args.openai_port}", False, auth is not None, args.insecure)
+        if args.openai_workflows is not None:
+            registry.load(args.openai_workflows)
     async with open_backend(BackendConfig.from_args(args)) as backend:
         options = ServerOptions(
             host=args.host,
@@ -353,7 +382,18 @@ async def serve(args: argparse.Namespace) -> None:
             f" {info.url}" if info.url else "", info.model,
             info.context_budget_tokens, info.budget_mode, info.slots, info.tool_call_mode,
         )  # fmt: skip
-        await serve_until_signalled(forge, options.grace_s)
+        openai: OpenAIServer | None = None
+        if args.openai_port >= 0:
+            endpoint = OpenAIEndpoint(
+                backend, registry, auth=auth, tool_output_secrets=args.tool_output_secrets
+            )
+            openai = await serve_openai(endpoint, openai_host, args.openai_port)
+            log.info("OpenAI-compatible API on http://%s:%d/v1", openai_host, openai.port)
+        try:
+            await serve_until_signalled(forge, options.grace_s)
+        finally:
+            if openai is not None:
+                await openai.stop()
 
 
 def main(argv: list[str] | None = None) -> None:

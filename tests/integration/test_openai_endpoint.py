@@ -1,0 +1,352 @@
+"""The OpenAI-compatible endpoint on a real loopback uvicorn, called with the
+official `openai` client: tools, streaming, named workflows whose steps span
+requests, and OpenAI-shaped errors. The model is a ScriptedBackend whose
+responder answers from what the loop sent (the real model is in
+tests/e2e/test_openai_llama.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from google.protobuf import json_format
+
+from forge_core.backends.base import ChatRequest
+from forge_core.backends.scripted import ScriptedBackend, Turn, call, text
+from forge_core.messages import MessageType
+from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
+from tests.integration.test_run_stream import weather_workflow
+
+WEATHER_TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "report_weather",
+            "description": "Report the weather.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "weather": {"type": "string"}},
+                "required": ["city", "weather"],
+            },
+        },
+    },
+]
+
+
+def weather_model(request: ChatRequest, index: int) -> Turn:
+    """Reports first (too early when a step is required); looks the weather
+    up when told to or when nothing was looked up yet and it may not report."""
+    results = [m for m in request.messages if m.type is MessageType.TOOL_RESULT]
+    nudged = any(m.type is MessageType.STEP_NUDGE for m in request.messages)
+    if request.allowed == ["respond"] or (results and results[-1].tool_name == "get_weather"):
+        if (
+            "respond" in request.allowed
+            or not request.allowed
+            and request.tools[-1].name == "respond"
+        ):
+            return call("respond", message="It is 21C in Paris.")
+        return call("report_weather", city="Paris", weather=results[-1].content if results else "?")
+    if nudged or index > 0:
+        return call("get_weather", city="Paris")
+    return call("report_weather", city="Paris", weather="sunny")
+
+
+@asynccontextmanager
+async def endpoint(
+    responder: Any = weather_model, registry: WorkflowRegistry | None = None
+) -> AsyncIterator[tuple[openai.AsyncOpenAI, ScriptedBackend, str]]:
+    backend = ScriptedBackend(responder=responder)
+    server = await serve_openai(
+        OpenAIEndpoint(backend, registry or WorkflowRegistry()), "127.0.0.1", 0
+    )
+    base = f"http://127.0.0.1:{server.port}/v1"
+    client = openai.AsyncOpenAI(base_url=base, api_key="unused", max_retries=0)
+    try:
+        yield client, backend, base
+    finally:
+        await client.close()
+        await server.stop()
+
+
+def registry_with_weather() -> WorkflowRegistry:
+    registry = WorkflowRegistry()
+    proto = weather_workflow([]).to_proto()
+    registry.register({"workflow": json_format.MessageToDict(proto)})
+    return registry
+
+
+async def test_models_lists_the_backend_model() -> None:
+    async with endpoint() as (client, _, _):
+        models = await client.models.list()
+    assert [m.id for m in models.data] == ["scripted"]
+
+
+async def test_tool_calls_come_back_as_standard_tool_calls() -> None:
+    async with endpoint(lambda r, i: call("get_weather", city="Paris")) as (client, _, _):
+        reply = await client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+            tools=WEATHER_TOOLS,
+            tool_choice="required",
+        )
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    (tool_call,) = choice.message.tool_calls or []
+    assert tool_call.function.name == "get_weather"
+    assert json.loads(tool_call.function.arguments) == {"city": "Paris"}
+    assert tool_call.id.startswith("call_")
+    assert reply.usage is not None
+    assert (reply.model_extra or {})["forge"]["model_calls"] == 1
+
+
+async def test_a_text_answer_comes_back_as_content() -> None:
+    async with endpoint(lambda r, i: call("respond", message="Hello there.")) as (client, _, _):
+        reply = await client.chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "Say hello"}]
+        )
+    assert reply.choices[0].message.content == "Hello there."
+    assert reply.choices[0].finish_reason == "stop"
+    assert not reply.choices[0].message.tool_calls
+
+
+async def test_invalid_replies_are_retried_invisibly() -> None:
+    """An unknown tool and then schema-invalid arguments: the client only sees
+    the third, valid call."""
+    turns = [call("get_forecast", city="Paris"), call("get_weather", town="Paris")]
+
+    def model(request: ChatRequest, index: int) -> Turn:
+        return turns[index] if index < len(turns) else call("get_weather", city="Paris")
+
+    async with endpoint(model) as (client, backend, _):
+        reply = await client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+            tools=WEATHER_TOOLS,
+        )
+    (tool_call,) = reply.choices[0].message.tool_calls or []
+    assert json.loads(tool_call.function.arguments) == {"city": "Paris"}
+    assert (reply.model_extra or {})["forge"]["model_calls"] == 3
+    # The corrections went to the model, not to the client.
+    assert any(m.type is MessageType.RETRY_NUDGE for m in backend.requests[-1].messages)
+
+
+async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
+    async with endpoint(registry=registry_with_weather()) as (client, backend, _):
+        messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+        first = await client.chat.completions.create(
+            model="any", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
+        )
+        # The model tried to report first; the step nudge made it look up.
+        (lookup,) = first.choices[0].message.tool_calls or []
+        assert lookup.function.name == "get_weather"
+        messages += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": lookup.id, "content": "21C in Paris"},
+        ]
+        second = await client.chat.completions.create(
+            model="any", messages=messages, metadata={"forge_workflow": "weather"}
+        )
+        (report,) = second.choices[0].message.tool_calls or []
+        assert report.function.name == "report_weather"
+        # Only one model call: the step done in the first request counted.
+        assert (second.model_extra or {})["forge"]["model_calls"] == 1
+        messages += [
+            second.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": report.id, "content": "reported"},
+        ]
+        done = await client.chat.completions.create(
+            model="any", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
+        )
+    assert done.choices[0].finish_reason == "stop"
+    assert done.choices[0].message.content == "reported"
+    forge = (done.model_extra or {})["forge"]
+    assert forge["done"] == {"terminal_tool": "report_weather", "terminal_call_id": report.id}
+    assert forge["model_calls"] == 0
+
+
+async def test_streaming_sends_tool_call_deltas_that_accumulate_to_the_call() -> None:
+    async with endpoint(lambda r, i: call("get_weather", city="Paris")) as (client, _, _):
+        stream = await client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+            tools=WEATHER_TOOLS,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = [chunk async for chunk in stream]
+    name, arguments, finish, ids = "", "", None, set()
+    for chunk in chunks:
+        for choice in chunk.choices:
+            for delta in choice.delta.tool_calls or []:
+                assert delta.index == 0
+                ids.add(delta.id) if delta.id else None
+                name += (delta.function.name or "") if delta.function else ""
+                arguments += (delta.function.arguments or "") if delta.function else ""
+            finish = choice.finish_reason or finish
+    assert (name, json.loads(arguments), finish) == ("get_weather", {"city": "Paris"}, "tool_calls")
+    assert len(ids) == 1
+    assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens >= 0
+    # No retry marker: nothing streamed had to be taken back.
+    assert not any("retry" in (c.model_extra or {}).get("forge", {}) for c in chunks)
+
+
+async def test_streaming_a_refused_attempt_is_marked_and_replaced() -> None:
+    """The first attempt streams, then fails validation: a `forge.retry` chunk,
+    then the accepted call from index 0 again."""
+
+    def model(request: ChatRequest, index: int) -> Turn:
+        return call("get_weather", town="Paris") if index == 0 else call("get_weather", city="Rome")
+
+    async with endpoint(model) as (client, _, base):
+        async with httpx.AsyncClient() as http:
+            body = {
+                "model": "any",
+                "messages": [{"role": "user", "content": "Weather in Rome?"}],
+                "tools": WEATHER_TOOLS,
+                "stream": True,
+            }
+            async with http.stream("POST", f"{base}/chat/completions", json=body) as resp:
+                assert resp.headers["content-type"].startswith("text/event-stream")
+                events = [
+                    json.loads(line[6:])
+                    async for line in resp.aiter_lines()
+                    if line.startswith("data: {")
+                ]
+    kinds = []
+    for event in events:
+        if "retry" in event.get("forge", {}):
+            kinds.append("retry")
+        for delta in event["choices"][0]["delta"].get("tool_calls", []) if event["choices"] else []:
+            if "id" in delta:
+                kinds.append(delta["function"]["name"])
+    assert kinds == ["get_weather", "retry", "get_weather"]
+    after = events[[i for i, e in enumerate(events) if "retry" in e.get("forge", {})][0] :]
+    args = "".join(
+        d["function"].get("arguments", "")
+        for e in after
+        if e["choices"]
+        for d in e["choices"][0]["delta"].get("tool_calls", [])
+    )
+    assert json.loads(args) == {"city": "Rome"}
+    assert events[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+async def test_streaming_a_text_answer_sends_content() -> None:
+    async with endpoint(lambda r, i: call("respond", message='Say "hi" \\ bye')) as (
+        client,
+        _,
+        _,
+    ):
+        stream = await client.chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "Greet me"}], stream=True
+        )
+        content = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+    assert content == 'Say "hi" \\ bye'
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "param"),
+    [
+        ({"model": "x", "messages": []}, 400, "messages"),
+        ({"model": "x", "messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "n"),
+        (
+            {
+                "model": "x",
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [
+                    {"type": "function", "function": {"name": "f", "parameters": {"type": "array"}}}
+                ],
+            },
+            400,
+            "tools[0].function.parameters",
+        ),
+        (
+            {
+                "model": "x",
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "tool", "tool_call_id": "nope", "content": "x"},
+                ],
+            },
+            400,
+            "messages[1].tool_call_id",
+        ),
+        (
+            {
+                "model": "x",
+                "messages": [{"role": "user", "content": "hi"}],
+                "metadata": {"forge_workflow": "missing"},
+            },
+            404,
+            "metadata.forge_workflow",
+        ),
+        (
+            {
+                "model": "x",
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": WEATHER_TOOLS,
+                "tool_choice": {"type": "function", "function": {"name": "nope"}},
+            },
+            400,
+            "tool_choice",
+        ),
+    ],
+)
+async def test_bad_requests_get_openai_shaped_errors(
+    body: dict[str, Any], status: int, param: str
+) -> None:
+    async with endpoint() as (client, _, _):
+        with pytest.raises(openai.APIStatusError) as failed:
+            await client.chat.completions.create(**body)
+        err = failed.value
+        assert err.status_code == status
+        assert isinstance(err.body, dict) and err.body["param"] == param
+        assert err.body["message"]
+        # The endpoint keeps serving.
+        assert (await client.models.list()).data
+
+
+async def test_a_model_that_never_answers_validly_is_a_422_guardrail_error() -> None:
+    async with endpoint(lambda r, i: text("no idea")) as (client, _, _):
+        with pytest.raises(openai.UnprocessableEntityError) as failed:
+            await client.chat.completions.create(
+                model="any",
+                messages=[{"role": "user", "content": "Weather?"}],
+                tools=WEATHER_TOOLS,
+                tool_choice="required",
+            )
+    assert isinstance(failed.value.body, dict) and failed.value.body["code"] == "tool_call"
+
+
+async def test_workflows_register_over_http() -> None:
+    async with endpoint() as (_, _, base):
+        async with httpx.AsyncClient() as http:
+            proto = json_format.MessageToDict(weather_workflow([]).to_proto())
+            put = await http.put(f"{base}/forge/workflows/weather", json={"workflow": proto})
+            assert put.status_code == 200
+            listed = await http.get(f"{base}/forge/workflows")
+            assert listed.json()["data"] == ["weather"]
+            bad = await http.put(
+                f"{base}/forge/workflows/broken",
+                json={"workflow": {"name": "broken", "tools": [], "terminalTools": ["x"]}},
+            )
+            assert bad.status_code == 400
+            assert bad.json()["error"]["param"].startswith("workflow")
