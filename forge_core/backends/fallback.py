@@ -149,12 +149,14 @@ class FallbackBackend:
 
     async def complete(self, request: ChatRequest, on_chunk: ChunkSink | None) -> BackendReply:
         sink = _Streamed(on_chunk)
+        # No sink for a caller that asked for none, as without a chain.
+        forward = sink if on_chunk is not None else None
         failed: list[tuple[_Member, BaseException]] = []
         for member in self._order():
             await sink.void()
             member.calls += 1
             try:
-                reply = await member.backend.complete(request, sink)
+                reply = await member.backend.complete(request, forward)
             except Exception as exc:
                 member.failures += 1
                 member.last_error = str(exc) or type(exc).__name__
