@@ -372,3 +372,165 @@ for (const file of CASE_FILES) {
     }
   });
 }
+
+// ── Guard cases (tests/conformance/README.md, "Guard cases") ───────────────
+// Each file under guard_cases runs through client.guard() against the same
+// server, checked exactly as tests/conformance/test_guard_conformance.py does.
+
+import { type GuardVerdict, RequestRejectedError, toolResultMessage } from "@forge-sidecar/client";
+
+const GUARD_CASES_DIR = join(CASES_DIR, "..", "guard_cases");
+const GUARD_CASE_FILES = readdirSync(GUARD_CASES_DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort();
+
+interface GuardToolCallJson {
+  id: string;
+  name: string;
+  arguments: Json;
+}
+
+function guardMessage(raw: Json): MessageInput {
+  checkKeys("messages[]", raw, ["role", "type", "content", "tool_calls", "tool_call_id", "tool_name"]);
+  return { ...priorMessage({ type: "unspecified", ...raw }) };
+}
+
+/** The verdict (or the error) under the case format's names. */
+function guardOutcome(verdict: GuardVerdict): Json {
+  switch (verdict.kind) {
+    case "calls":
+      return {
+        verdict: "calls",
+        calls: verdict.calls.map((c) => ({
+          id: c.callId,
+          name: c.toolName,
+          args: c.arguments,
+          coercions: c.coercions.map((x) => x.path),
+        })),
+      };
+    case "retry":
+      return {
+        verdict: "retry",
+        attempt: verdict.attempt,
+        reason: verdict.reason,
+        message_types: verdict.messages.map((m) => m.type),
+      };
+    case "done":
+      return {
+        verdict: "done",
+        terminal_tool: verdict.terminalTool,
+        result: verdict.result,
+        terminal_call_id: verdict.terminalCallId,
+      };
+  }
+}
+
+function checkGuardStep(step: number, expect: Json, got: Json): void {
+  const where = `step ${step}: ${JSON.stringify(got)}`;
+  checkKeys(`step ${step}.expect`, expect, [
+    "verdict",
+    "calls",
+    "attempt",
+    "message_types",
+    "reason_contains",
+    "terminal_tool",
+    "result",
+    "terminal_call_id",
+    "failure_reason",
+    "details",
+    "code",
+    "reason",
+    "field",
+  ]);
+  assert.equal(got["verdict"], expect["verdict"], where);
+  if ("calls" in expect) {
+    const want = expect["calls"] as Json[];
+    const calls = got["calls"] as Json[];
+    assert.equal(calls.length, want.length, where);
+    want.forEach((w, i) => {
+      for (const key of ["id", "name", "args", "coercions"]) {
+        if (key in w) {
+          assert.deepStrictEqual(calls[i]?.[key], w[key], `${key}: ${where}`);
+        }
+      }
+    });
+  }
+  for (const key of ["attempt", "message_types", "terminal_tool", "result", "terminal_call_id"]) {
+    if (key in expect) {
+      assert.deepStrictEqual(got[key], expect[key], `${key}: ${where}`);
+    }
+  }
+  if ("reason_contains" in expect) {
+    assert.ok(String(got["reason"]).includes(String(expect["reason_contains"])), where);
+  }
+  if (expect["verdict"] === "failed" || expect["verdict"] === "rejected") {
+    for (const key of ["failure_reason", "code", "reason", "field"]) {
+      if (key in expect) {
+        assert.equal(got[key], expect[key], `${key}: ${where}`);
+      }
+    }
+  }
+  for (const [key, value] of Object.entries((expect["details"] ?? {}) as Record<string, string>)) {
+    assert.equal((got["details"] as Record<string, string>)[key], value, `details.${key}: ${where}`);
+  }
+}
+
+test("the runner sees every Guard case file", () => {
+  assert.ok(GUARD_CASE_FILES.length > 0, `no *.json under ${GUARD_CASES_DIR}`);
+});
+
+for (const file of GUARD_CASE_FILES) {
+  const name = file.replace(/\.json$/, "");
+  test(`guard conformance: ${name}`, async () => {
+    const c = JSON.parse(readFileSync(join(GUARD_CASES_DIR, file), "utf8")) as Json;
+    assert.equal(c["name"], name);
+    checkKeys(name, c, ["name", "description", "workflow", "options", "messages", "steps"]);
+    const wf = buildWorkflow(c["workflow"] as Json, new ScriptedTools({}));
+    const options = buildOptions((c["options"] ?? {}) as Json);
+    const history: MessageInput[] = (c["messages"] as Json[]).map(guardMessage);
+    const steps = c["steps"] as Json[];
+    for (const [i, step] of steps.entries()) {
+      checkKeys(`${name}.steps[${i}]`, step, ["reply_text", "reply_tool_calls", "expect", "results"]);
+      let verdict: GuardVerdict | undefined;
+      let got: Json;
+      try {
+        verdict = await client.guard(wf, history, {
+          replyText: step["reply_text"] as string | undefined,
+          replyToolCalls: ((step["reply_tool_calls"] ?? []) as GuardToolCallJson[]).map((t) => ({
+            id: t.id,
+            name: t.name,
+            arguments: t.arguments,
+          })),
+          options,
+        });
+        got = guardOutcome(verdict);
+      } catch (err) {
+        if (err instanceof RunFailedError) {
+          got = { verdict: "failed", failure_reason: err.reason, details: err.details };
+        } else if (err instanceof RequestRejectedError) {
+          got = { verdict: "rejected", code: err.code, reason: err.reason, field: err.field };
+        } else {
+          throw err;
+        }
+      }
+      checkGuardStep(i, step["expect"] as Json, got);
+      // Carry the conversation on as a caller's loop would.
+      if (verdict?.kind === "retry") {
+        history.push(...verdict.messages);
+      } else if (verdict?.kind === "calls") {
+        const results = step["results"] as Array<{ output?: string; error?: string }> | undefined;
+        if (results === undefined) {
+          assert.equal(i, steps.length - 1, `step ${i}: a calls verdict needs results`);
+          continue;
+        }
+        assert.equal(results.length, verdict.calls.length, `step ${i}: one result per call`);
+        history.push(verdict.message);
+        verdict.calls.forEach((call, j) => {
+          const r = results[j] ?? {};
+          checkKeys(`step ${i}.results[${j}]`, r, ["output", "error"]);
+          history.push(toolResultMessage(call, r.output ?? "", { error: r.error }));
+        });
+      }
+    }
+  });
+}
