@@ -87,7 +87,7 @@ async def decide(msg: pb.GuardRequest, default_secrets_policy: str) -> pb.GuardR
         if field == "reply":
             field = "reply_text"
         raise RequestRejected(
-            grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST", field, str(exc)
+            grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST", field, f"{field}: {exc.message}"
         ) from exc
     except ForgeError as exc:
         return pb.GuardResponse(

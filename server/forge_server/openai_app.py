@@ -336,6 +336,9 @@ class _Turn:
         out: dict[str, Any] = {"workflow": self.registered.workflow.name}
         usage = _verdict_usage(verdict)
         out["model_calls"] = usage.model_calls
+        # llama-server's own timings, summed: what the model took of the wall time.
+        out["prompt_ms"] = round(usage.prompt_ms, 3)
+        out["generation_ms"] = round(usage.generation_ms, 3)
         if isinstance(verdict, TurnCalls):
             out["coercions"] = [
                 {"tool": c.name, "path": k.path, "original": k.original, "coerced": k.coerced}

@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.llama_process import ManagedLlamaServer
 from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
-from tests.integration.test_openai_endpoint import WEATHER_TOOLS
+from tests.integration.test_openai_endpoint import WEATHER_TOOLS, function_calls
 from tests.integration.test_run_stream import weather_workflow
 
 pytestmark = pytest.mark.e2e
@@ -54,7 +54,7 @@ async def test_a_required_tool_call_comes_back_valid(client: openai.AsyncOpenAI)
     assert models.data[0].id.endswith(".gguf")
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
-    calls = choice.message.tool_calls or []
+    calls = function_calls(choice.message)
     assert calls and calls[0].function.name in {"get_weather", "report_weather"}
     args = json.loads(calls[0].function.arguments)
     assert isinstance(args["city"], str) and args["city"]
@@ -110,7 +110,7 @@ async def test_a_named_workflow_runs_to_its_terminal_tool_from_a_plain_loop(
         if reply.choices[0].finish_reason == "stop":
             break
         messages.append(message.model_dump(exclude_none=True))
-        for tool_call in message.tool_calls or []:
+        for tool_call in function_calls(message):
             ran.append(tool_call.function.name)
             output = tools[tool_call.function.name](**json.loads(tool_call.function.arguments))
             messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": output})

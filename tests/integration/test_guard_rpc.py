@@ -48,7 +48,9 @@ async def test_a_guarded_loop_is_corrected_then_runs_then_is_done() -> None:
                 pb.GuardRequest(
                     workflow=_workflow(),
                     messages=history,
-                    reply_text='{"tool": "report_weather", "args": {"city": "Paris", "weather": "?"}}',
+                    reply_text=json.dumps(
+                        {"tool": "report_weather", "args": {"city": "Paris", "weather": "?"}}
+                    ),
                 )
             )
             assert early.WhichOneof("verdict") == "retry"

@@ -10,16 +10,20 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
 from google.protobuf import json_format
+from openai.types.chat import ChatCompletionMessage
+from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
 
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, text
 from forge_core.messages import MessageType
+from forge_server.auth import Authenticator, TokenFile
 from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
 from tests.integration.test_run_stream import weather_workflow
 
@@ -51,16 +55,21 @@ WEATHER_TOOLS: list[Any] = [
 ]
 
 
+def function_calls(message: ChatCompletionMessage) -> list[FunctionCall]:
+    """The message's tool calls, all of them function calls."""
+    calls = message.tool_calls or []
+    assert all(isinstance(c, FunctionCall) for c in calls)
+    return [c for c in calls if isinstance(c, FunctionCall)]
+
+
 def weather_model(request: ChatRequest, index: int) -> Turn:
     """Reports first (too early when a step is required); looks the weather
     up when told to or when nothing was looked up yet and it may not report."""
     results = [m for m in request.messages if m.type is MessageType.TOOL_RESULT]
     nudged = any(m.type is MessageType.STEP_NUDGE for m in request.messages)
     if request.allowed == ["respond"] or (results and results[-1].tool_name == "get_weather"):
-        if (
-            "respond" in request.allowed
-            or not request.allowed
-            and request.tools[-1].name == "respond"
+        if "respond" in request.allowed or (
+            not request.allowed and request.tools[-1].name == "respond"
         ):
             return call("respond", message="It is 21C in Paris.")
         return call("report_weather", city="Paris", weather=results[-1].content if results else "?")
@@ -109,7 +118,7 @@ async def test_tool_calls_come_back_as_standard_tool_calls() -> None:
         )
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
-    (tool_call,) = choice.message.tool_calls or []
+    (tool_call,) = function_calls(choice.message)
     assert tool_call.function.name == "get_weather"
     assert json.loads(tool_call.function.arguments) == {"city": "Paris"}
     assert tool_call.id.startswith("call_")
@@ -141,7 +150,7 @@ async def test_invalid_replies_are_retried_invisibly() -> None:
             messages=[{"role": "user", "content": "Weather in Paris?"}],
             tools=WEATHER_TOOLS,
         )
-    (tool_call,) = reply.choices[0].message.tool_calls or []
+    (tool_call,) = function_calls(reply.choices[0].message)
     assert json.loads(tool_call.function.arguments) == {"city": "Paris"}
     assert (reply.model_extra or {})["forge"]["model_calls"] == 3
     # The corrections went to the model, not to the client.
@@ -149,13 +158,13 @@ async def test_invalid_replies_are_retried_invisibly() -> None:
 
 
 async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
-    async with endpoint(registry=registry_with_weather()) as (client, backend, _):
+    async with endpoint(registry=registry_with_weather()) as (client, _backend, _):
         messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
         first = await client.chat.completions.create(
             model="any", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
         )
         # The model tried to report first; the step nudge made it look up.
-        (lookup,) = first.choices[0].message.tool_calls or []
+        (lookup,) = function_calls(first.choices[0].message)
         assert lookup.function.name == "get_weather"
         messages += [
             first.choices[0].message.model_dump(exclude_none=True),
@@ -164,7 +173,7 @@ async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
         second = await client.chat.completions.create(
             model="any", messages=messages, metadata={"forge_workflow": "weather"}
         )
-        (report,) = second.choices[0].message.tool_calls or []
+        (report,) = function_calls(second.choices[0].message)
         assert report.function.name == "report_weather"
         # Only one model call: the step done in the first request counted.
         assert (second.model_extra or {})["forge"]["model_calls"] == 1
@@ -215,7 +224,7 @@ async def test_streaming_a_refused_attempt_is_marked_and_replaced() -> None:
     def model(request: ChatRequest, index: int) -> Turn:
         return call("get_weather", town="Paris") if index == 0 else call("get_weather", city="Rome")
 
-    async with endpoint(model) as (client, _, base):
+    async with endpoint(model) as (_client, _, base):
         async with httpx.AsyncClient() as http:
             body = {
                 "model": "any",
@@ -238,7 +247,7 @@ async def test_streaming_a_refused_attempt_is_marked_and_replaced() -> None:
             if "id" in delta:
                 kinds.append(delta["function"]["name"])
     assert kinds == ["get_weather", "retry", "get_weather"]
-    after = events[[i for i, e in enumerate(events) if "retry" in e.get("forge", {})][0] :]
+    after = events[next(i for i, e in enumerate(events) if "retry" in e.get("forge", {})) :]
     args = "".join(
         d["function"].get("arguments", "")
         for e in after
@@ -350,3 +359,26 @@ async def test_workflows_register_over_http() -> None:
             )
             assert bad.status_code == 400
             assert bad.json()["error"]["param"].startswith("workflow")
+
+
+async def test_bearer_tokens_guard_the_endpoint(tmp_path: Path) -> None:
+    """The gRPC server's tokens apply: no or a wrong key is a 401."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("s3cret name=ci\n")
+    backend = ScriptedBackend(responder=lambda r, i: call("respond", message="hi"))
+    endpoint_ = OpenAIEndpoint(backend, auth=Authenticator(TokenFile(tokens)))
+    server = await serve_openai(endpoint_, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.port}/v1"
+    try:
+        wrong = openai.AsyncOpenAI(base_url=base, api_key="guess", max_retries=0)
+        with pytest.raises(openai.AuthenticationError):
+            await wrong.models.list()
+        right = openai.AsyncOpenAI(base_url=base, api_key="s3cret", max_retries=0)
+        reply = await right.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert reply.choices[0].message.content == "hi"
+        await wrong.close()
+        await right.close()
+    finally:
+        await server.stop()

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from forge_core.backends.base import BackendReply
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.errors import PrerequisiteError, StepEnforcementError, ToolCallError
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
@@ -69,7 +70,7 @@ def _result(call_id: str, name: str, content: str) -> Message:
     )
 
 
-def _reply(name: str, args: dict[str, object], call_id: str = "m1") -> object:
+def _reply(name: str, args: dict[str, object], call_id: str = "m1") -> BackendReply:
     return calls_reply([(call_id, name, json.dumps(args))])
 
 
