@@ -36,6 +36,7 @@ from forge_core.backends.base import (
     ChatRequest,
     ChunkSink,
     LLMResponse,
+    RunTracking,
     TextResponse,
     TokenCounting,
     ToolCall,
@@ -310,6 +311,11 @@ async def next_turn(
         exc.iterations = run.iteration
         exc.usage = run.usage
         raise
+    finally:
+        # Per-run state the live backend keeps (slot affinity): each turn
+        # is a run of its own.
+        if isinstance(backend, RunTracking):
+            backend.forget_run(run.run_id)
     return TurnDone(result)
 
 

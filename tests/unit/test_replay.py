@@ -8,6 +8,7 @@ them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -232,3 +233,19 @@ async def test_with_a_live_backend_refusals_are_retried_inside_the_turn() -> Non
     assert isinstance(verdict, TurnCalls)
     assert [c.name for c in verdict.calls] == ["get_order"]
     assert verdict.usage.model_calls == 2
+
+
+@dataclass
+class _Tracking(ScriptedBackend):
+    forgotten: list[str] = field(default_factory=list)
+
+    def forget_run(self, run_id: str) -> None:
+        self.forgotten.append(run_id)
+
+
+async def test_the_live_backend_forgets_each_turn_s_run() -> None:
+    """Each turn is a run of its own: a backend's per-run state (slot
+    affinity) is dropped when the turn ends, or it would grow per request."""
+    backend = _Tracking({WF.name: [call("get_order", order_id="A-1")]})
+    await next_turn(WF, [USER], backend=backend)
+    assert backend.forgotten == [backend.requests[-1].run_id]
