@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument(
         "--fallback-failures",
         type=int,
+        metavar="N",
         default=defaults.fallback_failures,
         help="chain: retriable failures in a row after which a backend cools down",
     )
@@ -134,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fallback-cooldown",
         dest="fallback_cooldown_s",
         type=float,
+        metavar="SECONDS",
         default=defaults.fallback_cooldown_s,
         help="chain: seconds a backend is skipped after --fallback-failures failures",
     )
