@@ -65,6 +65,13 @@ log = logging.getLogger(__name__)
 
 WORKFLOW_HEADER = "x-forge-workflow"
 WORKFLOW_METADATA = "forge_workflow"
+# "live" (default): deltas as the model writes them, a refused attempt marked
+# by `forge.retry`; "accepted": each turn's calls or answer only once the
+# guardrails accepted them, for clients whose accumulators cannot take the
+# marker (the official SDKs' stream helpers).
+STREAM_HEADER = "x-forge-stream"
+STREAM_METADATA = "forge_stream"
+STREAM_MODES = ("live", "accepted")
 _NUDGES = (MessageType.RETRY_NUDGE, MessageType.STEP_NUDGE, MessageType.PREREQUISITE_NUDGE)
 
 # HTTP status and OpenAI error type per failure: the model could not be made
@@ -218,9 +225,7 @@ class OpenAIEndpoint:
         return JSONResponse(turn.completion(verdict))
 
     def _turn(self, request: Request, body: ChatRequest) -> _Turn:
-        name = request.headers.get(WORKFLOW_HEADER) or (body.metadata or {}).get(
-            WORKFLOW_METADATA, ""
-        )
+        name, where = _named(request, body, WORKFLOW_HEADER, WORKFLOW_METADATA)
         registered = None
         if name:
             registered = self.registry.get(name)
@@ -228,14 +233,18 @@ class OpenAIEndpoint:
                 raise ApiError(
                     404,
                     f"no workflow {name!r} is registered (PUT /v1/forge/workflows/{{name}})",
-                    param=f"metadata.{WORKFLOW_METADATA}",
+                    param=where,
                     code="workflow_not_found",
                 )
+        mode, where = _named(request, body, STREAM_HEADER, STREAM_METADATA)
+        if mode and mode not in STREAM_MODES:
+            raise ApiError(400, f"{where}: one of {', '.join(STREAM_MODES)}", param=where)
         resolved = request_workflow(body, registered)
         if not resolved.workflow.tool_output_secrets:
             resolved.workflow.tool_output_secrets = self.tool_output_secrets
         messages = request_messages(body, resolved.workflow)
-        return _Turn(body, resolved, messages, body.model or self.backend.info().model)
+        # The model that served it, as OpenAI reports the resolved model.
+        return _Turn(body, resolved, messages, self.backend.info().model, mode or "live")
 
     async def _stream(self, body: ChatRequest, turn: _Turn) -> AsyncIterator[str]:
         events: asyncio.Queue[tuple[StreamChunk | Message | None, int]] = asyncio.Queue()
@@ -251,7 +260,8 @@ class OpenAIEndpoint:
         task.add_done_callback(lambda _: events.put_nowait((None, 0)))
         writer = _StreamWriter(turn)
         try:
-            yield writer.sse({"role": "assistant", "content": ""})
+            # content null: whether text follows is not known yet.
+            yield writer.sse({"role": "assistant", "content": None})
             while True:
                 event, iteration = await events.get()
                 if event is None:
@@ -308,6 +318,8 @@ class _Turn:
     registered: Registered
     messages: list[Message]
     model: str
+    # One of STREAM_MODES.
+    stream_mode: str = "live"
     id: str = field(default_factory=lambda: "chatcmpl-" + uuid.uuid4().hex[:24])
     created: int = field(default_factory=lambda: int(time.time()))
 
@@ -406,6 +418,9 @@ class _StreamWriter:
             out += self._restart()
         if chunk.type not in (ChunkType.TOOL_CALL_DELTA, ChunkType.TEXT_DELTA):
             return out
+        if self.turn.stream_mode != "live":
+            # Sent whole by finish() once accepted.
+            return out
         for delta in self.reader.feed(chunk.content):
             if delta.name is not None:
                 if delta.name == RESPOND_TOOL:
@@ -486,6 +501,15 @@ class _StreamWriter:
         chunk["choices"] = []
         chunk["usage"] = _usage(verdict)
         return "data: " + json.dumps(chunk) + "\n\n"
+
+
+def _named(request: Request, body: ChatRequest, header: str, key: str) -> tuple[str, str]:
+    """A Forge setting from its header, else from `metadata`; and where it
+    came from, for an error's `param`."""
+    value = request.headers.get(header)
+    if value:
+        return value, header.title()
+    return (body.metadata or {}).get(key, ""), f"metadata.{key}"
 
 
 def _call_json(call: ToolCallInfo, call_id: str) -> dict[str, Any]:

@@ -221,10 +221,7 @@ async def test_streaming_a_refused_attempt_is_marked_and_replaced() -> None:
     """The first attempt streams, then fails validation: a `forge.retry` chunk,
     then the accepted call from index 0 again."""
 
-    def model(request: ChatRequest, index: int) -> Turn:
-        return call("get_weather", town="Paris") if index == 0 else call("get_weather", city="Rome")
-
-    async with endpoint(model) as (_client, _, base):
+    async with endpoint(_town_then_rome) as (_client, _, base):
         async with httpx.AsyncClient() as http:
             body = {
                 "model": "any",
@@ -382,3 +379,46 @@ async def test_bearer_tokens_guard_the_endpoint(tmp_path: Path) -> None:
         await right.close()
     finally:
         await server.stop()
+
+
+def _town_then_rome(request: ChatRequest, index: int) -> Turn:
+    return call("get_weather", town="Paris") if index == 0 else call("get_weather", city="Rome")
+
+
+async def test_accepted_stream_mode_suits_the_sdks_stream_helper() -> None:
+    """X-Forge-Stream: accepted holds each turn until the guardrails accept
+    it: a refused attempt never reaches the client, so the official SDK's
+    accumulating helper gets the right call."""
+    async with endpoint(_town_then_rome) as (client, _, _):
+        async with client.chat.completions.stream(
+            model="any",
+            messages=[{"role": "user", "content": "Weather in Rome?"}],
+            tools=WEATHER_TOOLS,
+            extra_headers={"X-Forge-Stream": "accepted"},
+        ) as stream:
+            raw = [event async for event in stream if event.type == "chunk"]
+            final = await stream.get_final_completion()
+    assert not any("retry" in (e.chunk.model_extra or {}).get("forge", {}) for e in raw)
+    (tool_call,) = final.choices[0].message.tool_calls or []
+    assert tool_call.function.name == "get_weather"
+    assert json.loads(tool_call.function.arguments) == {"city": "Rome"}
+
+
+async def test_a_bad_stream_mode_or_unknown_header_workflow_names_the_header() -> None:
+    async with endpoint() as (client, _, _):
+        with pytest.raises(openai.BadRequestError) as bad_mode:
+            await client.chat.completions.create(
+                model="x",
+                messages=[{"role": "user", "content": "hi"}],
+                extra_headers={"X-Forge-Stream": "sometimes"},
+            )
+        with pytest.raises(openai.NotFoundError) as missing:
+            await client.chat.completions.create(
+                model="x",
+                messages=[{"role": "user", "content": "hi"}],
+                extra_headers={"X-Forge-Workflow": "missing"},
+            )
+    assert isinstance(bad_mode.value.body, dict)
+    assert bad_mode.value.body["param"] == "X-Forge-Stream"
+    assert isinstance(missing.value.body, dict)
+    assert missing.value.body["param"] == "X-Forge-Workflow"
