@@ -231,6 +231,30 @@ test("the SDK's stream helper accumulates the streamed call", { timeout: REQUEST
   assert.equal(cityOf(calls[0]!.function.arguments), "Paris");
 });
 
+test("X-Forge-Stream: accepted: the SDK's stream helper never sees a refused attempt", {
+  timeout: REQUEST_TIMEOUT_MS,
+}, async () => {
+  const stream = client.chat.completions.stream(
+    {
+      model: "forge",
+      messages: [{ role: "user", content: QUESTION }],
+      tools: [GET_WEATHER],
+      tool_choice: "required",
+    },
+    { headers: { "X-Forge-Stream": "accepted" } },
+  );
+  let retried = false;
+  for await (const chunk of stream) {
+    retried ||= forgeOf(chunk)?.retry !== undefined;
+  }
+  const completion = await stream.finalChatCompletion();
+  assert.equal(retried, false);
+  const calls = functionCalls(completion.choices[0]!.message);
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0]!.function.name, "get_weather");
+  assert.equal(cityOf(calls[0]!.function.arguments), "Paris");
+});
+
 test("a named workflow: steps span requests, tools run here, the terminal result is the answer", {
   timeout: 8 * REQUEST_TIMEOUT_MS,
 }, async (t) => {
