@@ -141,6 +141,7 @@ class RunRequest(_message.Message):
     TOOL_RESULT_FIELD_NUMBER: _builtins.int
     CANCEL_FIELD_NUMBER: _builtins.int
     APPROVAL_FIELD_NUMBER: _builtins.int
+    REATTACH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def start(self) -> Global___StartRun: ...
     @_builtins.property
@@ -149,6 +150,12 @@ class RunRequest(_message.Message):
     def cancel(self) -> Global___CancelRun: ...
     @_builtins.property
     def approval(self) -> Global___ApprovalDecision: ...
+    @_builtins.property
+    def reattach(self) -> Global___ReattachRun:
+        """Instead of `start`: continue a run whose stream broke, on this server
+        or another replica sharing its journal.
+        """
+
     def __init__(
         self,
         *,
@@ -156,16 +163,50 @@ class RunRequest(_message.Message):
         tool_result: Global___ToolResult | None = ...,
         cancel: Global___CancelRun | None = ...,
         approval: Global___ApprovalDecision | None = ...,
+        reattach: Global___ReattachRun | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "reattach", b"reattach", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "cancel", b"cancel", "kind", b"kind", "reattach", b"reattach", "start", b"start", "tool_result", b"tool_result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["start", "tool_result", "cancel", "approval"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["start", "tool_result", "cancel", "approval", "reattach"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunRequest: _TypeAlias = RunRequest  # noqa: Y015
+
+@_typing.final
+class ReattachRun(_message.Message):
+    """Sent first on a new stream to take over a run whose stream broke. The
+    server answers with a run_started (reattached: true, seq 0), every event
+    after `after_seq` (from its memory or the journal), then re-sends the tool calls (and approval requests) still
+    waiting for an answer, whatever their seq, then goes on live. A result for
+    a call the server already has is ignored (results count once per call
+    id). Errors: NOT_FOUND reason RUN_NOT_FOUND (unknown, or pruned);
+    PERMISSION_DENIED when another caller started the run. A run that ended
+    answers with its events up to run_completed / run_failed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    after_seq: _builtins.int
+    """The last RunResponse.seq the client handled (0: none)."""
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "run_id", b"run_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReattachRun: _TypeAlias = ReattachRun  # noqa: Y015
 
 @_typing.final
 class RunResponse(_message.Message):
@@ -184,6 +225,12 @@ class RunResponse(_message.Message):
     TOOL_CALL_CANCELLED_FIELD_NUMBER: _builtins.int
     APPROVAL_REQUEST_FIELD_NUMBER: _builtins.int
     TOOL_OUTPUT_SCREENED_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """The event's number within its run: 1, 2, 3... with no gaps, the same
+    after a reattach and after a server restart (the journal keeps it).
+    0 only on the run_started that opens a reattached stream.
+    """
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
     @_builtins.property
@@ -220,10 +267,11 @@ class RunResponse(_message.Message):
         tool_call_cancelled: Global___ToolCallCancelled | None = ...,
         approval_request: Global___ApprovalRequest | None = ...,
         tool_output_screened: Global___ToolOutputScreened | None = ...,
+        seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "seq", b"seq", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request", "tool_output_screened"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
@@ -468,8 +516,16 @@ class StartRun(_message.Message):
     PRIOR_MESSAGES_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
     user_message: _builtins.str
     """The new user turn. Appended after prior_messages."""
+    session_id: _builtins.str
+    """Carries the conversation across runs on the server: with prior_messages
+    empty, the run continues the session's conversation (the transcript of
+    its last completed run), and when it completes its transcript becomes
+    the session's. Kept in the journal, so it survives restarts. Empty: no
+    session.
+    """
     @_builtins.property
     def workflow(self) -> _workflow_pb2.Workflow: ...
     @_builtins.property
@@ -490,10 +546,11 @@ class StartRun(_message.Message):
         prior_messages: _abc.Iterable[_messages_pb2.Message] | None = ...,
         options: _workflow_pb2.RunOptions | None = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        session_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "workflow", b"workflow"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "session_id", b"session_id", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -586,6 +643,8 @@ class RunStarted(_message.Message):
     MODEL_FIELD_NUMBER: _builtins.int
     CONTEXT_BUDGET_TOKENS_FIELD_NUMBER: _builtins.int
     TOOL_CALL_MODE_FIELD_NUMBER: _builtins.int
+    REATTACH_GRACE_S_FIELD_NUMBER: _builtins.int
+    REATTACHED_FIELD_NUMBER: _builtins.int
     BACKEND_CHAIN_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     backend: _builtins.str
@@ -593,6 +652,14 @@ class RunStarted(_message.Message):
     context_budget_tokens: _builtins.int
     tool_call_mode: _builtins.str
     """"native", "constrained" or "prompt": how this run obtains tool calls."""
+    reattach_grace_s: _builtins.int
+    """The run can be reattached (ReattachRun) for this long after its stream
+    breaks; 0: a broken stream cancels it.
+    """
+    reattached: _builtins.bool
+    """True on a stream that reattached to the run (the events before it were
+    sent again from after_seq).
+    """
     @_builtins.property
     def backend_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """With a fallback chain, every backend in the order they are tried
@@ -608,11 +675,13 @@ class RunStarted(_message.Message):
         model: _builtins.str = ...,
         context_budget_tokens: _builtins.int = ...,
         tool_call_mode: _builtins.str = ...,
+        reattach_grace_s: _builtins.int = ...,
+        reattached: _builtins.bool = ...,
         backend_chain: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "backend_chain", b"backend_chain", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "run_id", b"run_id", "tool_call_mode", b"tool_call_mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "backend_chain", b"backend_chain", "context_budget_tokens", b"context_budget_tokens", "model", b"model", "reattach_grace_s", b"reattach_grace_s", "reattached", b"reattached", "run_id", b"run_id", "tool_call_mode", b"tool_call_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

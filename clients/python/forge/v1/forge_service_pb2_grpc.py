@@ -65,6 +65,11 @@ class ForgeServiceStub:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+    server and its journal do
+    not have (or pruned)
+    PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+    caller's run
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
@@ -132,6 +137,11 @@ class ForgeServiceServicer:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+    server and its journal do
+    not have (or pruned)
+    PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+    caller's run
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
@@ -139,8 +149,10 @@ class ForgeServiceServicer:
     def Run(self, request_iterator, context):
         """One bidirectional stream per run. The client sends `start` first, then a
         `tool_result` for every `tool_call` it receives (in any order), an
-        `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-        run and releases everything the server holds for it.
+        `approval` for every `approval_request`, and may send `cancel` at any
+        time. Half-closing the stream cancels the run. Dropping it (a broken
+        connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+        run then waits that long for a stream sending `reattach`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -231,6 +243,11 @@ class ForgeService:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+    server and its journal do
+    not have (or pruned)
+    PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+    caller's run
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """

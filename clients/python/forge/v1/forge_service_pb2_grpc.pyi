@@ -66,6 +66,11 @@ class ForgeServiceStub:
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+                                                      server and its journal do
+                                                      not have (or pruned)
+        PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+                                                      caller's run
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """
@@ -77,8 +82,10 @@ class ForgeServiceStub:
     Run: _grpc.StreamStreamMultiCallable[_forge_service_pb2.RunRequest, _forge_service_pb2.RunResponse]
     """One bidirectional stream per run. The client sends `start` first, then a
     `tool_result` for every `tool_call` it receives (in any order), an
-    `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-    run and releases everything the server holds for it.
+    `approval` for every `approval_request`, and may send `cancel` at any
+    time. Half-closing the stream cancels the run. Dropping it (a broken
+    connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+    run then waits that long for a stream sending `reattach`.
     """
     GetServerInfo: _grpc.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]
     """What the server is running on; cheap, safe to poll."""
@@ -132,6 +139,11 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+                                                      server and its journal do
+                                                      not have (or pruned)
+        PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+                                                      caller's run
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """
@@ -140,8 +152,10 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
     Run: _aio.StreamStreamMultiCallable[_forge_service_pb2.RunRequest, _forge_service_pb2.RunResponse]  # type: ignore[assignment]
     """One bidirectional stream per run. The client sends `start` first, then a
     `tool_result` for every `tool_call` it receives (in any order), an
-    `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-    run and releases everything the server holds for it.
+    `approval` for every `approval_request`, and may send `cancel` at any
+    time. Half-closing the stream cancels the run. Dropping it (a broken
+    connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+    run then waits that long for a stream sending `reattach`.
     """
     GetServerInfo: _aio.UnaryUnaryMultiCallable[_forge_service_pb2.GetServerInfoRequest, _forge_service_pb2.GetServerInfoResponse]  # type: ignore[assignment]
     """What the server is running on; cheap, safe to poll."""
@@ -194,6 +208,11 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+                                                      server and its journal do
+                                                      not have (or pruned)
+        PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+                                                      caller's run
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """
@@ -206,8 +225,10 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_forge_service_pb2.RunResponse], _abc.AsyncIterator[_forge_service_pb2.RunResponse]]:
         """One bidirectional stream per run. The client sends `start` first, then a
         `tool_result` for every `tool_call` it receives (in any order), an
-        `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-        run and releases everything the server holds for it.
+        `approval` for every `approval_request`, and may send `cancel` at any
+        time. Half-closing the stream cancels the run. Dropping it (a broken
+        connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+        run then waits that long for a stream sending `reattach`.
         """
 
     @_abc_1.abstractmethod

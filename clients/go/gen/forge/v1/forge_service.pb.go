@@ -225,6 +225,7 @@ type RunRequest struct {
 	//	*RunRequest_ToolResult
 	//	*RunRequest_Cancel
 	//	*RunRequest_Approval
+	//	*RunRequest_Reattach
 	Kind          isRunRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -303,6 +304,15 @@ func (x *RunRequest) GetApproval() *ApprovalDecision {
 	return nil
 }
 
+func (x *RunRequest) GetReattach() *ReattachRun {
+	if x != nil {
+		if x, ok := x.Kind.(*RunRequest_Reattach); ok {
+			return x.Reattach
+		}
+	}
+	return nil
+}
+
 type isRunRequest_Kind interface {
 	isRunRequest_Kind()
 }
@@ -323,6 +333,12 @@ type RunRequest_Approval struct {
 	Approval *ApprovalDecision `protobuf:"bytes,4,opt,name=approval,proto3,oneof"`
 }
 
+type RunRequest_Reattach struct {
+	// Instead of `start`: continue a run whose stream broke, on this server
+	// or another replica sharing its journal.
+	Reattach *ReattachRun `protobuf:"bytes,5,opt,name=reattach,proto3,oneof"`
+}
+
 func (*RunRequest_Start) isRunRequest_Kind() {}
 
 func (*RunRequest_ToolResult) isRunRequest_Kind() {}
@@ -330,6 +346,69 @@ func (*RunRequest_ToolResult) isRunRequest_Kind() {}
 func (*RunRequest_Cancel) isRunRequest_Kind() {}
 
 func (*RunRequest_Approval) isRunRequest_Kind() {}
+
+func (*RunRequest_Reattach) isRunRequest_Kind() {}
+
+// Sent first on a new stream to take over a run whose stream broke. The
+// server answers with a run_started (reattached: true, seq 0), every event
+// after `after_seq` (from its memory or the journal), then re-sends the tool calls (and approval requests) still
+// waiting for an answer, whatever their seq, then goes on live. A result for
+// a call the server already has is ignored (results count once per call
+// id). Errors: NOT_FOUND reason RUN_NOT_FOUND (unknown, or pruned);
+// PERMISSION_DENIED when another caller started the run. A run that ended
+// answers with its events up to run_completed / run_failed.
+type ReattachRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The last RunResponse.seq the client handled (0: none).
+	AfterSeq      uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReattachRun) Reset() {
+	*x = ReattachRun{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReattachRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReattachRun) ProtoMessage() {}
+
+func (x *ReattachRun) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReattachRun.ProtoReflect.Descriptor instead.
+func (*ReattachRun) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReattachRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ReattachRun) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
 
 // Server -> client envelope.
 type RunResponse struct {
@@ -347,14 +426,18 @@ type RunResponse struct {
 	//	*RunResponse_ToolCallCancelled
 	//	*RunResponse_ApprovalRequest
 	//	*RunResponse_ToolOutputScreened
-	Kind          isRunResponse_Kind `protobuf_oneof:"kind"`
+	Kind isRunResponse_Kind `protobuf_oneof:"kind"`
+	// The event's number within its run: 1, 2, 3... with no gaps, the same
+	// after a reattach and after a server restart (the journal keeps it).
+	// 0 only on the run_started that opens a reattached stream.
+	Seq           uint64 `protobuf:"varint,20,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[1]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +449,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[1]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +462,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{1}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RunResponse) GetKind() isRunResponse_Kind {
@@ -488,6 +571,13 @@ func (x *RunResponse) GetToolOutputScreened() *ToolOutputScreened {
 	return nil
 }
 
+func (x *RunResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 type isRunResponse_Kind interface {
 	isRunResponse_Kind()
 }
@@ -578,7 +668,7 @@ type ToolOutputScreened struct {
 
 func (x *ToolOutputScreened) Reset() {
 	*x = ToolOutputScreened{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +680,7 @@ func (x *ToolOutputScreened) String() string {
 func (*ToolOutputScreened) ProtoMessage() {}
 
 func (x *ToolOutputScreened) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[2]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +693,7 @@ func (x *ToolOutputScreened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputScreened.ProtoReflect.Descriptor instead.
 func (*ToolOutputScreened) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolOutputScreened) GetCallId() string {
@@ -664,7 +754,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +766,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +779,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApprovalRequest) GetCallId() string {
@@ -733,7 +823,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +835,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +848,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ApprovalDecision) GetCallId() string {
@@ -796,7 +886,7 @@ type ToolCallCancelled struct {
 
 func (x *ToolCallCancelled) Reset() {
 	*x = ToolCallCancelled{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +898,7 @@ func (x *ToolCallCancelled) String() string {
 func (*ToolCallCancelled) ProtoMessage() {}
 
 func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +911,7 @@ func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallCancelled.ProtoReflect.Descriptor instead.
 func (*ToolCallCancelled) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolCallCancelled) GetCallId() string {
@@ -856,7 +946,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -868,7 +958,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +971,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Compacted) GetIteration() uint32 {
@@ -948,7 +1038,7 @@ type Queued struct {
 
 func (x *Queued) Reset() {
 	*x = Queued{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1050,7 @@ func (x *Queued) String() string {
 func (*Queued) ProtoMessage() {}
 
 func (x *Queued) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1063,7 @@ func (x *Queued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queued.ProtoReflect.Descriptor instead.
 func (*Queued) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Queued) GetPosition() uint32 {
@@ -1006,14 +1096,20 @@ type StartRun struct {
 	PriorMessages []*Message  `protobuf:"bytes,3,rep,name=prior_messages,json=priorMessages,proto3" json:"prior_messages,omitempty"`
 	Options       *RunOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
 	// Free-form labels echoed in logs (e.g. a caller's request id).
-	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Carries the conversation across runs on the server: with prior_messages
+	// empty, the run continues the session's conversation (the transcript of
+	// its last completed run), and when it completes its transcript becomes
+	// the session's. Kept in the journal, so it survives restarts. Empty: no
+	// session.
+	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1121,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1134,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -1076,6 +1172,13 @@ func (x *StartRun) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *StartRun) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 type ToolError struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Message string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -1088,7 +1191,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1203,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1216,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -1152,7 +1255,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1267,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1280,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -1239,7 +1342,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1354,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1367,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -1282,6 +1385,12 @@ type RunStarted struct {
 	ContextBudgetTokens uint32                 `protobuf:"varint,4,opt,name=context_budget_tokens,json=contextBudgetTokens,proto3" json:"context_budget_tokens,omitempty"`
 	// "native", "constrained" or "prompt": how this run obtains tool calls.
 	ToolCallMode string `protobuf:"bytes,5,opt,name=tool_call_mode,json=toolCallMode,proto3" json:"tool_call_mode,omitempty"`
+	// The run can be reattached (ReattachRun) for this long after its stream
+	// breaks; 0: a broken stream cancels it.
+	ReattachGraceS uint32 `protobuf:"varint,7,opt,name=reattach_grace_s,json=reattachGraceS,proto3" json:"reattach_grace_s,omitempty"`
+	// True on a stream that reattached to the run (the events before it were
+	// sent again from after_seq).
+	Reattached bool `protobuf:"varint,8,opt,name=reattached,proto3" json:"reattached,omitempty"`
 	// With a fallback chain, every backend in the order they are tried
 	// (`backend` is the first); empty with a single backend. Which one served
 	// each model call is in Usage.iterations[].backend.
@@ -1292,7 +1401,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1413,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1426,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -1355,6 +1464,20 @@ func (x *RunStarted) GetToolCallMode() string {
 	return ""
 }
 
+func (x *RunStarted) GetReattachGraceS() uint32 {
+	if x != nil {
+		return x.ReattachGraceS
+	}
+	return 0
+}
+
+func (x *RunStarted) GetReattached() bool {
+	if x != nil {
+		return x.Reattached
+	}
+	return false
+}
+
 func (x *RunStarted) GetBackendChain() []string {
 	if x != nil {
 		return x.BackendChain
@@ -1373,7 +1496,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1508,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1521,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -1436,7 +1559,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1571,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1584,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Coercion) GetPath() string {
@@ -1501,7 +1624,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1636,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1649,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1576,7 +1699,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1711,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1724,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1638,7 +1761,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1773,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1786,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1743,7 +1866,7 @@ type IterationUsage struct {
 
 func (x *IterationUsage) Reset() {
 	*x = IterationUsage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1878,7 @@ func (x *IterationUsage) String() string {
 func (*IterationUsage) ProtoMessage() {}
 
 func (x *IterationUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1891,7 @@ func (x *IterationUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
 func (*IterationUsage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *IterationUsage) GetIteration() uint32 {
@@ -1851,7 +1974,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1986,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1999,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -1945,7 +2068,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2080,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2093,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -2043,7 +2166,7 @@ type GuardRequest struct {
 
 func (x *GuardRequest) Reset() {
 	*x = GuardRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2178,7 @@ func (x *GuardRequest) String() string {
 func (*GuardRequest) ProtoMessage() {}
 
 func (x *GuardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2191,7 @@ func (x *GuardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardRequest.ProtoReflect.Descriptor instead.
 func (*GuardRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GuardRequest) GetWorkflow() *Workflow {
@@ -2121,7 +2244,7 @@ type GuardResponse struct {
 
 func (x *GuardResponse) Reset() {
 	*x = GuardResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2256,7 @@ func (x *GuardResponse) String() string {
 func (*GuardResponse) ProtoMessage() {}
 
 func (x *GuardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2269,7 @@ func (x *GuardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardResponse.ProtoReflect.Descriptor instead.
 func (*GuardResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GuardResponse) GetVerdict() isGuardResponse_Verdict {
@@ -2237,7 +2360,7 @@ type GuardCalls struct {
 
 func (x *GuardCalls) Reset() {
 	*x = GuardCalls{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2372,7 @@ func (x *GuardCalls) String() string {
 func (*GuardCalls) ProtoMessage() {}
 
 func (x *GuardCalls) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2385,7 @@ func (x *GuardCalls) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardCalls.ProtoReflect.Descriptor instead.
 func (*GuardCalls) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GuardCalls) GetCalls() []*ToolCallRequest {
@@ -2287,7 +2410,7 @@ type GuardRetry struct {
 
 func (x *GuardRetry) Reset() {
 	*x = GuardRetry{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2422,7 @@ func (x *GuardRetry) String() string {
 func (*GuardRetry) ProtoMessage() {}
 
 func (x *GuardRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2435,7 @@ func (x *GuardRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardRetry.ProtoReflect.Descriptor instead.
 func (*GuardRetry) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{24}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GuardRetry) GetMessages() []*Message {
@@ -2347,7 +2470,7 @@ type GuardDone struct {
 
 func (x *GuardDone) Reset() {
 	*x = GuardDone{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2359,7 +2482,7 @@ func (x *GuardDone) String() string {
 func (*GuardDone) ProtoMessage() {}
 
 func (x *GuardDone) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2372,7 +2495,7 @@ func (x *GuardDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardDone.ProtoReflect.Descriptor instead.
 func (*GuardDone) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{25}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GuardDone) GetTerminalTool() string {
@@ -2404,7 +2527,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2539,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2552,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{26}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{27}
 }
 
 type GetServerInfoResponse struct {
@@ -2471,7 +2594,7 @@ type GetServerInfoResponse struct {
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2606,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2619,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{27}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -2632,7 +2755,7 @@ type BackendHealth struct {
 
 func (x *BackendHealth) Reset() {
 	*x = BackendHealth{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2767,7 @@ func (x *BackendHealth) String() string {
 func (*BackendHealth) ProtoMessage() {}
 
 func (x *BackendHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2780,7 @@ func (x *BackendHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendHealth.ProtoReflect.Descriptor instead.
 func (*BackendHealth) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{28}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *BackendHealth) GetName() string {
@@ -2734,7 +2857,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +2869,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2882,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Gpu) GetName() string {
@@ -2787,15 +2910,19 @@ var File_forge_v1_forge_service_proto protoreflect.FileDescriptor
 
 const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1cforge/v1/forge_service.proto\x12\bforge.v1\x1a\x17forge/v1/messages.proto\x1a\x17forge/v1/workflow.proto\"\xe2\x01\n" +
+	"\x1cforge/v1/forge_service.proto\x12\bforge.v1\x1a\x17forge/v1/messages.proto\x1a\x17forge/v1/workflow.proto\"\x97\x02\n" +
 	"\n" +
 	"RunRequest\x12*\n" +
 	"\x05start\x18\x01 \x01(\v2\x12.forge.v1.StartRunH\x00R\x05start\x127\n" +
 	"\vtool_result\x18\x02 \x01(\v2\x14.forge.v1.ToolResultH\x00R\n" +
 	"toolResult\x12-\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x13.forge.v1.CancelRunH\x00R\x06cancel\x128\n" +
-	"\bapproval\x18\x04 \x01(\v2\x1a.forge.v1.ApprovalDecisionH\x00R\bapprovalB\x06\n" +
-	"\x04kind\"\xbe\x05\n" +
+	"\bapproval\x18\x04 \x01(\v2\x1a.forge.v1.ApprovalDecisionH\x00R\bapproval\x123\n" +
+	"\breattach\x18\x05 \x01(\v2\x15.forge.v1.ReattachRunH\x00R\breattachB\x06\n" +
+	"\x04kind\"A\n" +
+	"\vReattachRun\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\xd0\x05\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -2810,7 +2937,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelled\x12F\n" +
 	"\x10approval_request\x18\n" +
 	" \x01(\v2\x19.forge.v1.ApprovalRequestH\x00R\x0fapprovalRequest\x12P\n" +
-	"\x14tool_output_screened\x18\v \x01(\v2\x1c.forge.v1.ToolOutputScreenedH\x00R\x12toolOutputScreenedB\x06\n" +
+	"\x14tool_output_screened\x18\v \x01(\v2\x1c.forge.v1.ToolOutputScreenedH\x00R\x12toolOutputScreened\x12\x10\n" +
+	"\x03seq\x18\x14 \x01(\x04R\x03seqB\x06\n" +
 	"\x04kind\"\xd9\x01\n" +
 	"\x12ToolOutputScreened\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
@@ -2842,13 +2970,15 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x06Queued\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\rR\bposition\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\rR\titeration\x12\x1c\n" +
-	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xba\x02\n" +
+	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xd9\x02\n" +
 	"\bStartRun\x12.\n" +
 	"\bworkflow\x18\x01 \x01(\v2\x12.forge.v1.WorkflowR\bworkflow\x12!\n" +
 	"\fuser_message\x18\x02 \x01(\tR\vuserMessage\x128\n" +
 	"\x0eprior_messages\x18\x03 \x03(\v2\x11.forge.v1.MessageR\rpriorMessages\x12.\n" +
 	"\aoptions\x18\x04 \x01(\v2\x14.forge.v1.RunOptionsR\aoptions\x126\n" +
-	"\x06labels\x18\x05 \x03(\v2\x1e.forge.v1.StartRun.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x05 \x03(\v2\x1e.forge.v1.StartRun.LabelsEntryR\x06labels\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +
@@ -2863,14 +2993,18 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x13.forge.v1.ToolErrorH\x00R\x05errorB\t\n" +
 	"\aoutcome\"#\n" +
 	"\tCancelRun\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xd2\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x9c\x02\n" +
 	"\n" +
 	"RunStarted\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x122\n" +
 	"\x15context_budget_tokens\x18\x04 \x01(\rR\x13contextBudgetTokens\x12$\n" +
-	"\x0etool_call_mode\x18\x05 \x01(\tR\ftoolCallMode\x12#\n" +
+	"\x0etool_call_mode\x18\x05 \x01(\tR\ftoolCallMode\x12(\n" +
+	"\x10reattach_grace_s\x18\a \x01(\rR\x0ereattachGraceS\x12\x1e\n" +
+	"\n" +
+	"reattached\x18\b \x01(\bR\n" +
+	"reattached\x12#\n" +
 	"\rbackend_chain\x18\x06 \x03(\tR\fbackendChain\"n\n" +
 	"\vStreamChunk\x12'\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x13.forge.v1.ChunkTypeR\x04type\x12\x18\n" +
@@ -3042,105 +3176,107 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
 	(FailureReason)(0),            // 2: forge.v1.FailureReason
 	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
-	(*RunResponse)(nil),           // 4: forge.v1.RunResponse
-	(*ToolOutputScreened)(nil),    // 5: forge.v1.ToolOutputScreened
-	(*ApprovalRequest)(nil),       // 6: forge.v1.ApprovalRequest
-	(*ApprovalDecision)(nil),      // 7: forge.v1.ApprovalDecision
-	(*ToolCallCancelled)(nil),     // 8: forge.v1.ToolCallCancelled
-	(*Compacted)(nil),             // 9: forge.v1.Compacted
-	(*Queued)(nil),                // 10: forge.v1.Queued
-	(*StartRun)(nil),              // 11: forge.v1.StartRun
-	(*ToolError)(nil),             // 12: forge.v1.ToolError
-	(*ToolResult)(nil),            // 13: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 14: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 15: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 16: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 17: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 18: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 19: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 20: forge.v1.Usage
-	(*IterationUsage)(nil),        // 21: forge.v1.IterationUsage
-	(*RunCompleted)(nil),          // 22: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 23: forge.v1.RunFailed
-	(*GuardRequest)(nil),          // 24: forge.v1.GuardRequest
-	(*GuardResponse)(nil),         // 25: forge.v1.GuardResponse
-	(*GuardCalls)(nil),            // 26: forge.v1.GuardCalls
-	(*GuardRetry)(nil),            // 27: forge.v1.GuardRetry
-	(*GuardDone)(nil),             // 28: forge.v1.GuardDone
-	(*GetServerInfoRequest)(nil),  // 29: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 30: forge.v1.GetServerInfoResponse
-	(*BackendHealth)(nil),         // 31: forge.v1.BackendHealth
-	(*Gpu)(nil),                   // 32: forge.v1.Gpu
-	nil,                           // 33: forge.v1.StartRun.LabelsEntry
-	nil,                           // 34: forge.v1.RunFailed.DetailsEntry
-	(ToolOutputPolicy)(0),         // 35: forge.v1.ToolOutputPolicy
-	(*Workflow)(nil),              // 36: forge.v1.Workflow
-	(*Message)(nil),               // 37: forge.v1.Message
-	(*RunOptions)(nil),            // 38: forge.v1.RunOptions
-	(*ToolCall)(nil),              // 39: forge.v1.ToolCall
+	(*ReattachRun)(nil),           // 4: forge.v1.ReattachRun
+	(*RunResponse)(nil),           // 5: forge.v1.RunResponse
+	(*ToolOutputScreened)(nil),    // 6: forge.v1.ToolOutputScreened
+	(*ApprovalRequest)(nil),       // 7: forge.v1.ApprovalRequest
+	(*ApprovalDecision)(nil),      // 8: forge.v1.ApprovalDecision
+	(*ToolCallCancelled)(nil),     // 9: forge.v1.ToolCallCancelled
+	(*Compacted)(nil),             // 10: forge.v1.Compacted
+	(*Queued)(nil),                // 11: forge.v1.Queued
+	(*StartRun)(nil),              // 12: forge.v1.StartRun
+	(*ToolError)(nil),             // 13: forge.v1.ToolError
+	(*ToolResult)(nil),            // 14: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 15: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 16: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 17: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 18: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 19: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 20: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 21: forge.v1.Usage
+	(*IterationUsage)(nil),        // 22: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 23: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 24: forge.v1.RunFailed
+	(*GuardRequest)(nil),          // 25: forge.v1.GuardRequest
+	(*GuardResponse)(nil),         // 26: forge.v1.GuardResponse
+	(*GuardCalls)(nil),            // 27: forge.v1.GuardCalls
+	(*GuardRetry)(nil),            // 28: forge.v1.GuardRetry
+	(*GuardDone)(nil),             // 29: forge.v1.GuardDone
+	(*GetServerInfoRequest)(nil),  // 30: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 31: forge.v1.GetServerInfoResponse
+	(*BackendHealth)(nil),         // 32: forge.v1.BackendHealth
+	(*Gpu)(nil),                   // 33: forge.v1.Gpu
+	nil,                           // 34: forge.v1.StartRun.LabelsEntry
+	nil,                           // 35: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 36: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 37: forge.v1.Workflow
+	(*Message)(nil),               // 38: forge.v1.Message
+	(*RunOptions)(nil),            // 39: forge.v1.RunOptions
+	(*ToolCall)(nil),              // 40: forge.v1.ToolCall
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	11, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	13, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	14, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	7,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
-	15, // 4: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	16, // 5: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	18, // 6: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	19, // 7: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	22, // 8: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	23, // 9: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	9,  // 10: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
-	10, // 11: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
-	8,  // 12: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
-	6,  // 13: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
-	5,  // 14: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
-	35, // 15: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
-	36, // 16: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	37, // 17: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	38, // 18: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	33, // 19: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 20: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	12, // 21: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 22: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	17, // 23: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	37, // 24: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	21, // 25: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	20, // 26: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	37, // 27: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 28: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	34, // 29: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	20, // 30: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	37, // 31: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	36, // 32: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
-	38, // 33: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
-	37, // 34: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
-	39, // 35: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
-	26, // 36: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
-	27, // 37: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
-	28, // 38: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
-	23, // 39: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
-	18, // 40: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
-	37, // 41: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
-	32, // 42: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	31, // 43: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
-	3,  // 44: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	29, // 45: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	24, // 46: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
-	4,  // 47: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	30, // 48: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	25, // 49: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
-	47, // [47:50] is the sub-list for method output_type
-	44, // [44:47] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	12, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	14, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	15, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	8,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
+	4,  // 4: forge.v1.RunRequest.reattach:type_name -> forge.v1.ReattachRun
+	16, // 5: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	17, // 6: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	19, // 7: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	20, // 8: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	23, // 9: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	24, // 10: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	10, // 11: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	11, // 12: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	9,  // 13: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
+	7,  // 14: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
+	6,  // 15: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
+	36, // 16: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	37, // 17: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	38, // 18: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	39, // 19: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	34, // 20: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	0,  // 21: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	13, // 22: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	1,  // 23: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	18, // 24: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	38, // 25: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	22, // 26: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	21, // 27: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	38, // 28: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	2,  // 29: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	35, // 30: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	21, // 31: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	38, // 32: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	37, // 33: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
+	39, // 34: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
+	38, // 35: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
+	40, // 36: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
+	27, // 37: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
+	28, // 38: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
+	29, // 39: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
+	24, // 40: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
+	19, // 41: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
+	38, // 42: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
+	33, // 43: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	32, // 44: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
+	3,  // 45: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	30, // 46: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	25, // 47: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
+	5,  // 48: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	31, // 49: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	26, // 50: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
+	48, // [48:51] is the sub-list for method output_type
+	45, // [45:48] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -3155,8 +3291,9 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunRequest_ToolResult)(nil),
 		(*RunRequest_Cancel)(nil),
 		(*RunRequest_Approval)(nil),
+		(*RunRequest_Reattach)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[1].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[2].OneofWrappers = []any{
 		(*RunResponse_RunStarted)(nil),
 		(*RunResponse_Chunk)(nil),
 		(*RunResponse_ToolCall)(nil),
@@ -3169,11 +3306,11 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_ApprovalRequest)(nil),
 		(*RunResponse_ToolOutputScreened)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[10].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[11].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[22].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[23].OneofWrappers = []any{
 		(*GuardResponse_Calls)(nil),
 		(*GuardResponse_Retry)(nil),
 		(*GuardResponse_Done)(nil),
@@ -3185,7 +3322,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

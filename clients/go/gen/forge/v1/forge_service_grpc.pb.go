@@ -67,13 +67,20 @@ const (
 //     (streams count from their
 //     first byte, not from `start`)
 //     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+//     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+//     server and its journal do
+//     not have (or pruned)
+//     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+//     caller's run
 //     Messages echo at most 512 bytes of the request, so the trailers stay small.
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceClient interface {
 	// One bidirectional stream per run. The client sends `start` first, then a
 	// `tool_result` for every `tool_call` it receives (in any order), an
-	// `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-	// run and releases everything the server holds for it.
+	// `approval` for every `approval_request`, and may send `cancel` at any
+	// time. Half-closing the stream cancels the run. Dropping it (a broken
+	// connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+	// run then waits that long for a stream sending `reattach`.
 	Run(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunRequest, RunResponse], error)
 	// What the server is running on; cheap, safe to poll.
 	GetServerInfo(ctx context.Context, in *GetServerInfoRequest, opts ...grpc.CallOption) (*GetServerInfoResponse, error)
@@ -170,13 +177,20 @@ func (c *forgeServiceClient) Guard(ctx context.Context, in *GuardRequest, opts .
 //     (streams count from their
 //     first byte, not from `start`)
 //     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+//     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+//     server and its journal do
+//     not have (or pruned)
+//     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+//     caller's run
 //     Messages echo at most 512 bytes of the request, so the trailers stay small.
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceServer interface {
 	// One bidirectional stream per run. The client sends `start` first, then a
 	// `tool_result` for every `tool_call` it receives (in any order), an
-	// `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-	// run and releases everything the server holds for it.
+	// `approval` for every `approval_request`, and may send `cancel` at any
+	// time. Half-closing the stream cancels the run. Dropping it (a broken
+	// connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+	// run then waits that long for a stream sending `reattach`.
 	Run(grpc.BidiStreamingServer[RunRequest, RunResponse]) error
 	// What the server is running on; cheap, safe to poll.
 	GetServerInfo(context.Context, *GetServerInfoRequest) (*GetServerInfoResponse, error)

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSK9AQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSABCBgoEa2luZCKsBAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAQgYKBGtpbmQingEKElRvb2xPdXRwdXRTY3JlZW5lZBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZhY3Rpb24YAyABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5EhQKDHNlY3JldF90eXBlcxgEIAMoCRIPCgdzZWNyZXRzGAUgASgNEhEKCWl0ZXJhdGlvbhgGIAEoDSJgCg9BcHByb3ZhbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNIkUKEEFwcHJvdmFsRGVjaXNpb24SDwoHY2FsbF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIvcBCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSKKAQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SFgoOdG9vbF9jYWxsX21vZGUYBSABKAkSFQoNYmFja2VuZF9jaGFpbhgGIAMoCSJUCgtTdHJlYW1DaHVuaxIhCgR0eXBlGAEgASgOMhMuZm9yZ2UudjEuQ2h1bmtUeXBlEg8KB2NvbnRlbnQYAiABKAkSEQoJaXRlcmF0aW9uGAMgASgNIkUKCENvZXJjaW9uEgwKBHBhdGgYASABKAkSFQoNb3JpZ2luYWxfanNvbhgCIAEoCRIUCgxjb2VyY2VkX2pzb24YAyABKAkihwEKD1Rvb2xDYWxsUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIRCglpdGVyYXRpb24YBCABKA0SJQoJY29lcmNpb25zGAUgAygLMhIuZm9yZ2UudjEuQ29lcmNpb24iRAoPTWVzc2FnZUFwcGVuZGVkEiIKB21lc3NhZ2UYASABKAsyES5mb3JnZS52MS5NZXNzYWdlEg0KBWluZGV4GAIgASgNIt0BCgVVc2FnZRITCgttb2RlbF9jYWxscxgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgEEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgEEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAQgASgEEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEhcKD2NhY2hlX2hpdF9yYXRpbxgHIAEoARIsCgppdGVyYXRpb25zGAggAygLMhguZm9yZ2UudjEuSXRlcmF0aW9uVXNhZ2UiugEKDkl0ZXJhdGlvblVzYWdlEhEKCWl0ZXJhdGlvbhgBIAEoDRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhwKFGNhY2hlZF9wcm9tcHRfdG9rZW5zGAMgASgNEhcKD2NhY2hlX2hpdF9yYXRpbxgEIAEoARIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIMCgRzbG90GAcgASgFEg8KB2JhY2tlbmQYCCABKAkixgEKDFJ1bkNvbXBsZXRlZBIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRISCgppdGVyYXRpb25zGAMgASgNEh4KBXVzYWdlGAQgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgFIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGAoQdGVybWluYWxfY2FsbF9pZBgGIAEoCRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAginwIKCVJ1bkZhaWxlZBInCgZyZWFzb24YASABKA4yFy5mb3JnZS52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSMQoHZGV0YWlscxgDIAMoCzIgLmZvcmdlLnYxLlJ1bkZhaWxlZC5EZXRhaWxzRW50cnkSEgoKaXRlcmF0aW9ucxgEIAEoDRIeCgV1c2FnZRgFIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBiADKAsyES5mb3JnZS52MS5NZXNzYWdlEhoKEnRyYW5zY3JpcHRfb21pdHRlZBgHIAEoCBouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLCAQoMR3VhcmRSZXF1ZXN0EiQKCHdvcmtmbG93GAEgASgLMhIuZm9yZ2UudjEuV29ya2Zsb3cSJQoHb3B0aW9ucxgCIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSIwoIbWVzc2FnZXMYAyADKAsyES5mb3JnZS52MS5NZXNzYWdlEhIKCnJlcGx5X3RleHQYBCABKAkSLAoQcmVwbHlfdG9vbF9jYWxscxgFIAMoCzISLmZvcmdlLnYxLlRvb2xDYWxsIrQBCg1HdWFyZFJlc3BvbnNlEiUKBWNhbGxzGAEgASgLMhQuZm9yZ2UudjEuR3VhcmRDYWxsc0gAEiUKBXJldHJ5GAIgASgLMhQuZm9yZ2UudjEuR3VhcmRSZXRyeUgAEiMKBGRvbmUYAyABKAsyEy5mb3JnZS52MS5HdWFyZERvbmVIABIlCgZmYWlsZWQYBCABKAsyEy5mb3JnZS52MS5SdW5GYWlsZWRIAEIJCgd2ZXJkaWN0IjYKCkd1YXJkQ2FsbHMSKAoFY2FsbHMYASADKAsyGS5mb3JnZS52MS5Ub29sQ2FsbFJlcXVlc3QiUgoKR3VhcmRSZXRyeRIjCghtZXNzYWdlcxgBIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDgoGcmVhc29uGAIgASgJEg8KB2F0dGVtcHQYAyABKA0iTAoJR3VhcmREb25lEhUKDXRlcm1pbmFsX3Rvb2wYASABKAkSDgoGcmVzdWx0GAIgASgJEhgKEHRlcm1pbmFsX2NhbGxfaWQYAyABKAkiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiggMKFUdldFNlcnZlckluZm9SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhMKC2J1ZGdldF9tb2RlGAUgASgJEg0KBXNsb3RzGAYgASgNEhQKDGJhY2tlbmRfbW9kZRgHIAEoCRITCgtiYWNrZW5kX3VybBgIIAEoCRIWCg50b29sX2NhbGxfbW9kZRgJIAEoCRITCgthY3RpdmVfcnVucxgKIAEoDRIVCg1rdl9jYWNoZV90eXBlGAsgASgJEhUKDWJ1ZGdldF9zb3VyY2UYDCABKAkSGwoEZ3B1cxgNIAMoCzINLmZvcmdlLnYxLkdwdRISCgpncHVfc3RhdHVzGA4gASgJEhMKC3F1ZXVlZF9ydW5zGA8gASgNEikKCGJhY2tlbmRzGBAgAygLMhcuZm9yZ2UudjEuQmFja2VuZEhlYWx0aCK9AQoNQmFja2VuZEhlYWx0aBIMCgRuYW1lGAEgASgJEg0KBW1vZGVsGAIgASgJEgsKA3VybBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSHAoUY29vbGRvd25fcmVtYWluaW5nX3MYBSABKAESHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYBiABKA0SDQoFY2FsbHMYByABKAQSEAoIZmFpbHVyZXMYCCABKAQSEgoKbGFzdF9lcnJvchgJIAEoCSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCpqCg1Ub29sRXJyb3JLaW5kEh8KG1RPT0xfRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhgKFFRPT0xfRVJST1JfS0lORF9IQVJEEAESHgoaVE9PTF9FUlJPUl9LSU5EX1JFU09MVVRJT04QAiqOAQoJQ2h1bmtUeXBlEhoKFkNIVU5LX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDSFVOS19UWVBFX1RFWFRfREVMVEEQARIeChpDSFVOS19UWVBFX1RPT0xfQ0FMTF9ERUxUQRACEhQKEENIVU5LX1RZUEVfRklOQUwQAxIUChBDSFVOS19UWVBFX1JFVFJZEAQq/gIKDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhGQUlMVVJFX1JFQVNPTl9UT09MX0NBTEwQARIhCh1GQUlMVVJFX1JFQVNPTl9UT09MX0VYRUNVVElPThACEiMKH0ZBSUxVUkVfUkVBU09OX1NURVBfRU5GT1JDRU1FTlQQAxIfChtGQUlMVVJFX1JFQVNPTl9QUkVSRVFVSVNJVEUQBBIhCh1GQUlMVVJFX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEhwKGEZBSUxVUkVfUkVBU09OX0NBTkNFTExFRBAGEhoKFkZBSUxVUkVfUkVBU09OX0JBQ0tFTkQQBxIqCiZGQUlMVVJFX1JFQVNPTl9DT05URVhUX0JVREdFVF9FWENFRURFRBAIEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAkSIAocRkFJTFVSRV9SRUFTT05fU0hVVFRJTkdfRE9XThAKMtIBCgxGb3JnZVNlcnZpY2USNgoDUnVuEhQuZm9yZ2UudjEuUnVuUmVxdWVzdBoVLmZvcmdlLnYxLlJ1blJlc3BvbnNlKAEwARJQCg1HZXRTZXJ2ZXJJbmZvEh4uZm9yZ2UudjEuR2V0U2VydmVySW5mb1JlcXVlc3QaHy5mb3JnZS52MS5HZXRTZXJ2ZXJJbmZvUmVzcG9uc2USOAoFR3VhcmQSFi5mb3JnZS52MS5HdWFyZFJlcXVlc3QaFy5mb3JnZS52MS5HdWFyZFJlc3BvbnNlQkBaPmdpdGh1Yi5jb20vZm9yZ2Utc2lkZWNhci9mb3JnZS9jbGllbnRzL2dvL2dlbi9mb3JnZS92MTtmb3JnZXYxYgZwcm90bzM", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSLoAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSAASKQoIcmVhdHRhY2gYBSABKAsyFS5mb3JnZS52MS5SZWF0dGFjaFJ1bkgAQgYKBGtpbmQiMAoLUmVhdHRhY2hSdW4SDgoGcnVuX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCK5BAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAEgsKA3NlcRgUIAEoBEIGCgRraW5kIp4BChJUb29sT3V0cHV0U2NyZWVuZWQSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSKgoGYWN0aW9uGAMgASgOMhouZm9yZ2UudjEuVG9vbE91dHB1dFBvbGljeRIUCgxzZWNyZXRfdHlwZXMYBCADKAkSDwoHc2VjcmV0cxgFIAEoDRIRCglpdGVyYXRpb24YBiABKA0iYAoPQXBwcm92YWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDSJFChBBcHByb3ZhbERlY2lzaW9uEg8KB2NhbGxfaWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIjQKEVRvb2xDYWxsQ2FuY2VsbGVkEg8KB2NhbGxfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIp0BCglDb21wYWN0ZWQSEQoJaXRlcmF0aW9uGAEgASgNEg0KBXBoYXNlGAIgASgNEhUKDXRva2Vuc19iZWZvcmUYAyABKA0SFAoMdG9rZW5zX2FmdGVyGAQgASgNEhcKD21lc3NhZ2VzX2JlZm9yZRgFIAEoDRIWCg5tZXNzYWdlc19hZnRlchgGIAEoDRIQCghzdHJhdGVneRgHIAEoCSJACgZRdWV1ZWQSEAoIcG9zaXRpb24YASABKA0SEQoJaXRlcmF0aW9uGAIgASgNEhEKCXByZWVtcHRlZBgDIAEoCCKLAgoIU3RhcnRSdW4SJAoId29ya2Zsb3cYASABKAsyEi5mb3JnZS52MS5Xb3JrZmxvdxIUCgx1c2VyX21lc3NhZ2UYAiABKAkSKQoOcHJpb3JfbWVzc2FnZXMYAyADKAsyES5mb3JnZS52MS5NZXNzYWdlEiUKB29wdGlvbnMYBCABKAsyFC5mb3JnZS52MS5SdW5PcHRpb25zEi4KBmxhYmVscxgFIAMoCzIeLmZvcmdlLnYxLlN0YXJ0UnVuLkxhYmVsc0VudHJ5EhIKCnNlc3Npb25faWQYBiABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJRCglUb29sRXJyb3ISDwoHbWVzc2FnZRgBIAEoCRIlCgRraW5kGAIgASgOMhcuZm9yZ2UudjEuVG9vbEVycm9yS2luZBIMCgR0eXBlGAMgASgJImAKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIQCgZvdXRwdXQYAiABKAlIABIkCgVlcnJvchgDIAEoCzITLmZvcmdlLnYxLlRvb2xFcnJvckgAQgkKB291dGNvbWUiGwoJQ2FuY2VsUnVuEg4KBnJlYXNvbhgBIAEoCSK4AQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SFgoOdG9vbF9jYWxsX21vZGUYBSABKAkSGAoQcmVhdHRhY2hfZ3JhY2VfcxgHIAEoDRISCgpyZWF0dGFjaGVkGAggASgIEhUKDWJhY2tlbmRfY2hhaW4YBiADKAkiVAoLU3RyZWFtQ2h1bmsSIQoEdHlwZRgBIAEoDjITLmZvcmdlLnYxLkNodW5rVHlwZRIPCgdjb250ZW50GAIgASgJEhEKCWl0ZXJhdGlvbhgDIAEoDSJFCghDb2VyY2lvbhIMCgRwYXRoGAEgASgJEhUKDW9yaWdpbmFsX2pzb24YAiABKAkSFAoMY29lcmNlZF9qc29uGAMgASgJIocBCg9Ub29sQ2FsbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNEiUKCWNvZXJjaW9ucxgFIAMoCzISLmZvcmdlLnYxLkNvZXJjaW9uIkQKD01lc3NhZ2VBcHBlbmRlZBIiCgdtZXNzYWdlGAEgASgLMhEuZm9yZ2UudjEuTWVzc2FnZRINCgVpbmRleBgCIAEoDSLdAQoFVXNhZ2USEwoLbW9kZWxfY2FsbHMYASABKA0SFQoNcHJvbXB0X3Rva2VucxgCIAEoBBIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoBBIcChRjYWNoZWRfcHJvbXB0X3Rva2VucxgEIAEoBBIRCglwcm9tcHRfbXMYBSABKAESFQoNZ2VuZXJhdGlvbl9tcxgGIAEoARIXCg9jYWNoZV9oaXRfcmF0aW8YByABKAESLAoKaXRlcmF0aW9ucxgIIAMoCzIYLmZvcmdlLnYxLkl0ZXJhdGlvblVzYWdlIroBCg5JdGVyYXRpb25Vc2FnZRIRCglpdGVyYXRpb24YASABKA0SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIcChRjYWNoZWRfcHJvbXB0X3Rva2VucxgDIAEoDRIXCg9jYWNoZV9oaXRfcmF0aW8YBCABKAESEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAESDAoEc2xvdBgHIAEoBRIPCgdiYWNrZW5kGAggASgJIsYBCgxSdW5Db21wbGV0ZWQSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSEgoKaXRlcmF0aW9ucxgDIAEoDRIeCgV1c2FnZRgEIAEoCzIPLmZvcmdlLnYxLlVzYWdlEiUKCnRyYW5zY3JpcHQYBSADKAsyES5mb3JnZS52MS5NZXNzYWdlEhgKEHRlcm1pbmFsX2NhbGxfaWQYBiABKAkSGgoSdHJhbnNjcmlwdF9vbWl0dGVkGAcgASgIIp8CCglSdW5GYWlsZWQSJwoGcmVhc29uGAEgASgOMhcuZm9yZ2UudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEjEKB2RldGFpbHMYAyADKAsyIC5mb3JnZS52MS5SdW5GYWlsZWQuRGV0YWlsc0VudHJ5EhIKCml0ZXJhdGlvbnMYBCABKA0SHgoFdXNhZ2UYBSABKAsyDy5mb3JnZS52MS5Vc2FnZRIlCgp0cmFuc2NyaXB0GAYgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIaChJ0cmFuc2NyaXB0X29taXR0ZWQYByABKAgaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiwgEKDEd1YXJkUmVxdWVzdBIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EiUKB29wdGlvbnMYAiABKAsyFC5mb3JnZS52MS5SdW5PcHRpb25zEiMKCG1lc3NhZ2VzGAMgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRISCgpyZXBseV90ZXh0GAQgASgJEiwKEHJlcGx5X3Rvb2xfY2FsbHMYBSADKAsyEi5mb3JnZS52MS5Ub29sQ2FsbCK0AQoNR3VhcmRSZXNwb25zZRIlCgVjYWxscxgBIAEoCzIULmZvcmdlLnYxLkd1YXJkQ2FsbHNIABIlCgVyZXRyeRgCIAEoCzIULmZvcmdlLnYxLkd1YXJkUmV0cnlIABIjCgRkb25lGAMgASgLMhMuZm9yZ2UudjEuR3VhcmREb25lSAASJQoGZmFpbGVkGAQgASgLMhMuZm9yZ2UudjEuUnVuRmFpbGVkSABCCQoHdmVyZGljdCI2CgpHdWFyZENhbGxzEigKBWNhbGxzGAEgAygLMhkuZm9yZ2UudjEuVG9vbENhbGxSZXF1ZXN0IlIKCkd1YXJkUmV0cnkSIwoIbWVzc2FnZXMYASADKAsyES5mb3JnZS52MS5NZXNzYWdlEg4KBnJlYXNvbhgCIAEoCRIPCgdhdHRlbXB0GAMgASgNIkwKCUd1YXJkRG9uZRIVCg10ZXJtaW5hbF90b29sGAEgASgJEg4KBnJlc3VsdBgCIAEoCRIYChB0ZXJtaW5hbF9jYWxsX2lkGAMgASgJIhYKFEdldFNlcnZlckluZm9SZXF1ZXN0IoIDChVHZXRTZXJ2ZXJJbmZvUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIPCgdiYWNrZW5kGAIgASgJEg0KBW1vZGVsGAMgASgJEh0KFWNvbnRleHRfYnVkZ2V0X3Rva2VucxgEIAEoDRITCgtidWRnZXRfbW9kZRgFIAEoCRINCgVzbG90cxgGIAEoDRIUCgxiYWNrZW5kX21vZGUYByABKAkSEwoLYmFja2VuZF91cmwYCCABKAkSFgoOdG9vbF9jYWxsX21vZGUYCSABKAkSEwoLYWN0aXZlX3J1bnMYCiABKA0SFQoNa3ZfY2FjaGVfdHlwZRgLIAEoCRIVCg1idWRnZXRfc291cmNlGAwgASgJEhsKBGdwdXMYDSADKAsyDS5mb3JnZS52MS5HcHUSEgoKZ3B1X3N0YXR1cxgOIAEoCRITCgtxdWV1ZWRfcnVucxgPIAEoDRIpCghiYWNrZW5kcxgQIAMoCzIXLmZvcmdlLnYxLkJhY2tlbmRIZWFsdGgivQEKDUJhY2tlbmRIZWFsdGgSDAoEbmFtZRgBIAEoCRINCgVtb2RlbBgCIAEoCRILCgN1cmwYAyABKAkSEQoJYXZhaWxhYmxlGAQgASgIEhwKFGNvb2xkb3duX3JlbWFpbmluZ19zGAUgASgBEhwKFGNvbnNlY3V0aXZlX2ZhaWx1cmVzGAYgASgNEg0KBWNhbGxzGAcgASgEEhAKCGZhaWx1cmVzGAggASgEEhIKCmxhc3RfZXJyb3IYCSABKAkiRgoDR3B1EgwKBG5hbWUYASABKAkSGAoQdnJhbV90b3RhbF9ieXRlcxgCIAEoBBIXCg92cmFtX2ZyZWVfYnl0ZXMYAyABKAQqagoNVG9vbEVycm9yS2luZBIfChtUT09MX0VSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUT09MX0VSUk9SX0tJTkRfSEFSRBABEh4KGlRPT0xfRVJST1JfS0lORF9SRVNPTFVUSU9OEAIqjgEKCUNodW5rVHlwZRIaChZDSFVOS19UWVBFX1VOU1BFQ0lGSUVEEAASGQoVQ0hVTktfVFlQRV9URVhUX0RFTFRBEAESHgoaQ0hVTktfVFlQRV9UT09MX0NBTExfREVMVEEQAhIUChBDSFVOS19UWVBFX0ZJTkFMEAMSFAoQQ0hVTktfVFlQRV9SRVRSWRAEKv4CCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASHAoYRkFJTFVSRV9SRUFTT05fVE9PTF9DQUxMEAESIQodRkFJTFVSRV9SRUFTT05fVE9PTF9FWEVDVVRJT04QAhIjCh9GQUlMVVJFX1JFQVNPTl9TVEVQX0VORk9SQ0VNRU5UEAMSHwobRkFJTFVSRV9SRUFTT05fUFJFUkVRVUlTSVRFEAQSIQodRkFJTFVSRV9SRUFTT05fTUFYX0lURVJBVElPTlMQBRIcChhGQUlMVVJFX1JFQVNPTl9DQU5DRUxMRUQQBhIaChZGQUlMVVJFX1JFQVNPTl9CQUNLRU5EEAcSKgomRkFJTFVSRV9SRUFTT05fQ09OVEVYVF9CVURHRVRfRVhDRUVERUQQCBIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBAJEiAKHEZBSUxVUkVfUkVBU09OX1NIVVRUSU5HX0RPV04QCjLSAQoMRm9yZ2VTZXJ2aWNlEjYKA1J1bhIULmZvcmdlLnYxLlJ1blJlcXVlc3QaFS5mb3JnZS52MS5SdW5SZXNwb25zZSgBMAESUAoNR2V0U2VydmVySW5mbxIeLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXF1ZXN0Gh8uZm9yZ2UudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlEjgKBUd1YXJkEhYuZm9yZ2UudjEuR3VhcmRSZXF1ZXN0GhcuZm9yZ2UudjEuR3VhcmRSZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -49,6 +49,15 @@ export type RunRequest = Message<"forge.v1.RunRequest"> & {
      */
     value: ApprovalDecision;
     case: "approval";
+  } | {
+    /**
+     * Instead of `start`: continue a run whose stream broke, on this server
+     * or another replica sharing its journal.
+     *
+     * @generated from field: forge.v1.ReattachRun reattach = 5;
+     */
+    value: ReattachRun;
+    case: "reattach";
   } | { case: undefined; value?: undefined };
 };
 
@@ -58,6 +67,39 @@ export type RunRequest = Message<"forge.v1.RunRequest"> & {
  */
 export const RunRequestSchema: GenMessage<RunRequest> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 0);
+
+/**
+ * Sent first on a new stream to take over a run whose stream broke. The
+ * server answers with a run_started (reattached: true, seq 0), every event
+ * after `after_seq` (from its memory or the journal), then re-sends the tool calls (and approval requests) still
+ * waiting for an answer, whatever their seq, then goes on live. A result for
+ * a call the server already has is ignored (results count once per call
+ * id). Errors: NOT_FOUND reason RUN_NOT_FOUND (unknown, or pruned);
+ * PERMISSION_DENIED when another caller started the run. A run that ended
+ * answers with its events up to run_completed / run_failed.
+ *
+ * @generated from message forge.v1.ReattachRun
+ */
+export type ReattachRun = Message<"forge.v1.ReattachRun"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The last RunResponse.seq the client handled (0: none).
+   *
+   * @generated from field: uint64 after_seq = 2;
+   */
+  afterSeq: bigint;
+};
+
+/**
+ * Describes the message forge.v1.ReattachRun.
+ * Use `create(ReattachRunSchema)` to create a new message.
+ */
+export const ReattachRunSchema: GenMessage<ReattachRun> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 1);
 
 /**
  * Server -> client envelope.
@@ -135,6 +177,15 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
     value: ToolOutputScreened;
     case: "toolOutputScreened";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * The event's number within its run: 1, 2, 3... with no gaps, the same
+   * after a reattach and after a server restart (the journal keeps it).
+   * 0 only on the run_started that opens a reattached stream.
+   *
+   * @generated from field: uint64 seq = 20;
+   */
+  seq: bigint;
 };
 
 /**
@@ -142,7 +193,7 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
  * Use `create(RunResponseSchema)` to create a new message.
  */
 export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 1);
+  messageDesc(file_forge_v1_forge_service, 2);
 
 /**
  * A tool's output (or error) held secrets and was redacted or withheld
@@ -193,7 +244,7 @@ export type ToolOutputScreened = Message<"forge.v1.ToolOutputScreened"> & {
  * Use `create(ToolOutputScreenedSchema)` to create a new message.
  */
 export const ToolOutputScreenedSchema: GenMessage<ToolOutputScreened> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 2);
+  messageDesc(file_forge_v1_forge_service, 3);
 
 /**
  * The model asked for a destructive tool and the run was started with
@@ -231,7 +282,7 @@ export type ApprovalRequest = Message<"forge.v1.ApprovalRequest"> & {
  * Use `create(ApprovalRequestSchema)` to create a new message.
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * The client's answer to an ApprovalRequest.
@@ -262,7 +313,7 @@ export type ApprovalDecision = Message<"forge.v1.ApprovalDecision"> & {
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * The server stopped waiting for a tool call (its timeout passed, or the run
@@ -289,7 +340,7 @@ export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
  * Use `create(ToolCallCancelledSchema)` to create a new message.
  */
 export const ToolCallCancelledSchema: GenMessage<ToolCallCancelled> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * The conversation sent to the model was compacted before this iteration.
@@ -341,7 +392,7 @@ export type Compacted = Message<"forge.v1.Compacted"> & {
  * Use `create(CompactedSchema)` to create a new message.
  */
 export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * The run waits for a model server slot. Sent when it starts waiting and when
@@ -374,7 +425,7 @@ export type Queued = Message<"forge.v1.Queued"> & {
  * Use `create(QueuedSchema)` to create a new message.
  */
 export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -410,6 +461,17 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
    * @generated from field: map<string, string> labels = 5;
    */
   labels: { [key: string]: string };
+
+  /**
+   * Carries the conversation across runs on the server: with prior_messages
+   * empty, the run continues the session's conversation (the transcript of
+   * its last completed run), and when it completes its transcript becomes
+   * the session's. Kept in the journal, so it survives restarts. Empty: no
+   * session.
+   *
+   * @generated from field: string session_id = 6;
+   */
+  sessionId: string;
 };
 
 /**
@@ -417,7 +479,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -446,7 +508,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -484,7 +546,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -503,7 +565,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -537,6 +599,22 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
   toolCallMode: string;
 
   /**
+   * The run can be reattached (ReattachRun) for this long after its stream
+   * breaks; 0: a broken stream cancels it.
+   *
+   * @generated from field: uint32 reattach_grace_s = 7;
+   */
+  reattachGraceS: number;
+
+  /**
+   * True on a stream that reattached to the run (the events before it were
+   * sent again from after_seq).
+   *
+   * @generated from field: bool reattached = 8;
+   */
+  reattached: boolean;
+
+  /**
    * With a fallback chain, every backend in the order they are tried
    * (`backend` is the first); empty with a single backend. Which one served
    * each model call is in Usage.iterations[].backend.
@@ -551,7 +629,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 13);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -578,7 +656,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -610,7 +688,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -652,7 +730,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -678,7 +756,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 16);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -737,7 +815,7 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 17);
+  messageDesc(file_forge_v1_forge_service, 18);
 
 /**
  * One model call's accounting.
@@ -798,7 +876,7 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
  * Use `create(IterationUsageSchema)` to create a new message.
  */
 export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 18);
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -858,7 +936,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 19);
+  messageDesc(file_forge_v1_forge_service, 20);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -909,7 +987,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 20);
+  messageDesc(file_forge_v1_forge_service, 21);
 
 /**
  * @generated from message forge.v1.GuardRequest
@@ -956,7 +1034,7 @@ export type GuardRequest = Message<"forge.v1.GuardRequest"> & {
  * Use `create(GuardRequestSchema)` to create a new message.
  */
 export const GuardRequestSchema: GenMessage<GuardRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 21);
+  messageDesc(file_forge_v1_forge_service, 22);
 
 /**
  * @generated from message forge.v1.GuardResponse
@@ -1007,7 +1085,7 @@ export type GuardResponse = Message<"forge.v1.GuardResponse"> & {
  * Use `create(GuardResponseSchema)` to create a new message.
  */
 export const GuardResponseSchema: GenMessage<GuardResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 22);
+  messageDesc(file_forge_v1_forge_service, 23);
 
 /**
  * @generated from message forge.v1.GuardCalls
@@ -1027,7 +1105,7 @@ export type GuardCalls = Message<"forge.v1.GuardCalls"> & {
  * Use `create(GuardCallsSchema)` to create a new message.
  */
 export const GuardCallsSchema: GenMessage<GuardCalls> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 23);
+  messageDesc(file_forge_v1_forge_service, 24);
 
 /**
  * @generated from message forge.v1.GuardRetry
@@ -1061,7 +1139,7 @@ export type GuardRetry = Message<"forge.v1.GuardRetry"> & {
  * Use `create(GuardRetrySchema)` to create a new message.
  */
 export const GuardRetrySchema: GenMessage<GuardRetry> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 24);
+  messageDesc(file_forge_v1_forge_service, 25);
 
 /**
  * @generated from message forge.v1.GuardDone
@@ -1088,7 +1166,7 @@ export type GuardDone = Message<"forge.v1.GuardDone"> & {
  * Use `create(GuardDoneSchema)` to create a new message.
  */
 export const GuardDoneSchema: GenMessage<GuardDone> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 25);
+  messageDesc(file_forge_v1_forge_service, 26);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -1101,7 +1179,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 26);
+  messageDesc(file_forge_v1_forge_service, 27);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -1217,7 +1295,7 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 27);
+  messageDesc(file_forge_v1_forge_service, 28);
 
 /**
  * @generated from message forge.v1.BackendHealth
@@ -1282,7 +1360,7 @@ export type BackendHealth = Message<"forge.v1.BackendHealth"> & {
  * Use `create(BackendHealthSchema)` to create a new message.
  */
 export const BackendHealthSchema: GenMessage<BackendHealth> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 28);
+  messageDesc(file_forge_v1_forge_service, 29);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -1309,7 +1387,7 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 29);
+  messageDesc(file_forge_v1_forge_service, 30);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind
@@ -1512,6 +1590,11 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
  *                                                   (streams count from their
  *                                                   first byte, not from `start`)
  *     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+ *     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
+ *                                                   server and its journal do
+ *                                                   not have (or pruned)
+ *     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
+ *                                                   caller's run
  *   Messages echo at most 512 bytes of the request, so the trailers stay small.
  *   Such an error ends only the stream it occurred on.
  *
@@ -1521,8 +1604,10 @@ export const ForgeService: GenService<{
   /**
    * One bidirectional stream per run. The client sends `start` first, then a
    * `tool_result` for every `tool_call` it receives (in any order), an
-   * `approval` for every `approval_request`, and may send `cancel` at any time. Half-closing or dropping the stream cancels the
-   * run and releases everything the server holds for it.
+   * `approval` for every `approval_request`, and may send `cancel` at any
+   * time. Half-closing the stream cancels the run. Dropping it (a broken
+   * connection) cancels it too, unless RunStarted.reattach_grace_s > 0: the
+   * run then waits that long for a stream sending `reattach`.
    *
    * @generated from rpc forge.v1.ForgeService.Run
    */
