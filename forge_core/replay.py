@@ -28,6 +28,7 @@ import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from forge_core.backends.base import (
     Backend,
@@ -45,10 +46,15 @@ from forge_core.backends.base import (
 from forge_core.context import estimate_tokens
 from forge_core.errors import ForgeError
 from forge_core.loop import (
+    Approver,
+    CompactionSink,
     IterationChunkSink,
     MessageSink,
+    QueueSink,
     RunResult,
+    ScreenSink,
     ToolErrorKind,
+    ToolExecutor,
     ToolOutcome,
     _Run,
 )
@@ -59,6 +65,8 @@ from forge_core.workflow import RunOptions, Workflow
 # recorded result in this form was a failure, not an output.
 TOOL_ERROR_PREFIX = "[ToolError] "
 NO_RESULT = "[No result] the conversation holds no result for this call."
+
+_NO_RESULT = ToolOutcome(output=NO_RESULT, deferred=True)
 
 _NUDGE_TYPES = frozenset(
     {MessageType.STEP_NUDGE, MessageType.PREREQUISITE_NUDGE, MessageType.RETRY_NUDGE}
@@ -104,9 +112,13 @@ Verdict = TurnCalls | TurnRetry | TurnDone
 @dataclass
 class _Turn:
     response: LLMResponse
-    # Recorded: its tools ran, these are their outcomes by call id. None: an
-    # attempt the engine refused earlier (a transient message).
-    outcomes: dict[str, ToolOutcome] | None
+    # Recorded: its tools ran (or were sent to run), their outcomes by call
+    # id, None where the conversation holds no result yet. None: an attempt
+    # the engine refused earlier (a transient message).
+    outcomes: dict[str, ToolOutcome | None] | None
+    # The model's reasoning recorded before it, given back with the reply so
+    # the rebuilt transcript holds it where the first one did.
+    reasoning: str = ""
 
 
 @dataclass
@@ -133,32 +145,37 @@ def split_conversation(messages: list[Message], field_path: str = "messages") ->
         if m.role is MessageRole.TOOL and m.type not in _NUDGE_TYPES and m.tool_call_id
     }
     turns: list[_Turn] = []
+    reasoning = ""
     for i, msg in enumerate(messages[last_user + 1 :], start=last_user + 1):
-        if msg.role is not MessageRole.ASSISTANT or msg.type is MessageType.REASONING:
+        if msg.role is not MessageRole.ASSISTANT:
+            continue
+        if msg.type is MessageType.REASONING:
+            reasoning = msg.content
             continue
         if not msg.tool_calls:
             if msg.content:
-                turns.append(_Turn(TextResponse(msg.content), None))
+                turns.append(_Turn(TextResponse(msg.content), None, reasoning))
+            reasoning = ""
             continue
         calls = [ToolCall(c.name, c.args, id=c.call_id) for c in msg.tool_calls]
         if msg.transient:
-            turns.append(_Turn(calls, None))
+            turns.append(_Turn(calls, None, reasoning))
+            reasoning = ""
             continue
-        outcomes: dict[str, ToolOutcome] = {}
+        outcomes: dict[str, ToolOutcome | None] = {}
         for j, call in enumerate(msg.tool_calls):
             if not call.call_id:
                 raise ConversationError(
                     f"{field_path}[{i}].tool_calls[{j}].id", "a recorded tool call needs its id"
                 )
             result = results.get(call.call_id)
-            outcomes[call.call_id] = _outcome(result)
-        turns.append(_Turn(calls, outcomes))
+            outcomes[call.call_id] = _outcome(result) if result is not None else None
+        turns.append(_Turn(calls, outcomes, reasoning))
+        reasoning = ""
     return Conversation(prior, messages[last_user].content, turns)
 
 
-def _outcome(result: Message | None) -> ToolOutcome:
-    if result is None:
-        return ToolOutcome(output=NO_RESULT, deferred=True)
+def _outcome(result: Message) -> ToolOutcome:
     if result.content.startswith(TOOL_ERROR_PREFIX):
         return ToolOutcome(
             error=result.content[len(TOOL_ERROR_PREFIX) :], error_kind=ToolErrorKind.HARD
@@ -179,11 +196,13 @@ class _NoMoreReplies(Exception):
 
 class _State:
     def __init__(self) -> None:
-        self.outcomes: dict[str, ToolOutcome] | None = None
+        self.outcomes: dict[str, ToolOutcome | None] | None = None
         # The new reply (or the live model) has been asked for.
         self.live = False
         # len(transcript) when it was: what the loop wrote since is its answer.
         self.mark = 0
+        # A resumed run sent a call again: what follows is new.
+        self.fresh = False
 
 
 class _ReplayBackend:
@@ -217,7 +236,11 @@ class _ReplayBackend:
         if self.turns:
             turn = self.turns.pop(0)
             self.state.outcomes = turn.outcomes
-            return BackendReply(response=turn.response, replayed=turn.outcomes is not None)
+            return BackendReply(
+                response=turn.response,
+                replayed=turn.outcomes is not None,
+                reasoning=turn.reasoning,
+            )
         self.state.outcomes = None
         if not self.state.live:
             self.state.live = True
@@ -240,13 +263,11 @@ class _ReplayExecutor:
     async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
         outcomes = self.state.outcomes
         if outcomes is not None:
-            return [
-                outcomes.get(c.call_id, ToolOutcome(output=NO_RESULT, deferred=True)) for c in calls
-            ]
+            return [outcomes.get(c.call_id) or _NO_RESULT for c in calls]
         if not self.state.live:
             # A correction kept from an earlier turn whose attempt the loop
             # would accept now: the caller never ran it, so it did not run.
-            return [ToolOutcome(output=NO_RESULT, deferred=True) for _ in calls]
+            return [_NO_RESULT for _ in calls]
         raise _Suspended(calls)
 
 
@@ -317,6 +338,100 @@ async def next_turn(
         if isinstance(backend, RunTracking):
             backend.forget_run(run.run_id)
     return TurnDone(result)
+
+
+class _ResumeExecutor:
+    """Recorded turns' outcomes from the conversation or the results the
+    server kept; calls with neither go to the client again; live calls too."""
+
+    def __init__(
+        self, state: _State, executor: ToolExecutor, known: dict[str, ToolOutcome]
+    ) -> None:
+        self.state = state
+        self.executor = executor
+        self.known = known
+
+    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        recorded = self.state.outcomes
+        if recorded is None:
+            return await self.executor.execute(calls, iteration)
+        found = {c.call_id: self.known.get(c.call_id) or recorded.get(c.call_id) for c in calls}
+        missing = [c for c in calls if found[c.call_id] is None]
+        if missing:
+            # Sent before the server stopped, never answered: send again.
+            self.state.fresh = True
+            for call, outcome in zip(
+                missing, await self.executor.execute(missing, iteration), strict=True
+            ):
+                found[call.call_id] = outcome
+        return [found[c.call_id] or _NO_RESULT for c in calls]
+
+
+async def resume_run(
+    workflow: Workflow,
+    transcript: list[Message],
+    *,
+    backend: Backend,
+    executor: ToolExecutor,
+    options: RunOptions | None = None,
+    known_results: dict[str, ToolOutcome] | None = None,
+    on_message: MessageSink | None = None,
+    on_chunk: IterationChunkSink | None = None,
+    on_compact: CompactionSink | None = None,
+    on_queue: QueueSink | None = None,
+    on_screen: ScreenSink | None = None,
+    approver: Approver | None = None,
+    cancel: asyncio.Event | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Continue the run `transcript` records (a journal's, after a restart)
+    to its end, as run_workflow would have.
+
+    Recorded model turns are not asked again and recorded tool results are
+    not asked for again (`known_results`: results the client sent that the
+    transcript does not show yet). Calls that were sent and never answered
+    go to `executor` again. The callbacks hear only what is new: the
+    transcript's own messages are rebuilt silently.
+    """
+    conversation = split_conversation(transcript, "transcript")
+    state = _State()
+    replay = _ReplayBackend(conversation.turns, None, backend, state)
+
+    def new(sink: Any) -> Any:
+        if sink is None:
+            return None
+
+        async def forward(*args: Any) -> None:
+            if state.live or state.fresh:
+                await sink(*args)
+
+        return forward
+
+    run = _Run(
+        workflow=workflow,
+        backend=replay,
+        executor=_ResumeExecutor(state, executor, known_results or {}),
+        options=options or RunOptions(),
+        on_message=new(on_message),
+        on_chunk=on_chunk,
+        on_compact=new(on_compact),
+        on_queue=on_queue,
+        cancel=cancel or asyncio.Event(),
+        run_id=run_id or uuid.uuid4().hex,
+        approver=approver,
+        on_screen=new(on_screen),
+    )
+    replay.run = run
+    try:
+        return await run.execute(conversation.user_message, conversation.prior)
+    except ForgeError as exc:
+        exc.transcript = list(run.transcript)
+        exc.iterations = run.iteration
+        exc.usage = run.usage
+        raise
+    finally:
+        if isinstance(backend, RunTracking):
+            backend.forget_run(run.run_id)
 
 
 def calls_reply(calls: list[tuple[str, str, str]]) -> BackendReply:

@@ -15,6 +15,7 @@ import pytest
 from forge_core.backends.base import BackendReply
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.errors import PrerequisiteError, StepEnforcementError, ToolCallError
+from forge_core.loop import ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.replay import (
     ConversationError,
@@ -23,6 +24,7 @@ from forge_core.replay import (
     TurnRetry,
     calls_reply,
     next_turn,
+    resume_run,
     text_reply,
 )
 from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, validate_workflow
@@ -249,3 +251,87 @@ async def test_the_live_backend_forgets_each_turn_s_run() -> None:
     backend = _Tracking({WF.name: [call("get_order", order_id="A-1")]})
     await next_turn(WF, [USER], backend=backend)
     assert backend.forgotten == [backend.requests[-1].run_id]
+
+
+class _Tools:
+    """Runs the refunds workflow's tools, counting each call id it ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        self.ran += [c.call_id for c in calls]
+        return [ToolOutcome(output=f"{c.name} ok") for c in calls]
+
+
+async def test_a_resumed_run_repeats_no_model_call_and_no_answered_tool_call() -> None:
+    """A run stopped after its first tool call was sent but before the result
+    came back (the server died): resumed from its transcript, the model is
+    not asked for that turn again, the unanswered call is sent once more, and
+    the run ends as it would have."""
+    script = [call("finish", summary="early"), call("get_order", order_id="A-1")]
+    script += [call("finish", summary="refunded")]
+    first = ScriptedBackend({WF.name: script})
+    transcript: list[Message] = []
+
+    async def record(message: Message, index: int) -> None:
+        transcript.append(message)
+
+    class Dies:
+        async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            raise RuntimeError("the server was killed")
+
+    with pytest.raises(RuntimeError):
+        await run_workflow(WF, USER.content, backend=first, executor=Dies(), on_message=record)
+    assert [m.type for m in transcript][-1] is MessageType.TOOL_CALL
+    sent = transcript[-1].tool_calls[0].call_id
+
+    later = ScriptedBackend({WF.name: [call("finish", summary="refunded")]})
+    tools = _Tools()
+    new: list[Message] = []
+
+    async def heard(message: Message, index: int) -> None:
+        new.append(message)
+
+    result = await resume_run(WF, transcript, backend=later, executor=tools, on_message=heard)
+    assert result.terminal_tool == "finish"
+    # Only the finishing turn asked the model; get_order ran once more, then finish.
+    assert result.usage.model_calls == 1
+    assert tools.ran == [sent, "call_3"]
+    # The callbacks heard only what is new: no message of the first run again.
+    assert new[0].tool_call_id == sent and new[0].type is MessageType.TOOL_RESULT
+
+
+async def test_a_resumed_run_uses_the_results_the_server_kept() -> None:
+    """A result the client sent before the crash (journaled, not yet in the
+    transcript) is used, not asked for again."""
+    script = [call("get_order", order_id="A-1")]
+    transcript: list[Message] = []
+
+    async def record(message: Message, index: int) -> None:
+        transcript.append(message)
+
+    class Dies:
+        async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        await run_workflow(
+            WF,
+            USER.content,
+            backend=ScriptedBackend({WF.name: script}),
+            executor=Dies(),
+            on_message=record,
+        )
+    sent = transcript[-1].tool_calls[0].call_id
+    tools = _Tools()
+    result = await resume_run(
+        WF,
+        transcript,
+        backend=ScriptedBackend({WF.name: [call("finish", summary="done")]}),
+        executor=tools,
+        known_results={sent: ToolOutcome(output="A-1: 40 EUR")},
+    )
+    assert result.terminal_tool == "finish"
+    assert tools.ran == ["call_2"]
+    assert any(m.content == "A-1: 40 EUR" for m in result.transcript)

@@ -1,0 +1,264 @@
+"""The embedded journal: one SQLite file (stdlib sqlite3), WAL mode.
+
+Every call runs on one worker thread that owns the connection, so the event
+loop never waits on the disk and the connection is never shared between
+threads. WAL with synchronous=NORMAL commits without an fsync per event
+(durable across a process crash, which is what a SIGKILL is; a power loss
+may drop the last commits). Several processes on one host may share the file
+(busy_timeout); replicas on several hosts use PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY,
+  start BLOB NOT NULL,
+  owner TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  created REAL NOT NULL,
+  updated REAL NOT NULL,
+  holder TEXT NOT NULL DEFAULT '',
+  lease_until REAL NOT NULL DEFAULT 0,
+  handoff TEXT NOT NULL DEFAULT '',
+  bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS runs_by_holder ON runs (holder, status);
+CREATE INDEX IF NOT EXISTS runs_by_updated ON runs (updated);
+CREATE TABLE IF NOT EXISTS events (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event BLOB NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+  run_id TEXT NOT NULL,
+  call_id TEXT NOT NULL,
+  result BLOB NOT NULL,
+  PRIMARY KEY (run_id, call_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  transcript BLOB NOT NULL,
+  updated REAL NOT NULL
+);
+"""
+
+
+class SqliteJournal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.url = f"sqlite:///{path}"
+        self._db: sqlite3.Connection | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forge-journal")
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        assert self._db is not None, "journal not opened"
+        return self._db
+
+    async def open(self) -> None:
+        def connect() -> None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.executescript(_SCHEMA)
+            self._db = db
+
+        await self._run(connect)
+
+    async def aclose(self) -> None:
+        if self._db is not None:
+            await self._run(self.db.close)
+            self._db = None
+        self._thread.shutdown(wait=False)
+
+    async def create_run(
+        self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
+    ) -> None:
+        await self._run(
+            self._write,
+            "INSERT INTO runs (run_id, start, owner, session_id, status, created, updated,"
+            " holder, lease_until, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                start,
+                owner,
+                session_id,
+                RUNNING,
+                now,
+                now,
+                holder,
+                now + LEASE_S,
+                len(start),
+            ),
+        )
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> int:
+        with self.db:
+            return self.db.execute(sql, params).rowcount
+
+    async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
+        def write() -> None:
+            with self.db:
+                self.db.execute(
+                    "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
+                    (run_id, seq, event),
+                )
+                self.db.execute(
+                    "UPDATE runs SET bytes = bytes + ? WHERE run_id = ?", (size, run_id)
+                )
+
+        await self._run(write)
+
+    async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:
+        changed: int = await self._run(
+            self._write,
+            "INSERT OR IGNORE INTO results (run_id, call_id, result) VALUES (?, ?, ?)",
+            (run_id, call_id, result),
+        )
+        return changed == 1
+
+    async def finish(self, run_id: str, status: str, now: float) -> None:
+        await self._run(
+            self._write,
+            "UPDATE runs SET status = ?, updated = ?, holder = '', handoff = '' WHERE run_id = ?",
+            (status, now, run_id),
+        )
+
+    async def load(self, run_id: str, after_seq: int = 0) -> JournaledRun | None:
+        def read() -> JournaledRun | None:
+            row = self.db.execute(
+                "SELECT start, owner, session_id, status, holder, lease_until FROM runs"
+                " WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            events = self.db.execute(
+                "SELECT seq, event FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
+                (run_id, after_seq),
+            ).fetchall()
+            results = self.db.execute(
+                "SELECT call_id, result FROM results WHERE run_id = ?", (run_id,)
+            ).fetchall()
+            return JournaledRun(
+                run_id,
+                bytes(row[0]),
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                row[5],
+                [(seq, bytes(event)) for seq, event in events],
+                {call_id: bytes(result) for call_id, result in results},
+            )
+
+        found: JournaledRun | None = await self._run(read)
+        return found
+
+    async def claim(self, run_id: str, holder: str, now: float) -> bool:
+        changed: int = await self._run(
+            self._write,
+            "UPDATE runs SET holder = ?, lease_until = ?, handoff = '' WHERE run_id = ?"
+            " AND status = ? AND (holder = '' OR holder = ? OR lease_until < ?)",
+            (holder, now + LEASE_S, run_id, RUNNING, holder, now),
+        )
+        return changed == 1
+
+    async def renew(self, holder: str, now: float) -> list[str]:
+        def write() -> list[str]:
+            with self.db:
+                self.db.execute(
+                    "UPDATE runs SET lease_until = ? WHERE holder = ? AND status = ?",
+                    (now + LEASE_S, holder, RUNNING),
+                )
+                rows = self.db.execute(
+                    "SELECT run_id FROM runs WHERE holder = ? AND status = ? AND handoff != ''",
+                    (holder, RUNNING),
+                ).fetchall()
+            return [r[0] for r in rows]
+
+        wanted: list[str] = await self._run(write)
+        return wanted
+
+    async def request_handoff(self, run_id: str, holder: str) -> None:
+        await self._run(
+            self._write, "UPDATE runs SET handoff = ? WHERE run_id = ?", (holder, run_id)
+        )
+
+    async def release(self, run_id: str, holder: str) -> None:
+        await self._run(
+            self._write,
+            "UPDATE runs SET holder = '', lease_until = 0 WHERE run_id = ? AND holder = ?",
+            (run_id, holder),
+        )
+
+    async def save_session(
+        self, session_id: str, owner: str, transcript: bytes, now: float
+    ) -> None:
+        await self._run(
+            self._write,
+            "INSERT INTO sessions (session_id, owner, transcript, updated) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner,"
+            " transcript = excluded.transcript, updated = excluded.updated",
+            (session_id, owner, transcript, now),
+        )
+
+    async def load_session(self, session_id: str) -> tuple[str, bytes] | None:
+        def read() -> tuple[str, bytes] | None:
+            row = self.db.execute(
+                "SELECT owner, transcript FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            return (row[0], bytes(row[1])) if row else None
+
+        found: tuple[str, bytes] | None = await self._run(read)
+        return found
+
+    async def prune(self, now: float, max_age_s: float, max_bytes: int) -> int:
+        def write() -> int:
+            with self.db:
+                doomed = [
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT run_id FROM runs WHERE updated < ?"
+                        " AND (status != ? OR lease_until < ?)",
+                        (now - max_age_s, RUNNING, now),
+                    )
+                ]
+                total = self.db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+                if max_bytes and total > max_bytes:
+                    for run_id, size in self.db.execute(
+                        "SELECT run_id, bytes FROM runs WHERE status != ? ORDER BY updated",
+                        (RUNNING,),
+                    ).fetchall():
+                        if total <= max_bytes:
+                            break
+                        if run_id not in doomed:
+                            doomed.append(run_id)
+                            total -= size
+                for run_id in doomed:
+                    for table in ("events", "results", "runs"):
+                        self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                self.db.execute("DELETE FROM sessions WHERE updated < ?", (now - max_age_s,))
+            return len(doomed)
+
+        count: int = await self._run(write)
+        return count
