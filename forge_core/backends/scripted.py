@@ -32,6 +32,7 @@ from forge_core.calls import (
     Usage,
 )
 from forge_core.errors import BackendError
+from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.modes import BudgetMode, ToolCallMode
 
 
@@ -77,6 +78,10 @@ class ScriptedBackend:
     responder: Responder | None = None
     context_budget_tokens: int = 8192
     name: str = "scripted"
+    # A run this backend has not seen starts its script after the model
+    # turns its conversation already holds (a run resumed from a journal by
+    # a restarted server); else at the first turn.
+    continue_conversations: bool = False
     # The most recent requests, for tests that inspect what the loop sent.
     requests: deque[ChatRequest] = field(default_factory=lambda: deque(maxlen=256))
     _cursor: dict[str, int] = field(default_factory=dict)
@@ -92,7 +97,8 @@ class ScriptedBackend:
         else:
             raw = json.loads(path.read_text())
         scripts = {name: [Turn.from_json(t) for t in turns] for name, turns in raw.items()}
-        return cls(scripts=scripts)
+        # forge-server --backend scripted: a restarted server resumes runs.
+        return cls(scripts=scripts, continue_conversations=True)
 
     def info(self) -> BackendInfo:
         return BackendInfo(
@@ -109,7 +115,11 @@ class ScriptedBackend:
         return None
 
     def next_turn(self, request: ChatRequest) -> Turn:
-        index = self._cursor.get(request.run_id, 0)
+        # A run this backend has not seen may be one resumed elsewhere (a
+        # restarted server): its script goes on after the turns it has.
+        index = self._cursor.get(request.run_id)
+        if index is None:
+            index = _turns_so_far(request.messages) if self.continue_conversations else 0
         self._cursor[request.run_id] = index + 1
         if self.responder is not None:
             return self.responder(request, index)
@@ -135,3 +145,16 @@ class ScriptedBackend:
             await on_chunk(StreamChunk(kind, raw))
             await on_chunk(StreamChunk(ChunkType.FINAL))
         return BackendReply(response=turn.response, usage=Usage(model_calls=1), raw_text=raw)
+
+
+def _turns_so_far(messages: list[Message]) -> int:
+    """Model turns after the last user request: what a run that started
+    elsewhere already had of its script."""
+    last_user = max(
+        (i for i, m in enumerate(messages) if m.type is MessageType.USER_INPUT), default=-1
+    )
+    return sum(
+        1
+        for m in messages[last_user + 1 :]
+        if m.role is MessageRole.ASSISTANT and m.type is not MessageType.REASONING
+    )

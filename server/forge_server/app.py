@@ -17,6 +17,7 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_core.backends.base import Backend
 from forge_server.auth import Authenticator
+from forge_server.journal import Journal
 from forge_server.service import ForgeService
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,17 @@ class ServerOptions:
     # Workflows that leave tool_output_secrets unspecified: allow|redact|block.
     tool_output_secrets: str = "allow"
     metrics_host: str = "127.0.0.1"
+    # Runs journaled here survive their streams and this process (opened by
+    # the caller); None: a broken stream cancels its run.
+    journal: Journal | None = None
+    # Seconds a run whose stream broke waits for a reattach (with a journal).
+    reattach_grace_s: float = 60.0
+    # This process's name in the journal's leases ("": host:pid).
+    holder: str = ""
+    # Journal retention: ended runs older than this go, then the oldest until
+    # the events fit in journal_max_bytes (0: no size limit).
+    retention_s: float = 7 * 24 * 3600.0
+    journal_max_bytes: int = 0
 
 
 class ForgeServer:
@@ -122,6 +134,11 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         auth=options.auth,
         log_payloads=options.log_payloads,
         tool_output_secrets=options.tool_output_secrets,
+        journal=options.journal,
+        reattach_grace_s=options.reattach_grace_s,
+        holder=options.holder,
+        retention_s=options.retention_s,
+        journal_max_bytes=options.journal_max_bytes,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     address = options.listen or f"{options.host}:{options.port}"
@@ -137,6 +154,7 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     await server.start()
+    await service.start()
     if options.metrics_port is not None:
         forge.metrics_port = service.metrics.serve(options.metrics_port, options.metrics_host)
     for name in ("", SERVICE_NAME):

@@ -17,6 +17,8 @@ from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
+from forge_server.journal import Journal, open_journal
+from forge_server.journal import default_url as default_journal_url
 from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
 
 log = logging.getLogger("forge_server")
@@ -77,6 +79,38 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=10.0,
         help="seconds running runs get after SIGTERM; the rest then end with SHUTTING_DOWN",
+    )
+    net.add_argument(
+        "--journal",
+        default=env("FORGE_JOURNAL", ""),
+        help="where runs are journaled so they survive a dropped client and a restart: "
+        "sqlite:///PATH (default: journal.db in the cache dir), postgresql://USER@HOST/DB "
+        "(shared by replicas), or none (a dropped stream cancels its run)",
+    )
+    net.add_argument(
+        "--reattach-grace",
+        type=float,
+        default=float(env("FORGE_REATTACH_GRACE", "60")),
+        metavar="SECONDS",
+        help="with a journal: how long a run whose stream broke waits for its client to reattach",
+    )
+    net.add_argument(
+        "--journal-retention-hours",
+        type=float,
+        default=float(env("FORGE_JOURNAL_RETENTION_HOURS", "168")),
+        help="ended runs older than this are pruned from the journal",
+    )
+    net.add_argument(
+        "--journal-max-mb",
+        type=float,
+        default=float(env("FORGE_JOURNAL_MAX_MB", "1024")),
+        help="then the oldest ended runs go until the journal's events fit (0: no limit)",
+    )
+    net.add_argument(
+        "--replica-id",
+        default=env("FORGE_REPLICA_ID", ""),
+        help="this server's name in the journal's run leases (default: HOST:PID; give a "
+        "stable one, e.g. the pod name, so a restarted server takes its runs back at once)",
     )
     net.add_argument(
         "--start-timeout",
@@ -357,6 +391,27 @@ async def serve(args: argparse.Namespace) -> None:
         check_exposure(f"{openai_host}:{args.openai_port}", False, auth is not None, args.insecure)
         if args.openai_workflows is not None:
             registry.load(args.openai_workflows)
+    try:
+        journal = open_journal(args.journal or default_journal_url())
+    except ValueError as exc:
+        raise SystemExit(f"forge-server: {exc}") from None
+    if journal is not None:
+        await journal.open()
+    try:
+        await _serve(args, auth, tls, registry, openai_host, journal)
+    finally:
+        if journal is not None:
+            await journal.aclose()
+
+
+async def _serve(
+    args: argparse.Namespace,
+    auth: Authenticator | None,
+    tls: TlsConfig | None,
+    registry: WorkflowRegistry,
+    openai_host: str,
+    journal: Journal | None,
+) -> None:
     async with open_backend(BackendConfig.from_args(args)) as backend:
         options = ServerOptions(
             host=args.host,
@@ -373,8 +428,15 @@ async def serve(args: argparse.Namespace) -> None:
             metrics_port=args.metrics_port if args.metrics_port >= 0 else None,
             metrics_host=args.metrics_host
             or ("127.0.0.1" if args.listen.startswith("unix:") else args.host),
+            journal=journal,
+            reattach_grace_s=args.reattach_grace,
+            holder=args.replica_id,
+            retention_s=args.journal_retention_hours * 3600,
+            journal_max_bytes=int(args.journal_max_mb * 1024 * 1024),
         )
         forge = await start_server(backend, options)
+        if journal is not None:
+            log.info("journal: %s (reattach grace %gs)", journal.url, args.reattach_grace)
         info = backend.info()
         log.info(
             "Forge %s listening on %s%s | backend=%s (%s%s) model=%s "

@@ -46,6 +46,26 @@ class StreamToolExecutor:
         # Calls the server stopped waiting for (timed out, cancelled): a result
         # arriving later is expected, not a protocol error.
         self._abandoned: set[str] = set()
+        # Calls (and approvals) already answered: an answer sent again after
+        # a reattach is ignored, not an error.
+        self._answered: set[str] = set()
+
+    def on_round_trip(self, observe: Callable[[float], None]) -> None:
+        self._on_round_trip = observe
+
+    def waiting(self) -> list[str]:
+        """Call ids still waiting for a result, and "approval:<id>" for
+        approvals still waiting for a decision."""
+        calls = [c for c, f in self._pending.items() if not f.done()]
+        return calls + ["approval:" + c for c, f in self._approvals.items() if not f.done()]
+
+    def knows(self, call_id: str) -> bool:
+        """Whether `call_id` is a call this run sent (answered or not)."""
+        return call_id in self._pending or call_id in self._answered or call_id in self._abandoned
+
+    def knows_approval(self, call_id: str) -> bool:
+        key = "approval:" + call_id
+        return call_id in self._approvals or key in self._answered or call_id in self._abandoned
 
     def resolve(self, result: pb.ToolResult) -> bool:
         """Deliver a client's result; False when the call id was never issued."""
@@ -53,8 +73,9 @@ class StreamToolExecutor:
         if future is not None and future.cancelled():
             return True  # the run stopped waiting; its cleanup is on its way
         if future is None or future.done():
-            return result.call_id in self._abandoned
-        future.set_result(_outcome(result))
+            return result.call_id in self._abandoned or result.call_id in self._answered
+        future.set_result(outcome_of(result))
+        self._answered.add(result.call_id)
         return True
 
     def decide(self, decision: pb.ApprovalDecision) -> bool:
@@ -64,8 +85,10 @@ class StreamToolExecutor:
         if future is not None and future.cancelled():
             return True
         if future is None or future.done():
-            return decision.call_id in self._abandoned
+            key = "approval:" + decision.call_id
+            return decision.call_id in self._abandoned or key in self._answered
         future.set_result(Approval(decision.approved, decision.reason))
+        self._answered.add("approval:" + decision.call_id)
         return True
 
     async def approve(self, call: ToolCallInfo, iteration: int) -> Approval:
@@ -165,7 +188,7 @@ def invalid_result(result: pb.ToolResult) -> str:
     return ""
 
 
-def _outcome(result: pb.ToolResult) -> ToolOutcome:
+def outcome_of(result: pb.ToolResult) -> ToolOutcome:
     if result.WhichOneof("outcome") == "error":
         kind = (
             ToolErrorKind.RESOLUTION

@@ -1,11 +1,12 @@
 """The forge.v1.ForgeService implementation.
 
-Each Run stream gets three cooperating pieces: the engine task (the loop,
-pushing events into an outbox), a reader task (routing the client's tool
-results and cancels), and the handler itself, which drains the outbox onto the
-wire. Whatever ends the stream — completion, protocol error, client
-disconnect — the handler's `finally` cancels the other two, so nothing of a
-run outlives its stream.
+A run lives apart from its stream (runs.LiveRun): the engine task pushes
+numbered events into it, a stream attaches to read them and to route the
+client's tool results and cancels. Whatever ends a stream — completion,
+protocol error, disconnect — its handler's `finally` detaches it: the run
+goes on for the reattach grace period when a journal keeps it (a new stream
+sends `reattach`), else it is cancelled, so nothing of a run outlives its
+stream without a way back to it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
+import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
@@ -28,8 +32,9 @@ from forge_core.backends.base import Backend, QueueReporting, StreamChunk
 from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
-from forge_core.loop import RunResult, run_workflow
+from forge_core.loop import Approval, RunResult, ToolOutcome, run_workflow
 from forge_core.messages import Message, ToolCallInfo
+from forge_core.replay import resume_run
 from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__, guard
@@ -38,6 +43,7 @@ from forge_server.convert import (
     SECRETS_POLICY_TO_PB,
     backend_chain,
     backends_to_pb,
+    message_from_pb,
     message_to_pb,
     options_from_pb,
     prior_from_pb,
@@ -46,9 +52,12 @@ from forge_server.convert import (
     workflow_from_pb,
 )
 from forge_server.errors import RequestRejected, clip
-from forge_server.executor import StreamToolExecutor, invalid_result
+from forge_server.executor import invalid_result, outcome_of
+from forge_server.journal import Journal
+from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING
 from forge_server.logs import MAX_LOGGED_VALUE, run_logger
 from forge_server.metrics import Metrics
+from forge_server.runs import Attachment, LiveRun, now
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +68,12 @@ _CHUNK_TO_PB = {
     "retry": pb.CHUNK_TYPE_RETRY,
 }
 
-# Bounded so a client that stops reading slows its own run instead of growing
-# the server's memory.
-OUTBOX_SIZE = 256
-
 # After the drain period, runs still going are stopped and get this long to
 # send their run_failed (with transcript) before the transport closes.
 SHUTDOWN_FLUSH_S = 2.0
+
+# How often the journal's old runs are pruned.
+PRUNE_EVERY_S = 600.0
 
 
 @dataclass
@@ -75,14 +83,18 @@ class _Start:
     user_message: str
     prior: list[Message]
     labels: dict[str, str]
+    session_id: str = ""
+    # The StartRun as the client sent it (the journal keeps it).
+    raw: bytes = b""
 
 
 @dataclass
-class _Live:
-    """What the drain needs to stop a running run in-band."""
+class _Resume:
+    """A journaled run continued on this server."""
 
-    cancel: asyncio.Event
-    shutting_down: bool = False
+    transcript: list[Message]
+    known: dict[str, ToolOutcome]
+    approvals: dict[str, Approval]
 
 
 class ForgeService(pb_grpc.ForgeServiceServicer):
@@ -97,8 +109,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         log_payloads: bool = False,
         metrics: Metrics | None = None,
         tool_output_secrets: str = "allow",
+        journal: Journal | None = None,
+        reattach_grace_s: float = 0.0,
+        holder: str = "",
+        retention_s: float = 7 * 24 * 3600.0,
+        journal_max_bytes: int = 0,
     ) -> None:
         self.backend = backend
+        # Runs survive their streams (and this process) when journaled.
+        self.journal = journal
+        self.reattach_grace_s = reattach_grace_s if journal is not None else 0.0
+        # This process, as the journal's leases name it.
+        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}"
+        self.retention_s = retention_s
+        self.journal_max_bytes = journal_max_bytes
+        self._upkeep: asyncio.Task[None] | None = None
         # For workflows that leave Workflow.tool_output_secrets unspecified.
         self.tool_output_secrets = tool_output_secrets
         self.log_payloads = log_payloads
@@ -116,23 +141,85 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         # never sends `start` must not hold server resources for free.
         self.open_streams = 0
         self.draining = False
-        self._live: dict[str, _Live] = {}
+        self._live: dict[str, LiveRun] = {}
         self._idle = asyncio.Event()  # set while no run is live
         self._idle.set()
         # Read once: NVML queries are slow and GPUs do not come and go.
         self.gpus, self.gpu_status = detect_gpus()
 
+    async def start(self) -> None:
+        """Background upkeep of the journal: leases renewed, handoffs
+        honoured, old runs pruned."""
+        if self.journal is not None and self._upkeep is None:
+            self._upkeep = asyncio.ensure_future(self._keep_journal())
+
+    async def _keep_journal(self) -> None:
+        assert self.journal is not None
+        last_prune = 0.0
+        while True:
+            try:
+                wanted = await self.journal.renew(self.holder, now())
+                for run_id in wanted:
+                    run = self._live.get(run_id)
+                    # Only a run no stream drives here moves; an attached one
+                    # stays (its client is connected to this replica).
+                    if run is not None and run.attachment is None and not run.finished.is_set():
+                        log.info("run %s: handing it over to another replica", run_id)
+                        await run.stop()
+                        self._forget(run)
+                        await self.journal.release(run_id, self.holder)
+                if time.monotonic() - last_prune > PRUNE_EVERY_S:
+                    last_prune = time.monotonic()
+                    pruned = await self.journal.prune(
+                        now(), self.retention_s, self.journal_max_bytes
+                    )
+                    if pruned:
+                        log.info("journal: pruned %d old runs", pruned)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("journal upkeep failed; retrying")
+            await asyncio.sleep(LEASE_S / 3)
+
     async def drain(self, grace_s: float | None) -> None:
         """Refuse new runs; give running ones `grace_s` seconds (None: as long
-        as they take), then end the rest in-band with SHUTTING_DOWN."""
+        as they take). Then, with a journal, hand the rest over (their
+        clients reattach to another replica, which resumes them); without
+        one, end them in-band with SHUTTING_DOWN."""
         self.draining = True
-        if await self._idle_within(grace_s):
-            return
-        log.info("drain period over: stopping %d runs", len(self._live))
-        for live in self._live.values():
-            live.shutting_down = True
-            live.cancel.set()
-        await self._idle_within(SHUTDOWN_FLUSH_S)
+        if not await self._idle_within(grace_s):
+            log.info("drain period over: stopping %d runs", len(self._live))
+            if self.journal is not None:
+                for run in list(self._live.values()):
+                    await self._hand_over(run)
+            else:
+                for run in self._live.values():
+                    run.shutting_down = True
+                    run.cancel.set()
+                await self._idle_within(SHUTDOWN_FLUSH_S)
+        if self._upkeep is not None:
+            self._upkeep.cancel()
+            await asyncio.gather(self._upkeep, return_exceptions=True)
+            self._upkeep = None
+
+    async def _hand_over(self, run: LiveRun) -> None:
+        """Stop `run` here without an outcome and release it in the journal;
+        its stream ends UNAVAILABLE, so its client reattaches elsewhere."""
+        assert self.journal is not None
+        attachment = run.attachment
+        run.attachment = None
+        if attachment is not None:
+            attachment.close(
+                RequestRejected(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "SHUTTING_DOWN",
+                    "",
+                    "the server is shutting down; reattach to continue the run on another instance",
+                )
+            )
+        await run.stop()
+        self._forget(run)
+        await self.journal.release(run.run_id, self.holder)
 
     async def _idle_within(self, timeout_s: float | None) -> bool:
         try:
@@ -201,10 +288,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 if self.auth is not None and identity is not None:
                     self.auth.acquire_run(identity)
                     caller = identity
-                start = await asyncio.wait_for(
-                    self._read_start(request_iterator), self.start_timeout_s
+                first = await asyncio.wait_for(
+                    self._read_first(request_iterator), self.start_timeout_s
                 )
                 self._refuse_if_draining()
+                owner = identity.subject if identity is not None else ""
+                if isinstance(first, pb.ReattachRun):
+                    run, attachment = await self._reattach(first, owner)
+                else:
+                    run, attachment = await self._start_run(first, owner)
             except TimeoutError:
                 await self._reject(
                     context,
@@ -220,9 +312,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 await self._reject(context, exc)
                 return
             # aclosing: a stream cancelled while a response is on the wire
-            # must release its run now, not when the generator is collected.
-            async with contextlib.aclosing(self._serve(start, request_iterator, context)) as run:
-                async for response in run:
+            # must detach from its run now, not when the generator is collected.
+            async with contextlib.aclosing(
+                self._serve(run, attachment, request_iterator, context)
+            ) as stream:
+                async for response in stream:
                     yield response
         finally:
             self.open_streams -= 1
@@ -268,67 +362,32 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
 
     async def _serve(
         self,
-        start: _Start,
+        run: LiveRun | None,
+        attachment: Attachment,
         request_iterator: AsyncIterator[pb.RunRequest],
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncGenerator[pb.RunResponse, None]:
-        run_id = uuid.uuid4().hex
-        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(OUTBOX_SIZE)
-        executor = StreamToolExecutor(
-            outbox.put,
-            start.options.tool_timeout_s,
-            on_round_trip=self.metrics.tool_round_trips.observe,
-        )
-        self.metrics.runs_started.inc()
-        live = _Live(asyncio.Event())
-        info = self.backend.info()
-        self.active_runs += 1
-        self._live[run_id] = live
-        self._idle.clear()
-        rlog = run_logger(run_id, start.labels)
-        rlog.info(
-            "run %s started: workflow=%r tools=%d labels=%s",
-            run_id, start.workflow.name, len(start.workflow.tools),
-            clip(repr(start.labels), MAX_LOGGED_VALUE),
-        )  # fmt: skip
-        engine = asyncio.create_task(self._engine(run_id, rlog, start, executor, live, outbox))
-        reader = asyncio.create_task(
-            self._read_rest(request_iterator, executor, live.cancel, outbox)
-        )
+        reader = asyncio.create_task(self._read_rest(request_iterator, run, attachment))
         try:
-            yield pb.RunResponse(
-                run_started=pb.RunStarted(
-                    run_id=run_id,
-                    backend=info.name,
-                    model=info.model,
-                    context_budget_tokens=info.context_budget_tokens,
-                    tool_call_mode=_run_mode(info.tool_call_mode, start.options),
-                    backend_chain=backend_chain(self.backend),
-                )
-            )
-            while True:
-                item = await outbox.get()
+            async for item in attachment.items():
                 if item is None:
                     return
                 if isinstance(item, RequestRejected):
-                    rlog.info(
-                        "run %s rejected: %s %s%s",
-                        run_id, item.reason, item.field, self._payload(item.message),
+                    log.info(
+                        "run %s: stream ended: %s %s%s",
+                        run.run_id if run else "-", item.reason, item.field,
+                        self._payload(item.message),
                     )  # fmt: skip
                     await self._reject(context, item)
                     return
                 yield fit(item, self.max_message_bytes)
         finally:
-            self.active_runs -= 1
-            self._live.pop(run_id, None)
-            if not self._live:
-                self._idle.set()
-            for task in (engine, reader):
-                task.cancel()
-            await asyncio.gather(engine, reader, return_exceptions=True)
-            rlog.info("run %s closed", run_id)
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            if run is not None:
+                run.detach(attachment)
 
-    async def _read_start(self, requests: AsyncIterator[pb.RunRequest]) -> _Start:
+    async def _read_first(self, requests: AsyncIterator[pb.RunRequest]) -> _Start | pb.ReattachRun:
         try:
             first = await anext(requests)
         except StopAsyncIteration:
@@ -340,17 +399,30 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             ) from None
         except DecodeError as exc:
             raise _unparsable("start", exc) from exc
-        if first.WhichOneof("kind") != "start":
+        kind = first.WhichOneof("kind")
+        if kind == "reattach":
+            if not first.reattach.run_id:
+                raise RequestRejected(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "INVALID_REQUEST",
+                    "reattach.run_id",
+                    "reattach.run_id must not be empty",
+                )
+            return first.reattach
+        if kind != "start":
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "INVALID_REQUEST",
                 "start",
-                f"the first message must be 'start', got {first.WhichOneof('kind')!r}",
+                f"the first message must be 'start' or 'reattach', got {kind!r}",
             )
+        return await self._parse(first.start)
+
+    async def _parse(self, msg: pb.StartRun) -> _Start:
         try:
             # Compiling up to 128 schemas takes a while: not on the event loop,
             # where it would stall every other run.
-            start = await asyncio.to_thread(_parse_start, first.start)
+            start = await asyncio.to_thread(_parse_start, msg)
         except WorkflowError as exc:
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT, "INVALID_WORKFLOW", exc.field, str(exc)
@@ -359,25 +431,158 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             start.workflow.tool_output_secrets = self.tool_output_secrets
         return start
 
+    def _new_run(self, run_id: str, owner: str, start: _Start) -> LiveRun:
+        run = LiveRun(
+            run_id,
+            owner,
+            self.journal,
+            self.reattach_grace_s,
+            tool_timeout_s=start.options.tool_timeout_s,
+        )
+        run.executor.on_round_trip(self.metrics.tool_round_trips.observe)
+        self.active_runs += 1
+        self._live[run_id] = run
+        self._idle.clear()
+        return run
+
+    def _forget(self, run: LiveRun) -> None:
+        if self._live.pop(run.run_id, None) is not None:
+            self.active_runs -= 1
+        if not self._live:
+            self._idle.set()
+
+    def _run_started(self, run_id: str, options: RunOptions, reattached: bool) -> pb.RunResponse:
+        info = self.backend.info()
+        return pb.RunResponse(
+            run_started=pb.RunStarted(
+                run_id=run_id,
+                backend=info.name,
+                model=info.model,
+                context_budget_tokens=info.context_budget_tokens,
+                tool_call_mode=_run_mode(info.tool_call_mode, options),
+                backend_chain=backend_chain(self.backend),
+                reattach_grace_s=round(self.reattach_grace_s),
+                reattached=reattached,
+            )
+        )
+
+    async def _start_run(self, start: _Start, owner: str) -> tuple[LiveRun, Attachment]:
+        if start.session_id and not start.prior and self.journal is not None:
+            found = await self.journal.load_session(start.session_id)
+            if found is not None:
+                if found[0] != owner:
+                    raise RequestRejected(
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        "NOT_RUN_OWNER",
+                        "start.session_id",
+                        "the session belongs to another caller",
+                    )
+                start.prior = _session_messages(found[1])
+        run_id = uuid.uuid4().hex
+        if self.journal is not None:
+            await self.journal.create_run(
+                run_id, start.raw, owner, start.session_id, self.holder, now()
+            )
+        self.metrics.runs_started.inc()
+        run = self._new_run(run_id, owner, start)
+        attachment = run.attach(0)
+        await run.emit(self._run_started(run_id, start.options, False))
+        rlog = run_logger(run_id, start.labels)
+        rlog.info(
+            "run %s started: workflow=%r tools=%d labels=%s",
+            run_id, start.workflow.name, len(start.workflow.tools),
+            clip(repr(start.labels), MAX_LOGGED_VALUE),
+        )  # fmt: skip
+        run.engine = asyncio.create_task(self._engine(run, rlog, start))
+        return run, attachment
+
+    async def _reattach(self, msg: pb.ReattachRun, owner: str) -> tuple[LiveRun | None, Attachment]:
+        run = self._live.get(msg.run_id)
+        if run is not None:
+            _check_owner(run.owner, owner)
+            attachment = run.attach(msg.after_seq)
+            attachment.backlog.insert(0, self._run_started(run.run_id, RunOptions(), True))
+            log.info("run %s: reattached after seq %d", run.run_id, msg.after_seq)
+            return run, attachment
+        if self.journal is None:
+            raise _not_found(msg.run_id)
+        record = await self.journal.load(msg.run_id)
+        if record is None:
+            raise _not_found(msg.run_id)
+        _check_owner(record.owner, owner)
+        events = [_event(seq, data) for seq, data in record.events]
+        start_msg = pb.StartRun.FromString(record.start)
+        start = await self._parse(start_msg)
+        opening = self._run_started(msg.run_id, start.options, True)
+        if record.status != RUNNING:
+            # Ended: what the client missed, then the stream ends.
+            done = Attachment([opening, *(e for e in events if e.seq > msg.after_seq)])
+            done.queue.put_nowait(None)
+            return None, done
+        if not await self._claim(msg.run_id):
+            raise RequestRejected(
+                grpc.StatusCode.UNAVAILABLE,
+                "RUN_BUSY",
+                "reattach.run_id",
+                "another replica holds the run and did not release it; retry",
+            )
+        # The claim may have raced a last write of the previous holder.
+        record = await self.journal.load(msg.run_id) or record
+        events = [_event(seq, data) for seq, data in record.events]
+        run = self._new_run(msg.run_id, record.owner, start)
+        run.restore(events)
+        attachment = run.attach(msg.after_seq)
+        attachment.backlog.insert(0, opening)
+        transcript = [
+            message_from_pb(e.message_appended.message, "journal")
+            for e in events
+            if e.WhichOneof("kind") == "message_appended"
+        ]
+        known, approvals = _known_answers(record.results)
+        rlog = run_logger(msg.run_id, start.labels)
+        rlog.info(
+            "run %s resumed from the journal at seq %d (%d messages, %d results kept)",
+            msg.run_id, run.seq, len(transcript), len(known),
+        )  # fmt: skip
+        run.engine = asyncio.create_task(
+            self._engine(run, rlog, start, _Resume(transcript, known, approvals))
+        )
+        return run, attachment
+
+    async def _claim(self, run_id: str) -> bool:
+        """Hold the run in the journal: at once when nobody does (or its
+        holder died), else after asking the holder to let it go."""
+        assert self.journal is not None
+        if await self.journal.claim(run_id, self.holder, now()):
+            return True
+        await self.journal.request_handoff(run_id, self.holder)
+        deadline = time.monotonic() + LEASE_S + 2.0
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            if await self.journal.claim(run_id, self.holder, now()):
+                return True
+        return False
+
     async def _engine(
         self,
-        run_id: str,
+        run: LiveRun,
         rlog: logging.LoggerAdapter[logging.Logger],
         start: _Start,
-        executor: StreamToolExecutor,
-        live: _Live,
-        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
+        resume: _Resume | None = None,
     ) -> None:
+        run_id = run.run_id
+        emit = run.emit
+
         async def on_message(message: Message, index: int) -> None:
             self.metrics.message(message)
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     message_appended=pb.MessageAppended(message=message_to_pb(message), index=index)
                 )
             )
 
         async def on_chunk(chunk: StreamChunk, iteration: int) -> None:
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     chunk=pb.StreamChunk(
                         type=_CHUNK_TO_PB[chunk.type.value],
@@ -393,7 +598,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 "run %s compacted (%s phase %d): %d -> %d tokens",
                 run_id, result.strategy, result.phase, result.tokens_before, result.tokens_after,
             )  # fmt: skip
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     compacted=pb.Compacted(
                         iteration=iteration,
@@ -415,7 +620,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 screening.count, call.name, ", ".join(screening.secret_types),
             )  # fmt: skip
             self.metrics.interventions.labels(f"secrets_{screening.action}").inc()
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     tool_output_screened=pb.ToolOutputScreened(
                         call_id=call.call_id,
@@ -429,50 +634,83 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
 
         async def on_queue(position: int, preempted: bool, iteration: int) -> None:
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     queued=pb.Queued(position=position, iteration=iteration, preempted=preempted)
                 )
             )
 
+        approver = run.executor.approve
+        if resume is not None and resume.approvals:
+            decided = resume.approvals
+
+            async def approve(call: ToolCallInfo, iteration: int) -> Approval:
+                # A decision the client sent before the restart stands.
+                known = decided.get(call.call_id)
+                return known if known is not None else await run.executor.approve(call, iteration)
+
+            approver = approve
+
+        status = FAILED
         try:
-            result = await run_workflow(
-                start.workflow,
-                start.user_message,
-                backend=self.backend,
-                executor=executor,
-                options=start.options,
-                prior_messages=start.prior,
-                on_message=on_message,
-                on_chunk=on_chunk,
-                on_compact=on_compact,
-                on_queue=on_queue,
-                cancel=live.cancel,
-                run_id=run_id,
-                approver=executor.approve,
-                on_screen=on_screen,
-            )
+            if resume is None:
+                result = await run_workflow(
+                    start.workflow,
+                    start.user_message,
+                    backend=self.backend,
+                    executor=run.executor,
+                    options=start.options,
+                    prior_messages=start.prior,
+                    on_message=on_message,
+                    on_chunk=on_chunk,
+                    on_compact=on_compact,
+                    on_queue=on_queue,
+                    cancel=run.cancel,
+                    run_id=run_id,
+                    approver=approver,
+                    on_screen=on_screen,
+                )
+            else:
+                result = await resume_run(
+                    start.workflow,
+                    resume.transcript,
+                    backend=self.backend,
+                    executor=run.executor,
+                    options=start.options,
+                    known_results=resume.known,
+                    on_message=on_message,
+                    on_chunk=on_chunk,
+                    on_compact=on_compact,
+                    on_queue=on_queue,
+                    on_screen=on_screen,
+                    approver=approver,
+                    cancel=run.cancel,
+                    run_id=run_id,
+                )
         except ForgeError as exc:
             reason, message = exc.reason, exc.message
-            if live.shutting_down and isinstance(exc, WorkflowCancelledError):
+            if run.shutting_down and isinstance(exc, WorkflowCancelledError):
                 reason = FailureReason.SHUTTING_DOWN
                 message = f"the server is shutting down and its drain period ended ({message})"
+            elif run.cancel_reason and isinstance(exc, WorkflowCancelledError):
+                message = f"{run.cancel_reason} ({message})"
             rlog.info("run %s failed: %s%s", run_id, reason.value, self._payload(message))
             self.metrics.runs_finished.labels("failed", reason.value).inc()
             self.metrics.usage(exc.usage)
-            await outbox.put(_failed(reason, message, exc))
+            await emit(_failed(reason, message, exc))
         except Exception as exc:
             rlog.exception("run %s crashed", run_id)
             self.metrics.runs_finished.labels("failed", FailureReason.INTERNAL.value).inc()
-            await outbox.put(_failed(FailureReason.INTERNAL, f"internal error: {exc!r}", None))
+            await emit(_failed(FailureReason.INTERNAL, f"internal error: {exc!r}", None))
         else:
+            status = COMPLETED
             rlog.info(
                 "run %s completed by %s after %d iterations",
                 run_id, result.terminal_tool, result.iterations,
             )  # fmt: skip
             self.metrics.runs_finished.labels("completed", "").inc()
             self.metrics.usage(result.usage)
-            await outbox.put(
+            await emit(
                 pb.RunResponse(
                     run_completed=pb.RunCompleted(
                         terminal_tool=result.terminal_tool,
@@ -484,74 +722,150 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     )
                 )
             )
-        await outbox.put(None)
+            if start.session_id and self.journal is not None:
+                await self.journal.save_session(
+                    start.session_id,
+                    run.owner,
+                    pb.RunCompleted(
+                        transcript=[message_to_pb(m) for m in result.transcript]
+                    ).SerializeToString(),
+                    now(),
+                )
+        finally:
+            await run.end()
+            self._forget(run)
+            if self.journal is not None:
+                with contextlib.suppress(Exception):
+                    await self.journal.finish(run_id, status, now())
+            rlog.info("run %s closed", run_id)
 
     async def _read_rest(
         self,
         requests: AsyncIterator[pb.RunRequest],
-        executor: StreamToolExecutor,
-        cancel: asyncio.Event,
-        outbox: asyncio.Queue[pb.RunResponse | RequestRejected | None],
+        run: LiveRun | None,
+        attachment: Attachment,
     ) -> None:
         try:
             async for request in requests:
-                rejected = _route(request, executor, cancel)
+                if run is None:
+                    continue  # an ended run's replay: nothing to route
+                rejected = await self._route(request, run)
                 if rejected is not None:
-                    await outbox.put(rejected)
+                    await run.reject(rejected)
                     return
         except DecodeError as exc:
             # Left alone, this would end only this task: the run would wait
             # for the tool timeout with the stream still open.
-            await outbox.put(_unparsable("a message after start", exc))
+            if run is not None:
+                await run.reject(_unparsable("a message after start", exc))
             return
         except Exception:
-            log.exception("reading the client's stream failed; cancelling the run")
-        # The client half-closed: nobody will answer further tool calls.
-        cancel.set()
+            # The connection broke: the handler detaches the run.
+            log.debug("reading the client's stream failed", exc_info=True)
+            return
+        # The client half-closed: it will answer nothing more on this stream.
+        if run is not None and run.attachment is attachment:
+            run.cancel.set()
 
-
-def _route(
-    request: pb.RunRequest, executor: StreamToolExecutor, cancel: asyncio.Event
-) -> RequestRejected | None:
-    """Deliver one client message after start; the rejection that ends the
-    stream when it is a protocol error."""
-    kind = request.WhichOneof("kind")
-    if kind == "tool_result":
-        bad_field = invalid_result(request.tool_result)
-        if bad_field:
+    async def _route(self, request: pb.RunRequest, run: LiveRun) -> RequestRejected | None:
+        """Deliver one client message after start; the rejection that ends the
+        stream when it is a protocol error. With a journal, a result is
+        written before it takes effect, and one that is there already (sent
+        again after a reattach) is ignored."""
+        executor = run.executor
+        kind = request.WhichOneof("kind")
+        if kind == "tool_result":
+            result = request.tool_result
+            bad_field = invalid_result(result)
+            if bad_field:
+                return RequestRejected(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "INVALID_REQUEST",
+                    bad_field,
+                    f"{bad_field}: unknown enum value {result.error.kind}",
+                )
+            if not executor.knows(result.call_id):
+                return _unknown_call("tool_result.call_id", result.call_id)
+            if self.journal is not None and not await self.journal.record_result(
+                run.run_id, result.call_id, result.SerializeToString()
+            ):
+                return None
+            executor.resolve(result)
+        elif kind == "approval":
+            decision = request.approval
+            if not executor.knows_approval(decision.call_id):
+                return _unknown_call("approval.call_id", decision.call_id)
+            if self.journal is not None and not await self.journal.record_result(
+                run.run_id, "approval:" + decision.call_id, decision.SerializeToString()
+            ):
+                return None
+            executor.decide(decision)
+        elif kind == "cancel":
+            run.cancel.set()
+        else:
             return RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "INVALID_REQUEST",
-                bad_field,
-                f"{bad_field}: unknown enum value {request.tool_result.error.kind}",
+                kind or "kind",
+                f"unexpected {kind or 'empty'} message after start",
             )
-        if not executor.resolve(request.tool_result):
-            return RequestRejected(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "UNKNOWN_CALL_ID",
-                "tool_result.call_id",
-                f"tool_result.call_id {_echo(request.tool_result.call_id)} does not match "
-                "any tool call the server is waiting for",
-            )
-    elif kind == "approval":
-        if not executor.decide(request.approval):
-            return RequestRejected(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "UNKNOWN_CALL_ID",
-                "approval.call_id",
-                f"approval.call_id {_echo(request.approval.call_id)} does not match "
-                "any call the server is waiting to have approved",
-            )
-    elif kind == "cancel":
-        cancel.set()
-    else:
-        return RequestRejected(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "INVALID_REQUEST",
-            kind or "kind",
-            f"unexpected {kind or 'empty'} message after start",
+        return None
+
+
+def _unknown_call(field: str, call_id: str) -> RequestRejected:
+    what = "tool call" if field.startswith("tool_result") else "call to be approved"
+    return RequestRejected(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "UNKNOWN_CALL_ID",
+        field,
+        f"{field} {_echo(call_id)} does not match any {what} the server is waiting for",
+    )
+
+
+def _not_found(run_id: str) -> RequestRejected:
+    return RequestRejected(
+        grpc.StatusCode.NOT_FOUND,
+        "RUN_NOT_FOUND",
+        "reattach.run_id",
+        f"no run {_echo(run_id)} on this server or in its journal (ended and pruned, or never "
+        "started)",
+    )
+
+
+def _check_owner(run_owner: str, caller: str) -> None:
+    if run_owner != caller:
+        raise RequestRejected(
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_RUN_OWNER",
+            "reattach.run_id",
+            "the run was started by another caller",
         )
-    return None
+
+
+def _event(seq: int, data: bytes) -> pb.RunResponse:
+    event = pb.RunResponse.FromString(data)
+    event.seq = seq
+    return event
+
+
+def _known_answers(results: dict[str, bytes]) -> tuple[dict[str, ToolOutcome], dict[str, Approval]]:
+    known: dict[str, ToolOutcome] = {}
+    approvals: dict[str, Approval] = {}
+    for key, data in results.items():
+        if key.startswith("approval:"):
+            decision = pb.ApprovalDecision.FromString(data)
+            approvals[key[len("approval:") :]] = Approval(decision.approved, decision.reason)
+        else:
+            known[key] = outcome_of(pb.ToolResult.FromString(data))
+    return known, approvals
+
+
+def _session_messages(data: bytes) -> list[Message]:
+    """A session's conversation, as the prior messages of its next run."""
+    transcript = pb.RunCompleted.FromString(data).transcript
+    return [
+        message_from_pb(m, f"session[{i}]") for i, m in enumerate(transcript) if not m.transient
+    ]
 
 
 def _parse_start(msg: pb.StartRun) -> _Start:
@@ -562,7 +876,15 @@ def _parse_start(msg: pb.StartRun) -> _Start:
     prior = prior_from_pb(msg.prior_messages)
     if not msg.user_message.strip():
         raise WorkflowError("start.user_message", "must not be empty")
-    return _Start(workflow, options, msg.user_message, prior, dict(msg.labels))
+    return _Start(
+        workflow,
+        options,
+        msg.user_message,
+        prior,
+        dict(msg.labels),
+        msg.session_id,
+        msg.SerializeToString(),
+    )
 
 
 def _unparsable(what: str, exc: DecodeError) -> RequestRejected:

@@ -11,7 +11,9 @@ may drop the last commits). Several processes on one host may share the file
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -112,12 +114,24 @@ class SqliteJournal:
         )
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        with self.db:
-            return self.db.execute(sql, params).rowcount
+        # One statement: autocommit is its own transaction.
+        return self.db.execute(sql, params).rowcount
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One transaction (isolation_level=None leaves sqlite3 in
+        autocommit, where `with connection:` begins none)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
         def write() -> None:
-            with self.db:
+            with self._tx():
                 self.db.execute(
                     "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
                     (run_id, seq, event),
@@ -185,7 +199,7 @@ class SqliteJournal:
 
     async def renew(self, holder: str, now: float) -> list[str]:
         def write() -> list[str]:
-            with self.db:
+            with self._tx():
                 self.db.execute(
                     "UPDATE runs SET lease_until = ? WHERE holder = ? AND status = ?",
                     (now + LEASE_S, holder, RUNNING),
@@ -234,7 +248,7 @@ class SqliteJournal:
 
     async def prune(self, now: float, max_age_s: float, max_bytes: int) -> int:
         def write() -> int:
-            with self.db:
+            with self._tx():
                 doomed = [
                     r[0]
                     for r in self.db.execute(
@@ -243,7 +257,8 @@ class SqliteJournal:
                         (now - max_age_s, RUNNING, now),
                     )
                 ]
-                total = self.db.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs").fetchone()[0]
+                sizes = dict(self.db.execute("SELECT run_id, bytes FROM runs").fetchall())
+                total = sum(sizes.values()) - sum(sizes[r] for r in doomed)
                 if max_bytes and total > max_bytes:
                     for run_id, size in self.db.execute(
                         "SELECT run_id, bytes FROM runs WHERE status != ? ORDER BY updated",

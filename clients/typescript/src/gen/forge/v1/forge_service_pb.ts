@@ -1582,8 +1582,9 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
  *                                                   parse (e.g. invalid UTF-8),
  *                                                   an undefined ToolErrorKind
  *     INVALID_ARGUMENT   reason UNKNOWN_CALL_ID     tool_result (approval) for a
- *                                                   call the server is not
- *                                                   waiting on (to approve)
+ *                                                   call id the run never sent
+ *                                                   (for approval); a second
+ *                                                   answer to a call is ignored
  *     DEADLINE_EXCEEDED  reason START_TIMEOUT       no `start` within the
  *                                                   server's start timeout
  *     RESOURCE_EXHAUSTED reason SERVER_BUSY         open-stream limit reached

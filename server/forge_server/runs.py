@@ -1,0 +1,195 @@
+"""A run on the server, apart from the stream that drives it.
+
+A `LiveRun` owns the engine task, the tool executor and the run's numbered
+events (RunResponse.seq). A stream *attaches* to it: it gets the events
+after the seq it asks for, then the live ones, and routes the client's
+results into the executor. When the stream breaks, the run *detaches*: with
+a journal it keeps going for the reattach grace period (events go to the
+journal and the in-memory log, tool calls wait), and a new stream sending
+`reattach` takes it over; without one (grace 0) it is cancelled, as before.
+
+Every event is written to the journal before any stream sees it, and every
+client result before it reaches the executor, so a server that dies loses
+nothing a client was told or sent (forge_core/replay.resume_run continues it
+on the next server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from forge.v1 import forge_service_pb2 as pb
+from forge_server.errors import RequestRejected
+from forge_server.executor import StreamToolExecutor
+from forge_server.journal import Journal
+
+log = logging.getLogger(__name__)
+
+# Bounded: a client that stops reading slows its own run instead of growing
+# the server's memory.
+OUTBOX_SIZE = 256
+
+
+class Attachment:
+    """One stream's view of a run: the backlog it asked for, then live events."""
+
+    def __init__(self, backlog: list[pb.RunResponse]) -> None:
+        self.backlog = backlog
+        self.queue: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(
+            OUTBOX_SIZE
+        )
+        # Another stream took the run over: this one ends.
+        self.kicked = False
+
+    async def put(self, item: pb.RunResponse | RequestRejected | None) -> None:
+        await self.queue.put(item)
+
+    def close(self, last: RequestRejected | None = None) -> None:
+        """End this stream's view: what is queued is dropped (the run's log
+        and journal have it), so whoever waits to put is unblocked; `last`
+        is what the stream ends with."""
+        self.kicked = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(last)
+
+    async def items(self) -> AsyncIterator[pb.RunResponse | RequestRejected | None]:
+        for event in self.backlog:
+            yield event
+        self.backlog = []
+        while True:
+            item = await self.queue.get()
+            yield item
+            if item is None:
+                return
+
+
+@dataclass
+class LiveRun:
+    run_id: str
+    # The caller that started it (auth subject; "" without auth).
+    owner: str
+    journal: Journal | None
+    # Seconds a run waits for a reattach after its stream broke (0: cancel).
+    grace_s: float
+    executor: StreamToolExecutor = field(init=False)
+    tool_timeout_s: float = 600.0
+    seq: int = 0
+    log: list[pb.RunResponse] = field(default_factory=list)
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    shutting_down: bool = False
+    # Why the run was cancelled, when the server did it (no reattach in time).
+    cancel_reason: str = ""
+    engine: asyncio.Task[None] | None = None
+    attachment: Attachment | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _expiry: asyncio.Task[None] | None = None
+    # call id -> the event that asked for it (re-sent on reattach).
+    _asked: dict[str, pb.RunResponse] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
+
+    async def emit(self, response: pb.RunResponse) -> None:
+        """Number `response`, journal it, keep it, and send it to the stream."""
+        async with self._lock:
+            self.seq += 1
+            response.seq = self.seq
+            if self.journal is not None:
+                data = response.SerializeToString()
+                await self.journal.append(self.run_id, self.seq, data, len(data))
+            self.log.append(response)
+            kind = response.WhichOneof("kind")
+            if kind == "tool_call":
+                self._asked[response.tool_call.call_id] = response
+            elif kind == "approval_request":
+                self._asked["approval:" + response.approval_request.call_id] = response
+            attachment = self.attachment
+        if attachment is not None and not attachment.kicked:
+            await attachment.put(response)
+
+    def restore(self, events: list[pb.RunResponse]) -> None:
+        """Take over a journaled run's events (numbered already)."""
+        self.log = list(events)
+        self.seq = events[-1].seq if events else 0
+        for event in events:
+            if event.WhichOneof("kind") == "tool_call":
+                self._asked[event.tool_call.call_id] = event
+
+    async def end(self) -> None:
+        """The engine is done: the attached stream ends after what it has."""
+        self.finished.set()
+        if self._expiry is not None:
+            self._expiry.cancel()
+        attachment = self.attachment
+        if attachment is not None and not attachment.kicked:
+            # Waits for a slow reader like any event; a stream that goes away
+            # meanwhile is closed (detach), which frees the queue.
+            await attachment.put(None)
+
+    def attach(self, after_seq: int) -> Attachment:
+        """A new stream takes the run: the events after `after_seq`, then the
+        calls and approvals still unanswered that it had already seen."""
+        if self.attachment is not None:
+            self.attachment.close()
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        backlog = [e for e in self.log if e.seq > after_seq]
+        waiting = set(self.executor.waiting())
+        backlog += [e for key, e in self._asked.items() if e.seq <= after_seq and key in waiting]
+        attachment = Attachment(backlog)
+        if self.finished.is_set():
+            attachment.queue.put_nowait(None)
+        self.attachment = attachment
+        return attachment
+
+    def detach(self, attachment: Attachment) -> None:
+        """The stream went away without ending the run."""
+        if self.attachment is not attachment:
+            return
+        self.attachment = None
+        attachment.close()
+        if self.finished.is_set():
+            return
+        if self.grace_s <= 0:
+            self.cancel.set()
+            return
+        self._expiry = asyncio.ensure_future(self._expire())
+
+    async def _expire(self) -> None:
+        await asyncio.sleep(self.grace_s)
+        if self.attachment is None and not self.finished.is_set():
+            self.cancel_reason = f"no client reattached within {self.grace_s:g}s"
+            log.info("run %s: %s; cancelling it", self.run_id, self.cancel_reason)
+            self.cancel.set()
+
+    async def reject(self, rejection: RequestRejected) -> None:
+        """A protocol error on the attached stream: it ends that stream and
+        the run (a client that breaks the protocol cannot drive it)."""
+        attachment = self.attachment
+        if attachment is not None:
+            await attachment.put(rejection)
+        self.cancel.set()
+
+    async def stop(self) -> None:
+        """Stop the engine without an outcome (the run moves to another
+        server, which resumes it from the journal)."""
+        if self._expiry is not None:
+            self._expiry.cancel()
+        if self.engine is not None and not self.engine.done():
+            self.engine.cancel()
+            await asyncio.gather(self.engine, return_exceptions=True)
+        if self.attachment is not None:
+            self.attachment.close()
+
+
+def now() -> float:
+    return time.time()
