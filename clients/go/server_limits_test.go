@@ -126,7 +126,7 @@ func TestServerShutdownFailsTheRunWithShuttingDownError(t *testing.T) {
 			toolCall("get_weather", map[string]any{"city": "Paris"}),
 			toolCall("report_weather", map[string]any{"city": "Paris", "weather": "sunny"}),
 		},
-	}, "--shutdown-grace", "0.5")
+	}, "--shutdown-grace", "0.5", "--journal", "none")
 	client := dialServer(t, srv)
 	causes := make(chan error, 1)
 	wf := weatherWorkflow("go_shutdown", func(ctx context.Context, _ weatherArgs) (string, error) {

@@ -72,6 +72,10 @@ _CHUNK_TO_PB = {
 # send their run_failed (with transcript) before the transport closes.
 SHUTDOWN_FLUSH_S = 2.0
 
+# A client's cancellation and the end of its requests arrive together; this
+# long after the end, an RPC not marked cancelled was half-closed.
+HALF_CLOSE_SETTLE_S = 0.05
+
 # How often the journal's old runs are pruned.
 PRUNE_EVERY_S = 600.0
 
@@ -367,7 +371,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         request_iterator: AsyncIterator[pb.RunRequest],
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncGenerator[pb.RunResponse, None]:
-        reader = asyncio.create_task(self._read_rest(request_iterator, run, attachment))
+        reader = asyncio.create_task(
+            self._read_rest(request_iterator, run, attachment, context)
+        )
         try:
             async for item in attachment.items():
                 if item is None:
@@ -744,6 +750,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         requests: AsyncIterator[pb.RunRequest],
         run: LiveRun | None,
         attachment: Attachment,
+        context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> None:
         try:
             async for request in requests:
@@ -762,6 +769,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         except Exception:
             # The connection broke: the handler detaches the run.
             log.debug("reading the client's stream failed", exc_info=True)
+            return
+        # A cancelled RPC (the connection broke) ends the requests too; give
+        # the cancellation a moment to show before reading it as a half-close.
+        await asyncio.sleep(HALF_CLOSE_SETTLE_S)
+        if context.cancelled() or context.done():
             return
         # The client half-closed: it will answer nothing more on this stream.
         if run is not None and run.attachment is attachment:

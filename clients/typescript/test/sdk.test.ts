@@ -638,7 +638,7 @@ describe("server limits", () => {
 
   test("a server shutting down ends the run in-band with ShuttingDownError and the transcript", async () => {
     const own = await startForgeServer(
-      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0.5"],
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0.5", "--journal", "none"],
       60_000,
     );
     const shutdownClient = createForgeClient({ address: own.address });

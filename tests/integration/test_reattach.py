@@ -1,0 +1,181 @@
+"""Durable runs on the real loopback server with the SQLite journal, through
+the generated stubs: a broken stream detaches its run, a new stream
+reattaches and gets what it missed; results count once per call id; a run
+nobody reattaches to is cancelled after the grace period; a finished run
+replays its end; sessions carry the conversation. The model is a
+ScriptedBackend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from forge.v1 import forge_service_pb2 as pb
+from forge.v1 import forge_service_pb2_grpc as pb_grpc
+from forge_client.client import _rejected
+from forge_core.backends.scripted import ScriptedBackend
+from forge_server.app import ForgeServer, ServerOptions
+from forge_server.journal.sqlite import SqliteJournal
+from tests.helpers import address, running_server, settled
+from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow
+
+
+@asynccontextmanager
+async def journaled(
+    tmp_path: Path, grace_s: float = 30.0, script: Any = None
+) -> AsyncIterator[tuple[ForgeServer, Any]]:
+    """The server and a stub; typed Any: the generated stubs' types are the
+    sync ones, not grpc.aio's."""
+    journal = SqliteJournal(tmp_path / "journal.db")
+    await journal.open()
+    backend = ScriptedBackend(scripts={"weather": script or WEATHER_SCRIPT})
+    options = ServerOptions(host="127.0.0.1", port=0, journal=journal, reattach_grace_s=grace_s)
+    try:
+        async with running_server(backend, options) as server:
+            async with grpc.aio.insecure_channel(address(server)) as channel:
+                yield server, pb_grpc.ForgeServiceStub(channel)
+    finally:
+        await journal.aclose()
+
+
+def start(**kwargs: Any) -> pb.RunRequest:
+    return pb.RunRequest(
+        start=pb.StartRun(
+            workflow=weather_workflow([]).to_proto(), user_message="Weather in Paris?", **kwargs
+        )
+    )
+
+
+async def until(call: Any, kind: str) -> list[pb.RunResponse]:
+    """Events read from `call` up to and including the first of `kind`."""
+    seen = []
+    while True:
+        event = await asyncio.wait_for(call.read(), 10)
+        assert event is not grpc.aio.EOF, f"stream ended before {kind}"
+        seen.append(event)
+        if event.WhichOneof("kind") == kind:
+            return seen
+
+
+def result(call_id: str, output: str) -> pb.RunRequest:
+    return pb.RunRequest(tool_result=pb.ToolResult(call_id=call_id, output=output))
+
+
+async def test_a_dropped_stream_reattaches_and_gets_what_it_missed(tmp_path: Path) -> None:
+    async with journaled(tmp_path) as (server, stub):
+        first = stub.Run()
+        await first.write(start())
+        events = await until(first, "tool_call")
+        run_id = events[0].run_started.run_id
+        assert events[0].run_started.reattach_grace_s == 30
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        call_id = events[-1].tool_call.call_id
+        # Seen up to the event before the call; then the connection breaks.
+        seen = events[-2].seq
+        first.cancel()
+        await settled(lambda: server.service._live[run_id].attachment is None)
+        assert server.service.active_runs == 1  # still alive, waiting
+
+        second = stub.Run()
+        await second.write(pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=seen)))
+        again = await until(second, "tool_call")
+        assert again[0].run_started.reattached and again[0].seq == 0
+        # Exactly what was missed: the call, with its original number.
+        assert [e.seq for e in again[1:]] == [seen + 1]
+        assert again[-1].tool_call.call_id == call_id
+        await second.write(result(call_id, "72F and sunny in Paris"))
+        # The same result again (the client was not sure it arrived): ignored.
+        await second.write(result(call_id, "a second answer"))
+        report = (await until(second, "tool_call"))[-1].tool_call
+        await second.write(result(report.call_id, "reported"))
+        done = (await until(second, "run_completed"))[-1]
+        assert done.run_completed.terminal_tool == "report_weather"
+        contents = [m.content for m in done.run_completed.transcript]
+        assert "72F and sunny in Paris" in contents and "a second answer" not in contents
+
+
+async def test_a_call_seen_before_the_break_is_sent_again_on_reattach(tmp_path: Path) -> None:
+    async with journaled(tmp_path) as (_, stub):
+        first = stub.Run()
+        await first.write(start())
+        events = await until(first, "tool_call")
+        run_id, call = events[0].run_started.run_id, events[-1]
+        first.cancel()
+        second = stub.Run()
+        await second.write(
+            pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=call.seq))
+        )
+        again = await until(second, "tool_call")
+        # Nothing new since, but the call still waits for its result.
+        assert [e.WhichOneof("kind") for e in again] == ["run_started", "tool_call"]
+        assert again[-1].tool_call.call_id == call.tool_call.call_id
+        second.cancel()
+
+
+async def test_a_run_nobody_reattaches_to_is_cancelled_after_the_grace(tmp_path: Path) -> None:
+    async with journaled(tmp_path, grace_s=0.3) as (server, stub):
+        first = stub.Run()
+        await first.write(start())
+        run_id = (await until(first, "tool_call"))[0].run_started.run_id
+        first.cancel()
+        await settled(lambda: server.service.active_runs == 0)
+        # Its end is journaled: a late reattach gets the outcome.
+        late = stub.Run()
+        await late.write(pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=0)))
+        failed = (await until(late, "run_failed"))[-1].run_failed
+        assert failed.reason == pb.FAILURE_REASON_CANCELLED
+        assert "reattached within" in failed.message
+        assert await asyncio.wait_for(late.read(), 5) is grpc.aio.EOF
+
+
+async def test_reattaching_to_an_unknown_run_is_not_found(tmp_path: Path) -> None:
+    async with journaled(tmp_path) as (_, stub):
+        call = stub.Run()
+        await call.write(pb.RunRequest(reattach=pb.ReattachRun(run_id="nope", after_seq=0)))
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await asyncio.wait_for(call.read(), 10)
+        err = failed.value
+        assert err.code() == grpc.StatusCode.NOT_FOUND
+        parsed = _rejected(err.code(), err.details() or "", err.trailing_metadata())
+        assert (parsed.reason, parsed.field) == ("RUN_NOT_FOUND", "reattach.run_id")
+
+
+async def test_without_a_journal_a_dropped_stream_cancels_its_run() -> None:
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with running_server(backend) as server:
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            stub: Any = pb_grpc.ForgeServiceStub(channel)
+            call = stub.Run()
+            await call.write(start())
+            events = await until(call, "tool_call")
+            assert events[0].run_started.reattach_grace_s == 0
+            call.cancel()
+            await settled(lambda: server.service.active_runs == 0)
+
+
+async def test_a_session_carries_the_conversation_to_the_next_run(tmp_path: Path) -> None:
+    script = [*WEATHER_SCRIPT, *WEATHER_SCRIPT]
+    async with journaled(tmp_path, script=script) as (server, stub):
+        for question in ("Weather in Paris?", "And tomorrow?"):
+            call = stub.Run()
+            request = start(session_id="s-1")
+            request.start.user_message = question
+            await call.write(request)
+            for _ in range(2):
+                tool_call = (await until(call, "tool_call"))[-1].tool_call
+                await call.write(result(tool_call.call_id, f"out of {tool_call.tool_name}"))
+            done = (await until(call, "run_completed"))[-1].run_completed
+            await call.done_writing()
+        users = [m.content for m in done.transcript if m.role == 2]
+        assert users == ["Weather in Paris?", "And tomorrow?"]
+        # The session's conversation came from the journal, not the client.
+        assert json.dumps([m.content for m in done.transcript]).count("out of get_weather") == 2
+        assert server.service.active_runs == 0
