@@ -658,6 +658,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             approver = approve
 
         status = FAILED
+        moved = False
         try:
             if resume is None:
                 result = await run_workflow(
@@ -693,6 +694,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     cancel=run.cancel,
                     run_id=run_id,
                 )
+        except asyncio.CancelledError:
+            # Stopped without an outcome (LiveRun.stop): the run goes on on
+            # another server, from the journal.
+            moved = True
+            raise
         except ForgeError as exc:
             reason, message = exc.reason, exc.message
             if run.shutting_down and isinstance(exc, WorkflowCancelledError):
@@ -738,12 +744,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     now(),
                 )
         finally:
-            await run.end()
             self._forget(run)
-            if self.journal is not None:
-                with contextlib.suppress(Exception):
-                    await self.journal.finish(run_id, status, now())
-            rlog.info("run %s closed", run_id)
+            if moved:
+                rlog.info("run %s left this server", run_id)
+            else:
+                await run.end()
+                if self.journal is not None:
+                    with contextlib.suppress(Exception):
+                        await self.journal.finish(run_id, status, now())
+                rlog.info("run %s closed", run_id)
 
     async def _read_rest(
         self,
