@@ -396,7 +396,15 @@ async def serve(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise SystemExit(f"forge-server: {exc}") from None
     if journal is not None:
-        await journal.open()
+        try:
+            await journal.open()
+        except Exception as exc:
+            if args.journal:
+                raise SystemExit(f"forge-server: cannot open the journal {journal.url}: {exc}")
+            # The implicit default: a read-only cache dir must not stop the
+            # server; runs then end with their streams, as with --journal none.
+            log.warning("no journal (%s: %s); pass --journal to choose one", journal.url, exc)
+            journal = None
     try:
         await _serve(args, auth, tls, registry, openai_host, journal)
     finally:
