@@ -214,7 +214,7 @@ async def test_a_reattach_to_another_live_replica_takes_the_run_over(
                     )
                 )
             )
-            events = []
+            events: list[pb.RunResponse] = []
             while not events or events[-1].WhichOneof("kind") != "tool_call":
                 events.append(await call.read())
             call.cancel()
