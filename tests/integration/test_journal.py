@@ -296,7 +296,7 @@ async def _sized_run(
 ) -> None:
     """A run holding `size` bytes (its start request included)."""
     await journal.create_run(run_id, b"s", "", "", "A", now=created)
-    await journal.append(run_id, 1, b"e", size - 1)
+    await journal.append(run_id, 1, b"e" * (size - 1), size - 1)
     if ended is not None:
         await journal.finish(run_id, COMPLETED, ended)
 
@@ -319,7 +319,7 @@ async def test_prune_by_size_oldest_ended_first(journal: Journal) -> None:
     # 50: c goes; the running run stays even though it alone is over.
     assert await journal.prune(now, no_age_limit, 50) == 1
     assert await journal.load("c") is None
-    assert (await load(journal, "live")).events == [(1, b"e")]
+    assert (await load(journal, "live")).events == [(1, b"e" * 99)]
 
 
 async def test_prune_by_size_counts_what_age_pruning_removed(journals: Journals) -> None:

@@ -144,14 +144,10 @@ class PostgresJournal:
         )
 
     async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(
-                "INSERT INTO events (run_id, seq, event) VALUES (%s, %s, %s)",
-                (run_id, seq, event),
-            )
-            await conn.execute(
-                "UPDATE runs SET bytes = bytes + %s WHERE run_id = %s", (size, run_id)
-            )
+        # One statement per event (the run's size is summed when it ends).
+        await self._write(
+            "INSERT INTO events (run_id, seq, event) VALUES (%s, %s, %s)", (run_id, seq, event)
+        )
 
     async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:
         changed = await self._write(
@@ -163,8 +159,9 @@ class PostgresJournal:
 
     async def finish(self, run_id: str, status: str, now: float) -> None:
         await self._write(
-            "UPDATE runs SET status = %s, updated = %s, holder = '', handoff = ''"
-            " WHERE run_id = %s",
+            "UPDATE runs SET status = %s, updated = %s, holder = '', handoff = '',"
+            " bytes = octet_length(start) + (SELECT COALESCE(SUM(octet_length(event)), 0)"
+            " FROM events WHERE events.run_id = runs.run_id) WHERE run_id = %s",
             (status, now, run_id),
         )
 
@@ -253,7 +250,12 @@ class PostgresJournal:
                 (now - max_age_s, RUNNING, now),
             )
             doomed: dict[str, int] = {run_id: size for run_id, size in await cur.fetchall()}
-            cur = await conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM runs")
+            cur = await conn.execute(
+                "SELECT COALESCE(SUM(CASE WHEN status = %s THEN octet_length(start) + ("
+                "SELECT COALESCE(SUM(octet_length(event)), 0) FROM events"
+                " WHERE events.run_id = runs.run_id) ELSE bytes END), 0) FROM runs",
+                (RUNNING,),
+            )
             total_row = await cur.fetchone()
             assert total_row is not None
             # What stays once the runs too old are gone.

@@ -59,6 +59,14 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
+# Each run's size: counted when it ended; summed now for running ones.
+_SIZES = """
+SELECT run_id, CASE WHEN status = ? THEN length(start) + (
+  SELECT COALESCE(SUM(length(event)), 0) FROM events WHERE events.run_id = runs.run_id
+) ELSE bytes END FROM runs
+"""
+
+
 class SqliteJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -130,17 +138,12 @@ class SqliteJournal:
         self.db.execute("COMMIT")
 
     async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
-        def write() -> None:
-            with self._tx():
-                self.db.execute(
-                    "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
-                    (run_id, seq, event),
-                )
-                self.db.execute(
-                    "UPDATE runs SET bytes = bytes + ? WHERE run_id = ?", (size, run_id)
-                )
-
-        await self._run(write)
+        # One statement per event (the run's size is summed when it ends).
+        await self._run(
+            self._write,
+            "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
+            (run_id, seq, event),
+        )
 
     async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:
         changed: int = await self._run(
@@ -153,7 +156,9 @@ class SqliteJournal:
     async def finish(self, run_id: str, status: str, now: float) -> None:
         await self._run(
             self._write,
-            "UPDATE runs SET status = ?, updated = ?, holder = '', handoff = '' WHERE run_id = ?",
+            "UPDATE runs SET status = ?, updated = ?, holder = '', handoff = '',"
+            " bytes = length(start) + (SELECT COALESCE(SUM(length(event)), 0) FROM events"
+            " WHERE events.run_id = runs.run_id) WHERE run_id = ?",
             (status, now, run_id),
         )
 
@@ -257,7 +262,7 @@ class SqliteJournal:
                         (now - max_age_s, RUNNING, now),
                     )
                 ]
-                sizes = dict(self.db.execute("SELECT run_id, bytes FROM runs").fetchall())
+                sizes = dict(self.db.execute(_SIZES, (RUNNING,)).fetchall())
                 total = sum(sizes.values()) - sum(sizes[r] for r in doomed)
                 if max_bytes and total > max_bytes:
                     for run_id, size in self.db.execute(
