@@ -111,9 +111,12 @@ class LiveRun:
                 self._asked[response.tool_call.call_id] = response
             elif kind == "approval_request":
                 self._asked["approval:" + response.approval_request.call_id] = response
+            # Under the lock: streams get events in seq order. A slow reader
+            # holds the run up (backpressure); a stream that goes away is
+            # closed by detach, which frees the queue.
             attachment = self.attachment
-        if attachment is not None and not attachment.kicked:
-            await attachment.put(response)
+            if attachment is not None and not attachment.kicked:
+                await attachment.put(response)
 
     def restore(self, events: list[pb.RunResponse]) -> None:
         """Take over a journaled run's events (numbered already)."""

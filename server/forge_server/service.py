@@ -165,9 +165,14 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 wanted = await self.journal.renew(self.holder, now())
                 for run_id in wanted:
                     run = self._live.get(run_id)
+                    if run is None:
+                        # Held under this replica id by a process that died
+                        # (a restart with the same --replica-id): not run here.
+                        await self.journal.release(run_id, self.holder)
+                        continue
                     # Only a run no stream drives here moves; an attached one
                     # stays (its client is connected to this replica).
-                    if run is not None and run.attachment is None and not run.finished.is_set():
+                    if run.attachment is None and not run.finished.is_set():
                         log.info("run %s: handing it over to another replica", run_id)
                         await run.stop()
                         self._forget(run)
@@ -371,9 +376,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         request_iterator: AsyncIterator[pb.RunRequest],
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncGenerator[pb.RunResponse, None]:
-        reader = asyncio.create_task(
-            self._read_rest(request_iterator, run, attachment, context)
-        )
+        reader = asyncio.create_task(self._read_rest(request_iterator, run, attachment, context))
         try:
             async for item in attachment.items():
                 if item is None:
