@@ -8,6 +8,8 @@ import dataclasses
 import inspect
 import json
 import logging
+import random
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -141,6 +143,22 @@ class RunStarted:
     tool_call_mode: str
     # The server's fallback chain in order (`backend` first); () with one backend.
     backend_chain: tuple[str, ...] = ()
+    # Seconds the server keeps the run for a reattach after its stream broke
+    # (0: no journal, a broken stream ends the run).
+    reattach_grace_s: int = 0
+
+
+@dataclass(frozen=True)
+class Reattached:
+    """The run's stream broke and the SDK took the run over on a new stream
+    (the same server or another replica sharing its journal). Events the old
+    stream missed follow; none is delivered twice."""
+
+    run_id: str
+    # The last event (RunResponse.seq) handled before the break.
+    after_seq: int
+    # Reattach attempts this break took (1: the first one succeeded).
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -283,6 +301,7 @@ Event = (
     | MessageAppended
     | Compacted
     | Queued
+    | Reattached
 )
 
 
@@ -323,19 +342,45 @@ class ForgeClient:
         token: str | None = None,
         keepalive_s: float | None = 30.0,
         max_message_bytes: int = 16 * 1024 * 1024,
+        channel_options: Sequence[tuple[str, Any]] = (),
+        reattach: bool = True,
+        reattach_deadline_s: float | None = None,
     ) -> None:
-        options: list[tuple[str, Any]] = [
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-        ]
+        """`channel_options` are gRPC channel arguments, passed to the channel
+        after the SDK's own (one with the same name replaces the SDK's), e.g.
+        `[("grpc.lb_policy_name", "round_robin")]` with a `dns:///` address.
+
+        `reattach` (on by default): when a run's stream breaks and the server
+        keeps the run (it has a journal: RunStarted.reattach_grace_s > 0),
+        open a new stream and continue the run there, on this server or any
+        replica sharing its journal; tools keep running meanwhile and no
+        event is delivered twice. The SDK tries for the run's grace period,
+        or at most `reattach_deadline_s` seconds when given, then raises
+        ConnectionLostError. `reattach=False`: a broken stream raises
+        ConnectionLostError at once, as without a journal."""
+        defaults: dict[str, Any] = {
+            "grpc.max_receive_message_length": max_message_bytes,
+            "grpc.max_send_message_length": max_message_bytes,
+            # A server that restarts is dialled again within seconds, not
+            # after gRPC's default backoff of up to two minutes.
+            "grpc.max_reconnect_backoff_ms": 5000,
+        }
         if keepalive_s:
-            options += [
-                ("grpc.keepalive_time_ms", int(keepalive_s * 1000)),
-                ("grpc.keepalive_permit_without_calls", 0),
-                # Keep pinging through a long tool call (gRPC stops after 2
-                # pings without data by default, which defeats keepalive).
-                ("grpc.http2.max_pings_without_data", 0),
-            ]
+            defaults.update(
+                {
+                    "grpc.keepalive_time_ms": int(keepalive_s * 1000),
+                    "grpc.keepalive_permit_without_calls": 0,
+                    # Keep pinging through a long tool call (gRPC stops after 2
+                    # pings without data by default, which defeats keepalive).
+                    "grpc.http2.max_pings_without_data": 0,
+                }
+            )
+        defaults.update(dict(channel_options))
+        options = list(defaults.items())
+        if reattach_deadline_s is not None and reattach_deadline_s < 0:
+            raise ValueError("reattach_deadline_s must be >= 0")
+        self._reattach = reattach
+        self._reattach_deadline_s = reattach_deadline_s
         if credentials is not None:
             self._channel = grpc.aio.secure_channel(address, credentials, options=options)
         else:
@@ -388,7 +433,15 @@ class ForgeClient:
             labels=labels or {},
         )
         call = self._stub.Run(metadata=self._metadata)
-        return RunStream(call, workflow, start, approve)
+        return RunStream(
+            call,
+            workflow,
+            start,
+            approve,
+            reopen=lambda: self._stub.Run(metadata=self._metadata),
+            reattach=self._reattach,
+            reattach_deadline_s=self._reattach_deadline_s,
+        )
 
     async def run(
         self,
@@ -477,17 +530,48 @@ class ForgeClient:
         return verdict
 
 
+Call = grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse]
+
+# Reattach backoff: 50 ms doubling up to 2 s, each delay jittered.
+REATTACH_BACKOFF_S = 0.05
+REATTACH_BACKOFF_MAX_S = 2.0
+# A reattach answered with these reasons cannot succeed later.
+_FINAL_REASONS = frozenset({"RUN_NOT_FOUND", "NOT_RUN_OWNER"})
+
+
+class _Broken(Exception):
+    """The stream broke in a way a reattach may mend; `error` is what the SDK
+    raises when it does not reattach."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class RunStream:
-    """One run in progress. Iterate it for events; cancel() asks the server to stop."""
+    """One run in progress. Iterate it for events; cancel() asks the server to stop.
+
+    When the stream breaks and the server keeps the run (a journal:
+    RunStarted.reattach_grace_s > 0), the stream reattaches on its own: a new
+    Run stream continues the run from the last event handled. Tools keep
+    running through the break, each call id runs once (a call the server
+    sends again gets the kept result), and every event is yielded once."""
 
     def __init__(
         self,
-        call: grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse],
+        call: Call,
         workflow: Workflow,
         start: pb.StartRun,
         approve: Approver | None = None,
+        *,
+        reopen: Callable[[], Call] | None = None,
+        reattach: bool = True,
+        reattach_deadline_s: float | None = None,
     ) -> None:
-        self._call = call
+        self._call: Call | None = call
+        self._reopen = reopen
+        self._reattach = reattach and reopen is not None
+        self._reattach_deadline_s = reattach_deadline_s
         self._approve = approve
         self._workflow = workflow
         self._start = start
@@ -501,6 +585,26 @@ class RunStream:
         # Stand-in for a final transcript the server omits (size limit): the
         # server sends prior messages back only in a full transcript.
         self._streamed: list[Message] = [message_from_pb(m) for m in start.prior_messages]
+        # Reattach state: the highest seq handled, the calls and approvals
+        # seen (deduplicated by call id, not seq), the answers sent (kept for
+        # the run's lifetime, sent again when the server asks again).
+        self._last_seq = 0
+        self._grace_s = 0
+        self._calls_seen: set[str] = set()
+        self._approvals_seen: set[str] = set()
+        self._answers: dict[str, pb.RunRequest] = {}
+        self._decisions: dict[str, pb.RunRequest] = {}
+        # The calls (and approvals) the current stream asked for: an answer
+        # goes only on a stream that asked for it. (A server that resumed the
+        # run from its journal refuses an answer to a call it has not sent
+        # again yet; it sends every unanswered call again on a new stream.)
+        self._asked: set[str] = set()
+        self._finished = False
+        self._cancelled = False
+        # Set from a break until a reattached stream opens.
+        self._deadline: float | None = None
+        self._attempts = 0
+        self._after_seq = 0
         self.run_id = ""
         self.result: RunResult | None = None
 
@@ -508,21 +612,46 @@ class RunStream:
         return self._events()
 
     async def cancel(self, reason: str = "") -> None:
-        """Ask the server to stop; the stream then ends with WorkflowCancelledError."""
-        await self._write(pb.RunRequest(cancel=pb.CancelRun(reason=reason)))
+        """Ask the server to stop; the stream then ends with WorkflowCancelledError
+        (ConnectionLostError if it breaks first: a cancelled run is not reattached)."""
+        self._cancelled = True
+        await self._send(pb.RunRequest(cancel=pb.CancelRun(reason=reason)))
 
     async def aclose(self) -> None:
         """Stop local tools and drop the stream (the server releases the run)."""
         for task in self._tool_tasks:
             task.cancel()
         await asyncio.gather(*self._tool_tasks, return_exceptions=True)
-        self._call.cancel()
+        call = self._call
+        if call is None:
+            return
+        if not self._finished and self._grace_s > 0 and not call.done():
+            # A dropped stream only detaches a journaled run (it would wait
+            # the grace period for a reattach): cancel the run first.
+            cancel = pb.RunRequest(cancel=pb.CancelRun(reason="the client closed the run"))
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._write(cancel), 1.0)
+        self._call = None
+        call.cancel()
 
     async def _write(self, request: pb.RunRequest) -> None:
         # grpc.aio allows one pending write per call; tools finish concurrently.
         async with self._write_lock:
-            if not self._call.done():
+            if self._call is not None and not self._call.done():
                 await self._call.write(request)
+
+    async def _send(self, request: pb.RunRequest, asked: str | None = None) -> None:
+        """Write on the current stream, if any (an answer: if that stream
+        asked for `asked`); a failed write is left to the reader, which sees
+        the break (a kept answer is sent again when the server asks again)."""
+        try:
+            async with self._write_lock:
+                call = self._call
+                if call is None or call.done() or (asked is not None and asked not in self._asked):
+                    return
+                await call.write(request)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            log.debug("writing to the run's stream failed", exc_info=True)
 
     def _take_local(self) -> list[ToolCallFinished | ApprovalDecided]:
         events = []
@@ -530,25 +659,176 @@ class RunStream:
             events.append(self._local.get_nowait())
         return events
 
+    def _can_reattach(self) -> bool:
+        return (
+            self._reattach
+            and bool(self.run_id)
+            and self._grace_s > 0
+            and not self._finished
+            and not self._cancelled
+        )
+
+    async def _read(self) -> pb.RunResponse:
+        """The next message; _Broken when the stream broke and a reattach may
+        continue the run, else the error the SDK raises."""
+        call = self._call
+        if call is None:
+            raise _Broken(ConnectionLostError("no stream"))
+        try:
+            if self._deadline is None:
+                response = await call.read()
+            else:
+                # Waiting for a reattach to be answered: bounded by the deadline.
+                remaining = max(self._deadline - time.monotonic(), 0.01)
+                response = await asyncio.wait_for(call.read(), remaining)
+        except TimeoutError:
+            raise self._give_up(ConnectionLostError("the reattach was not answered")) from None
+        except grpc.aio.AioRpcError as exc:
+            error = self._broken(
+                exc.code(), exc.details() or "", exc.trailing_metadata(), _rpc_error(exc)
+            )
+            if error.__cause__ is None:
+                error.__cause__ = exc
+            raise error from error.__cause__
+        if response is grpc.aio.EOF:
+            code = await call.code()
+            if code == grpc.StatusCode.OK:
+                error = ConnectionLostError("the server closed the stream before the run ended")
+                if self._can_reattach():
+                    raise _Broken(error)
+                if self._deadline is not None:
+                    raise self._give_up(error)
+                raise error
+            details = await call.details() or ""
+            trailers = await call.trailing_metadata()
+            raise self._broken(code, details, trailers, _rejected(code, details, trailers))
+        assert isinstance(response, pb.RunResponse)
+        return response
+
+    def _broken(
+        self, code: grpc.StatusCode, details: str, trailers: Any, error: Exception
+    ) -> Exception:
+        """What a stream that ended with `code` raises: _Broken when a reattach
+        may mend it, else `error` (the SDK's error without reattach), or
+        ConnectionLostError when a reattach gave up."""
+        reason = _rejected(code, details, trailers).reason
+        if self._can_reattach() and _mendable(code, reason):
+            return _Broken(error)
+        if self._deadline is not None:
+            return self._give_up(error)
+        return error
+
+    def _give_up(self, cause: Exception) -> ConnectionLostError:
+        error = ConnectionLostError(
+            f"the stream of run {self.run_id} broke and reattaching failed: {cause}"
+        )
+        error.__cause__ = cause
+        return error
+
+    async def _reconnect(self, broken: _Broken) -> None:
+        """Open a new stream and send `reattach` on it, with backoff, until the
+        deadline; raises the error to end the run with when it cannot."""
+        if self._deadline is None:
+            limit = float(self._grace_s)
+            if self._reattach_deadline_s is not None:
+                limit = min(limit, self._reattach_deadline_s)
+            self._deadline = time.monotonic() + limit
+            self._attempts = 0
+            log.info("run %s: the stream broke (%s); reattaching", self.run_id, broken.error)
+        async with self._write_lock:
+            old, self._call = self._call, None
+        if old is not None:
+            old.cancel()
+        assert self._reopen is not None
+        while True:
+            if not self._can_reattach():
+                raise self._give_up(broken.error)
+            backoff = min(REATTACH_BACKOFF_MAX_S, REATTACH_BACKOFF_S * 2**self._attempts)
+            delay = backoff * random.uniform(0.5, 1.0)
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._give_up(broken.error)
+            await asyncio.sleep(min(delay, remaining))
+            if not self._can_reattach() or time.monotonic() >= self._deadline:
+                raise self._give_up(broken.error)
+            self._attempts += 1
+            call = self._reopen()
+            request = pb.RunRequest(
+                reattach=pb.ReattachRun(run_id=self.run_id, after_seq=self._last_seq)
+            )
+            try:
+                await call.write(request)
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as exc:
+                log.debug("reattach attempt %d failed", self._attempts, exc_info=True)
+                call.cancel()
+                if isinstance(exc, grpc.aio.AioRpcError):
+                    reason = _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
+                    if not _mendable(exc.code(), reason.reason):
+                        raise self._give_up(reason) from exc
+                continue
+            self._after_seq = self._last_seq
+            async with self._write_lock:
+                self._call = call
+                self._asked = set()
+            return
+
     async def _events(self) -> AsyncGenerator[Event, None]:
         try:
-            await self._write(pb.RunRequest(start=self._start))
+            try:
+                await self._write(pb.RunRequest(start=self._start))
+            except grpc.aio.AioRpcError as exc:
+                raise _rpc_error(exc) from exc
             while True:
                 for local in self._take_local():
                     yield local
-                response = await self._call.read()
+                try:
+                    response = await self._read()
+                except _Broken as broken:
+                    await self._reconnect(broken)
+                    continue
                 # Tasks queue their event before sending what the server
                 # answers, so this keeps them ahead of that answer.
                 for local in self._take_local():
                     yield local
-                if response is grpc.aio.EOF:
-                    await self._raise_for_status()
-                    raise ConnectionLostError("the server closed the stream before the run ended")
-                assert isinstance(response, pb.RunResponse)
                 kind = response.WhichOneof("kind")
+                seq = response.seq
+                if kind == "run_started" and response.run_started.reattached:
+                    self._grace_s = response.run_started.reattach_grace_s or self._grace_s
+                    attempts, self._deadline = self._attempts, None
+                    log.info("run %s: reattached after seq %d", self.run_id, self._after_seq)
+                    yield Reattached(self.run_id, self._after_seq, attempts)
+                    continue
+                if kind == "tool_call":
+                    # Sent again after a reattach while it waits for its
+                    # answer: deduplicated by call id, not seq.
+                    self._last_seq = max(self._last_seq, seq)
+                    request = response.tool_call
+                    self._asked.add(request.call_id)
+                    answer = self._answers.get(request.call_id)
+                    if answer is not None:
+                        await self._send(answer, request.call_id)
+                    elif request.call_id not in self._calls_seen:
+                        self._calls_seen.add(request.call_id)
+                        yield self._dispatch(request)
+                    continue
+                if kind == "approval_request":
+                    self._last_seq = max(self._last_seq, seq)
+                    asked = response.approval_request
+                    self._asked.add("approval:" + asked.call_id)
+                    decision = self._decisions.get(asked.call_id)
+                    if decision is not None:
+                        await self._send(decision, "approval:" + asked.call_id)
+                    elif asked.call_id not in self._approvals_seen:
+                        self._approvals_seen.add(asked.call_id)
+                        yield self._ask(asked)
+                    continue
+                if seq and seq <= self._last_seq:
+                    continue  # handled before the stream broke
+                self._last_seq = max(self._last_seq, seq)
                 if kind == "run_started":
                     s = response.run_started
                     self.run_id = s.run_id
+                    self._grace_s = s.reattach_grace_s
                     yield RunStarted(
                         s.run_id,
                         s.backend,
@@ -556,14 +836,11 @@ class RunStream:
                         s.context_budget_tokens,
                         s.tool_call_mode,
                         tuple(s.backend_chain),
+                        s.reattach_grace_s,
                     )
                 elif kind == "chunk":
                     c = response.chunk
                     yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)
-                elif kind == "tool_call":
-                    yield self._dispatch(response.tool_call)
-                elif kind == "approval_request":
-                    yield self._ask(response.approval_request)
                 elif kind == "message_appended":
                     m = response.message_appended
                     message = message_from_pb(m.message)
@@ -602,6 +879,7 @@ class RunStream:
                     q = response.queued
                     yield Queued(q.position, q.iteration, q.preempted)
                 elif kind == "run_completed":
+                    self._finished = True
                     done = response.run_completed
                     for local in self._take_local():
                         yield local
@@ -618,9 +896,8 @@ class RunStream:
                     )
                     return
                 elif kind == "run_failed":
+                    self._finished = True
                     raise run_failed(response.run_failed, self._streamed)
-        except grpc.aio.AioRpcError as exc:
-            raise _rpc_error(exc) from exc
         finally:
             await self.aclose()
 
@@ -671,13 +948,13 @@ class RunStream:
                 event.call_id, event.tool_name, decision.approved, decision.reason, error
             )
         )
-        await self._write(
-            pb.RunRequest(
-                approval=pb.ApprovalDecision(
-                    call_id=event.call_id, approved=decision.approved, reason=decision.reason
-                )
+        request = pb.RunRequest(
+            approval=pb.ApprovalDecision(
+                call_id=event.call_id, approved=decision.approved, reason=decision.reason
             )
         )
+        self._decisions[event.call_id] = request
+        await self._send(request, "approval:" + event.call_id)
 
     async def _run_tool(self, request: pb.ToolCallRequest) -> None:
         result = pb.ToolResult(call_id=request.call_id)
@@ -710,14 +987,27 @@ class RunStream:
                 pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type=type(exc).__name__)
             )
         self._local.put_nowait(ToolCallFinished(request.call_id, request.tool_name, output, error))
-        await self._write(pb.RunRequest(tool_result=result))
+        answer = pb.RunRequest(tool_result=result)
+        # Kept for the run's lifetime: a call the server sends again (after a
+        # reattach) gets this answer again instead of a second run.
+        self._answers[request.call_id] = answer
+        await self._send(answer, request.call_id)
 
-    async def _raise_for_status(self) -> None:
-        code = await self._call.code()
-        if code != grpc.StatusCode.OK:
-            details = await self._call.details()
-            trailers = await self._call.trailing_metadata()
-            raise _rejected(code, details or "", trailers)
+
+def _mendable(code: grpc.StatusCode, reason: str) -> bool:
+    """Whether a stream that ended with `code` may be continued by a reattach:
+    the transport failed, the server is draining (SHUTTING_DOWN hands the run
+    over), restarting, or another replica still holds the run (RUN_BUSY)."""
+    if reason in _FINAL_REASONS:
+        return False
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return True
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return reason == "SERVER_BUSY"
+    return (
+        code in (grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+        and not reason
+    )
 
 
 def _rpc_error(exc: grpc.aio.AioRpcError) -> Exception:
