@@ -374,6 +374,8 @@ async def resume_run(
     backend: Backend,
     executor: ToolExecutor,
     options: RunOptions | None = None,
+    # Read when each recorded call is reached, so results added meanwhile
+    # (a client answering before the call was sent again) count too.
     known_results: dict[str, ToolOutcome] | None = None,
     on_message: MessageSink | None = None,
     on_chunk: IterationChunkSink | None = None,
@@ -410,7 +412,9 @@ async def resume_run(
     run = _Run(
         workflow=workflow,
         backend=replay,
-        executor=_ResumeExecutor(state, executor, known_results or {}),
+        executor=_ResumeExecutor(
+            state, executor, known_results if known_results is not None else {}
+        ),
         options=options or RunOptions(),
         on_message=new(on_message),
         on_chunk=on_chunk,

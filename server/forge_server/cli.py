@@ -400,7 +400,9 @@ async def serve(args: argparse.Namespace) -> None:
             await journal.open()
         except Exception as exc:
             if args.journal:
-                raise SystemExit(f"forge-server: cannot open the journal {journal.url}: {exc}")
+                raise SystemExit(
+                    f"forge-server: cannot open the journal {journal.url}: {exc}"
+                ) from exc
             # The implicit default: a read-only cache dir must not stop the
             # server; runs then end with their streams, as with --journal none.
             log.warning("no journal (%s: %s); pass --journal to choose one", journal.url, exc)

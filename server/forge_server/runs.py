@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from forge.v1 import forge_service_pb2 as pb
+from forge_core.tool_execution import ToolOutcome
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor
 from forge_server.journal import Journal
@@ -93,6 +94,9 @@ class LiveRun:
     _expiry: asyncio.Task[None] | None = None
     # call id -> the event that asked for it (re-sent on reattach).
     _asked: dict[str, pb.RunResponse] = field(default_factory=dict)
+    # Results for calls a resumed run had sent before its server stopped and
+    # has not sent again yet: used when it gets there (replay.resume_run).
+    early: dict[str, ToolOutcome] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
@@ -117,6 +121,10 @@ class LiveRun:
             attachment = self.attachment
             if attachment is not None and not attachment.kicked:
                 await attachment.put(response)
+
+    def asked(self, call_id: str) -> bool:
+        """Whether this run ever sent `call_id` (before a restart included)."""
+        return call_id in self._asked or self.executor.knows(call_id)
 
     def restore(self, events: list[pb.RunResponse]) -> None:
         """Take over a journaled run's events (numbered already)."""

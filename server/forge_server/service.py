@@ -548,6 +548,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if e.WhichOneof("kind") == "message_appended"
         ]
         known, approvals = _known_answers(record.results)
+        run.early = known
         rlog = run_logger(msg.run_id, start.labels)
         rlog.info(
             "run %s resumed from the journal at seq %d (%d messages, %d results kept)",
@@ -725,6 +726,17 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )  # fmt: skip
             self.metrics.runs_finished.labels("completed", "").inc()
             self.metrics.usage(result.usage)
+            if start.session_id and self.journal is not None:
+                # Before the client hears of the end: its next run in the
+                # session must find this conversation.
+                await self.journal.save_session(
+                    start.session_id,
+                    run.owner,
+                    pb.RunCompleted(
+                        transcript=[message_to_pb(m) for m in result.transcript]
+                    ).SerializeToString(),
+                    now(),
+                )
             await emit(
                 pb.RunResponse(
                     run_completed=pb.RunCompleted(
@@ -737,15 +749,6 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     )
                 )
             )
-            if start.session_id and self.journal is not None:
-                await self.journal.save_session(
-                    start.session_id,
-                    run.owner,
-                    pb.RunCompleted(
-                        transcript=[message_to_pb(m) for m in result.transcript]
-                    ).SerializeToString(),
-                    now(),
-                )
         finally:
             self._forget(run)
             if moved:
@@ -808,13 +811,16 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     bad_field,
                     f"{bad_field}: unknown enum value {result.error.kind}",
                 )
-            if not executor.knows(result.call_id):
+            if not run.asked(result.call_id):
                 return _unknown_call("tool_result.call_id", result.call_id)
             if self.journal is not None and not await self.journal.record_result(
                 run.run_id, result.call_id, result.SerializeToString()
             ):
                 return None
-            executor.resolve(result)
+            if not executor.resolve(result):
+                # Sent before a restart, not sent again yet: kept for when
+                # the resumed run gets to it.
+                run.early[result.call_id] = outcome_of(result)
         elif kind == "approval":
             decision = request.approval
             if not executor.knows_approval(decision.call_id):

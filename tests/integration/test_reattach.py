@@ -178,4 +178,4 @@ async def test_a_session_carries_the_conversation_to_the_next_run(tmp_path: Path
         assert users == ["Weather in Paris?", "And tomorrow?"]
         # The session's conversation came from the journal, not the client.
         assert json.dumps([m.content for m in done.transcript]).count("out of get_weather") == 2
-        assert server.service.active_runs == 0
+        await settled(lambda: server.service.active_runs == 0)

@@ -234,3 +234,77 @@ async def test_a_reattach_to_another_live_replica_takes_the_run_over(
     text = log.read_text()
     assert "handing it over to another replica" in text
     assert "resumed from the journal" in text
+
+
+@pytest.mark.timeout(120)
+async def test_a_result_sent_right_after_a_restart_reattach_counts(tmp_path: Path) -> None:
+    """After a restart the resumed run sends its unanswered calls again, but a
+    client may answer first (it ran the tool while the server was down): the
+    result is for a call the run did send, so it is kept, not refused."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    log = tmp_path / "server.log"
+    journal = f"sqlite:///{tmp_path / 'journal.db'}"
+    replica = Replica("r1", free_port())
+    try:
+        await launch(replica, journal, script, log)
+        async with grpc.aio.insecure_channel(replica.address) as channel:
+            stub: Any = pb_grpc.ForgeServiceStub(channel)
+            call = stub.Run()
+            await call.write(
+                pb.RunRequest(
+                    start=pb.StartRun(
+                        workflow=weather_workflow([]).to_proto(), user_message="Weather?"
+                    )
+                )
+            )
+            events: list[pb.RunResponse] = []
+            while not events or events[-1].WhichOneof("kind") != "tool_call":
+                events.append(await call.read())
+        assert replica.proc is not None
+        replica.proc.send_signal(signal.SIGKILL)
+        await replica.proc.wait()
+        await launch(replica, journal, script, log)
+        pending = events[-1].tool_call.call_id
+        async with grpc.aio.insecure_channel(replica.address) as channel:
+            stub = pb_grpc.ForgeServiceStub(channel)
+            call = stub.Run()
+            run_id = events[0].run_started.run_id
+            await call.write(
+                pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=events[-1].seq))
+            )
+            opening = await call.read()
+            assert opening.run_started.reattached
+            await call.write(
+                pb.RunRequest(tool_result=pb.ToolResult(call_id=pending, output="sunny, early"))
+            )
+            asked: list[str] = []
+            while True:
+                event = await asyncio.wait_for(call.read(), 20)
+                assert event is not grpc.aio.EOF, log.read_text()[-2000:]
+                kind = event.WhichOneof("kind")
+                if kind == "tool_call":
+                    asked.append(event.tool_call.call_id)
+                    await call.write(
+                        pb.RunRequest(
+                            tool_result=pb.ToolResult(
+                                call_id=event.tool_call.call_id, output="reported"
+                            )
+                        )
+                    )
+                elif kind == "run_completed":
+                    done = event.run_completed
+                    break
+                elif kind == "run_failed":
+                    raise AssertionError(event.run_failed.message)
+    finally:
+        if replica.proc is not None and replica.proc.returncode is None:
+            replica.proc.terminate()
+            await replica.proc.wait()
+    assert done.terminal_tool == "report_weather"
+    # The early answer is the call's result; if the resumed run had sent the
+    # call again before it arrived, the answer to that came second and was
+    # ignored.
+    (answer,) = [m for m in done.transcript if m.tool_call_id == pending and m.role == 4]
+    assert answer.content == "sunny, early"
+    assert asked[-1] != pending
