@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import socket
 import time
 import uuid
@@ -54,7 +55,7 @@ from forge_server.convert import (
 from forge_server.errors import RequestRejected, clip
 from forge_server.executor import invalid_result, outcome_of
 from forge_server.journal import Journal
-from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING
+from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
 from forge_server.logs import MAX_LOGGED_VALUE, run_logger
 from forge_server.metrics import Metrics
 from forge_server.runs import Attachment, LiveRun, now
@@ -76,6 +77,9 @@ SHUTDOWN_FLUSH_S = 2.0
 # long after the end, an RPC not marked cancelled was half-closed.
 HALF_CLOSE_SETTLE_S = 0.05
 
+# A client-chosen run id.
+_RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
 # How often the journal's old runs are pruned.
 PRUNE_EVERY_S = 600.0
 
@@ -90,6 +94,8 @@ class _Start:
     session_id: str = ""
     # The StartRun as the client sent it (the journal keeps it).
     raw: bytes = b""
+    # Chosen by the client ("": the server picks).
+    run_id: str = ""
 
 
 @dataclass
@@ -487,11 +493,29 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                         "the session belongs to another caller",
                     )
                 start.prior = _session_messages(found[1])
-        run_id = uuid.uuid4().hex
-        if self.journal is not None:
-            await self.journal.create_run(
-                run_id, start.raw, owner, start.session_id, self.holder, now()
+        run_id = start.run_id or uuid.uuid4().hex
+        if run_id in self._live or (
+            self.journal is not None and await self.journal.load(run_id, after_seq=1 << 62)
+        ):
+            raise RequestRejected(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "RUN_EXISTS",
+                "start.run_id",
+                f"a run {_echo(run_id)} exists already: reattach to it, or pick another id",
             )
+        if self.journal is not None:
+            try:
+                await self.journal.create_run(
+                    run_id, start.raw, owner, start.session_id, self.holder, now()
+                )
+            except RunExists as exc:
+                # Two starts with one id racing: the second insert fails.
+                raise RequestRejected(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    "RUN_EXISTS",
+                    "start.run_id",
+                    f"a run {_echo(run_id)} exists already",
+                ) from exc
         self.metrics.runs_started.inc()
         run = self._new_run(run_id, owner, start)
         attachment = run.attach(0)
@@ -906,6 +930,8 @@ def _parse_start(msg: pb.StartRun) -> _Start:
     prior = prior_from_pb(msg.prior_messages)
     if not msg.user_message.strip():
         raise WorkflowError("start.user_message", "must not be empty")
+    if msg.run_id and not _RUN_ID.fullmatch(msg.run_id):
+        raise WorkflowError("start.run_id", "must be 1-64 of A-Z a-z 0-9 . _ -")
     return _Start(
         workflow,
         options,
@@ -914,6 +940,7 @@ def _parse_start(msg: pb.StartRun) -> _Start:
         dict(msg.labels),
         msg.session_id,
         msg.SerializeToString(),
+        msg.run_id,
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from forge_server.journal import Journal, JournaledRun, open_journal
 from forge_server.journal import postgres as postgres_journal
-from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING
+from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
 from forge_server.journal.postgres import PostgresJournal, mask_password
 from forge_server.journal.sqlite import SqliteJournal
 
@@ -440,3 +440,10 @@ async def test_postgres_journal_fails_to_open_without_a_server(
         await journal.open()
     assert "s3cret" not in str(raised.value)
     await journal.aclose()
+
+
+async def test_a_taken_run_id_is_run_exists(journal: Journal) -> None:
+    await journal.create_run("dup", b"s", "", "", "A", now=T0)
+    with pytest.raises(RunExists):
+        await journal.create_run("dup", b"other", "", "", "B", now=T0 + 1)
+    assert (await load(journal, "dup")).start == b"s"

@@ -179,3 +179,35 @@ async def test_a_session_carries_the_conversation_to_the_next_run(tmp_path: Path
         # The session's conversation came from the journal, not the client.
         assert json.dumps([m.content for m in done.transcript]).count("out of get_weather") == 2
         await settled(lambda: server.service.active_runs == 0)
+
+
+async def test_a_client_chosen_run_id_reattaches_before_run_started(tmp_path: Path) -> None:
+    """A stream that breaks before the client read run_started: the client
+    named the run, so it can still reattach and gets everything from seq 1."""
+    async with journaled(tmp_path) as (_, stub):
+        first = stub.Run()
+        await first.write(start(run_id="client-run-1"))
+        await until(first, "run_started")
+        first.cancel()
+        second = stub.Run()
+        await second.write(
+            pb.RunRequest(reattach=pb.ReattachRun(run_id="client-run-1", after_seq=0))
+        )
+        events = await until(second, "tool_call")
+        assert [e.WhichOneof("kind") for e in events[:2]] == ["run_started", "run_started"]
+        assert events[1].seq == 1 and events[1].run_started.run_id == "client-run-1"
+        second.cancel()
+        # The id is taken now.
+        third = stub.Run()
+        await third.write(start(run_id="client-run-1"))
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await asyncio.wait_for(third.read(), 10)
+        err = failed.value
+        assert err.code() == grpc.StatusCode.ALREADY_EXISTS
+        parsed = _rejected(err.code(), err.details() or "", err.trailing_metadata())
+        assert (parsed.reason, parsed.field) == ("RUN_EXISTS", "start.run_id")
+        bad = stub.Run()
+        await bad.write(start(run_id="not a valid id!"))
+        with pytest.raises(grpc.aio.AioRpcError) as invalid:
+            await asyncio.wait_for(bad.read(), 10)
+        assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -31,6 +31,10 @@ FAILED = "failed"
 LEASE_S = 10.0
 
 
+class RunExists(Exception):
+    """create_run: the journal has a run with that id already."""
+
+
 @dataclass
 class JournaledRun:
     run_id: str
@@ -60,7 +64,9 @@ class Journal(Protocol):
 
     async def create_run(
         self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
-    ) -> None: ...
+    ) -> None:
+        """Raises RunExists when `run_id` is taken."""
+        ...
 
     async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
         """Event `seq` of the run (and its status when it is the last)."""

@@ -17,9 +17,10 @@ import re
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
-from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun
+from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun, RunExists
 
 # pg_advisory_xact_lock key for the schema creation (replicas starting at
 # once would otherwise race CREATE TABLE IF NOT EXISTS into a unique
@@ -124,6 +125,14 @@ class PostgresJournal:
             return cur.rowcount
 
     async def create_run(
+        self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
+    ) -> None:
+        try:
+            await self._create(run_id, start, owner, session_id, holder, now)
+        except UniqueViolation as exc:
+            raise RunExists(run_id) from exc
+
+    async def _create(
         self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
     ) -> None:
         await self._write(

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun
+from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun, RunExists
 
 T = TypeVar("T")
 
@@ -101,6 +101,14 @@ class SqliteJournal:
         self._thread.shutdown(wait=False)
 
     async def create_run(
+        self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
+    ) -> None:
+        try:
+            await self._create(run_id, start, owner, session_id, holder, now)
+        except sqlite3.IntegrityError as exc:
+            raise RunExists(run_id) from exc
+
+    async def _create(
         self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
     ) -> None:
         await self._run(

@@ -517,6 +517,7 @@ class StartRun(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
     user_message: _builtins.str
     """The new user turn. Appended after prior_messages."""
     session_id: _builtins.str
@@ -525,6 +526,12 @@ class StartRun(_message.Message):
     its last completed run), and when it completes its transcript becomes
     the session's. Kept in the journal, so it survives restarts. Empty: no
     session.
+    """
+    run_id: _builtins.str
+    """The run's id, chosen by the client (1-64 of A-Z a-z 0-9 . _ -), so a
+    client whose stream breaks before run_started can still reattach; empty:
+    the server picks one. An id the server or its journal already has is
+    ALREADY_EXISTS reason RUN_EXISTS.
     """
     @_builtins.property
     def workflow(self) -> _workflow_pb2.Workflow: ...
@@ -547,10 +554,11 @@ class StartRun(_message.Message):
         options: _workflow_pb2.RunOptions | None = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         session_id: _builtins.str = ...,
+        run_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "workflow", b"workflow"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "session_id", b"session_id", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "run_id", b"run_id", "session_id", b"session_id", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

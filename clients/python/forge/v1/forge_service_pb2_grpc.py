@@ -71,6 +71,8 @@ class ForgeServiceStub:
     not have (or pruned)
     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
     caller's run
+    ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+    the server already has
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
@@ -144,6 +146,8 @@ class ForgeServiceServicer:
     not have (or pruned)
     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
     caller's run
+    ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+    the server already has
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """
@@ -251,6 +255,8 @@ class ForgeService:
     not have (or pruned)
     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
     caller's run
+    ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+    the server already has
     Messages echo at most 512 bytes of the request, so the trailers stay small.
     Such an error ends only the stream it occurred on.
     """

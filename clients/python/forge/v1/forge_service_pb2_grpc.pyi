@@ -72,6 +72,8 @@ class ForgeServiceStub:
                                                       not have (or pruned)
         PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
                                                       caller's run
+        ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+                                                      the server already has
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """
@@ -146,6 +148,8 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
                                                       not have (or pruned)
         PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
                                                       caller's run
+        ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+                                                      the server already has
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """
@@ -216,6 +220,8 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
                                                       not have (or pruned)
         PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
                                                       caller's run
+        ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+                                                      the server already has
       Messages echo at most 512 bytes of the request, so the trailers stay small.
       Such an error ends only the stream it occurred on.
     """

@@ -1102,7 +1102,12 @@ type StartRun struct {
 	// its last completed run), and when it completes its transcript becomes
 	// the session's. Kept in the journal, so it survives restarts. Empty: no
 	// session.
-	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The run's id, chosen by the client (1-64 of A-Z a-z 0-9 . _ -), so a
+	// client whose stream breaks before run_started can still reattach; empty:
+	// the server picks one. An id the server or its journal already has is
+	// ALREADY_EXISTS reason RUN_EXISTS.
+	RunId         string `protobuf:"bytes,7,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1175,6 +1180,13 @@ func (x *StartRun) GetLabels() map[string]string {
 func (x *StartRun) GetSessionId() string {
 	if x != nil {
 		return x.SessionId
+	}
+	return ""
+}
+
+func (x *StartRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
 	}
 	return ""
 }
@@ -2970,7 +2982,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x06Queued\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\rR\bposition\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\rR\titeration\x12\x1c\n" +
-	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xd9\x02\n" +
+	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xf0\x02\n" +
 	"\bStartRun\x12.\n" +
 	"\bworkflow\x18\x01 \x01(\v2\x12.forge.v1.WorkflowR\bworkflow\x12!\n" +
 	"\fuser_message\x18\x02 \x01(\tR\vuserMessage\x128\n" +
@@ -2978,7 +2990,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\aoptions\x18\x04 \x01(\v2\x14.forge.v1.RunOptionsR\aoptions\x126\n" +
 	"\x06labels\x18\x05 \x03(\v2\x1e.forge.v1.StartRun.LabelsEntryR\x06labels\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x06 \x01(\tR\tsessionId\x1a9\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12\x15\n" +
+	"\x06run_id\x18\a \x01(\tR\x05runId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +

@@ -73,6 +73,8 @@ const (
 //     not have (or pruned)
 //     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
 //     caller's run
+//     ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+//     the server already has
 //     Messages echo at most 512 bytes of the request, so the trailers stay small.
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceClient interface {
@@ -184,6 +186,8 @@ func (c *forgeServiceClient) Guard(ctx context.Context, in *GuardRequest, opts .
 //     not have (or pruned)
 //     PERMISSION_DENIED  reason NOT_RUN_OWNER       reattach to another
 //     caller's run
+//     ALREADY_EXISTS     reason RUN_EXISTS          start.run_id names a run
+//     the server already has
 //     Messages echo at most 512 bytes of the request, so the trailers stay small.
 //     Such an error ends only the stream it occurred on.
 type ForgeServiceServer interface {
