@@ -97,6 +97,11 @@ class LiveRun:
     # Results for calls a resumed run had sent before its server stopped and
     # has not sent again yet: used when it gets there (replay.resume_run).
     early: dict[str, ToolOutcome] = field(default_factory=dict)
+    # stop() was called: the run continues on another server, so what the
+    # engine emits while it is torn down here (ToolCallCancelled for the
+    # calls it waited on) is not the run's and must reach neither the
+    # journal nor a client.
+    stopped: bool = False
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
@@ -104,6 +109,8 @@ class LiveRun:
     async def emit(self, response: pb.RunResponse) -> None:
         """Number `response`, journal it, keep it, and send it to the stream."""
         async with self._lock:
+            if self.stopped:
+                return
             self.seq += 1
             response.seq = self.seq
             if self.journal is not None:
@@ -193,6 +200,7 @@ class LiveRun:
     async def stop(self) -> None:
         """Stop the engine without an outcome (the run moves to another
         server, which resumes it from the journal)."""
+        self.stopped = True
         if self._expiry is not None:
             self._expiry.cancel()
         if self.engine is not None and not self.engine.done():

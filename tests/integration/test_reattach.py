@@ -211,3 +211,46 @@ async def test_a_client_chosen_run_id_reattaches_before_run_started(tmp_path: Pa
         with pytest.raises(grpc.aio.AioRpcError) as invalid:
             await asyncio.wait_for(bad.read(), 10)
         assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_drained_servers_run_goes_on_elsewhere_with_its_call_still_open(
+    tmp_path: Path,
+) -> None:
+    """Replica A drains while a tool call is open: it hands the run over
+    (UNAVAILABLE SHUTTING_DOWN) without telling the client the call was
+    cancelled, and replica B, on the same journal, asks for it again."""
+    async with journaled(tmp_path) as (a, stub_a):
+        first = stub_a.Run()
+        await first.write(start())
+        events = await until(first, "tool_call")
+        run_id, call = events[0].run_started.run_id, events[-1]
+        await a.service.drain(0)
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            while (event := await asyncio.wait_for(first.read(), 10)) is not grpc.aio.EOF:
+                assert event.WhichOneof("kind") != "tool_call_cancelled", event
+        assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+
+        journal_b = SqliteJournal(tmp_path / "journal.db")
+        await journal_b.open()
+        backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+        options = ServerOptions(host="127.0.0.1", port=0, journal=journal_b, reattach_grace_s=30)
+        try:
+            async with running_server(backend, options) as b:
+                async with grpc.aio.insecure_channel(address(b)) as channel:
+                    second: Any = pb_grpc.ForgeServiceStub(channel).Run()  # type: ignore[no-untyped-call]
+                    await second.write(
+                        pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=call.seq))
+                    )
+                    again = await until(second, "tool_call")
+                    kinds = [e.WhichOneof("kind") for e in again]
+                    assert kinds == ["run_started", "tool_call"], kinds
+                    assert again[-1].tool_call.call_id == call.tool_call.call_id
+                    await second.write(result(call.tool_call.call_id, "72F and sunny in Paris"))
+                    report = (await until(second, "tool_call"))[-1].tool_call
+                    await second.write(result(report.call_id, "reported"))
+                    rest = await until(second, "run_completed")
+                    assert "tool_call_cancelled" not in [e.WhichOneof("kind") for e in rest]
+                    contents = [m.content for m in rest[-1].run_completed.transcript]
+                    assert "72F and sunny in Paris" in contents
+        finally:
+            await journal_b.aclose()
