@@ -237,7 +237,7 @@ async def test_a_drained_servers_run_goes_on_elsewhere_with_its_call_still_open(
         try:
             async with running_server(backend, options) as b:
                 async with grpc.aio.insecure_channel(address(b)) as channel:
-                    second: Any = pb_grpc.ForgeServiceStub(channel).Run()  # type: ignore[no-untyped-call]
+                    second: Any = pb_grpc.ForgeServiceStub(channel).Run()
                     await second.write(
                         pb.RunRequest(reattach=pb.ReattachRun(run_id=run_id, after_seq=call.seq))
                     )
