@@ -64,6 +64,10 @@ class Proxy:
         self._server: asyncio.Server | None = None
         self._conns: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._held = False
+        # "replies" or "requests": the next connection forwards that
+        # direction's HTTP/2 frames on stream 0 only (the connection is set
+        # up, but no RPC message gets through), until the next cut.
+        self.withhold: str | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
@@ -75,6 +79,7 @@ class Proxy:
 
     def cut(self) -> None:
         self.cuts += 1
+        self.withhold = None
         self._abort_all()
 
     def _abort_all(self) -> None:
@@ -107,19 +112,47 @@ class Proxy:
             return
         pair = (writer, up_writer)
         self._conns.add(pair)
+        withhold, self.withhold = self.withhold, None
+        to_upstream = _frames_on_stream_0(reader, preface=True) if withhold == "requests" else None
+        to_client = _frames_on_stream_0(up_reader, preface=False) if withhold == "replies" else None
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(
+                _pipe(reader, up_writer, to_upstream), _pipe(up_reader, writer, to_client)
+            )
         finally:
             self._conns.discard(pair)
             writer.transport.abort()
             up_writer.transport.abort()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _frames_on_stream_0(reader: asyncio.StreamReader, preface: bool) -> AsyncIterator[bytes]:
+    """What `reader` carries, less every HTTP/2 frame of a stream (the
+    connection's own frames, SETTINGS, PING, are kept)."""
+    if preface:
+        yield await reader.readexactly(24)  # PRI * HTTP/2.0 ...
+    while True:
+        header = await reader.readexactly(9)
+        payload = await reader.readexactly(int.from_bytes(header[:3], "big"))
+        if int.from_bytes(header[5:9], "big") & 0x7FFFFFFF == 0:
+            yield header + payload
+
+
+async def _chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    while data := await reader.read(65536):
+        yield data
+
+
+async def _pipe(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    chunks: AsyncIterator[bytes] | None = None,
+) -> None:
     try:
-        while data := await reader.read(65536):
+        async for data in chunks or _chunks(reader):
             writer.write(data)
             await writer.drain()
+    except asyncio.IncompleteReadError:
+        pass
     except (ConnectionError, OSError):
         pass
     finally:
@@ -265,6 +298,51 @@ async def test_cuts_mid_run_reattach_and_every_tool_runs_once(tmp_path: Path) ->
     contents = [m.content for m in result.transcript]
     for city in CITIES:
         assert contents.count(f"72F and sunny in {city}") == 1
+
+
+async def test_a_break_before_run_started_reattaches_by_the_clients_run_id(
+    tmp_path: Path,
+) -> None:
+    """The start reaches the server but nothing comes back before the cut:
+    the SDK reattaches by the run id it chose, and the run goes on once."""
+    tools = Gated(gated=())
+    events: list[Event] = []
+    async with proxied_server(tmp_path, SCRIPT) as (server, proxy):
+        async with ForgeClient(proxy.address) as client:
+            proxy.withhold = "replies"
+            run = asyncio.create_task(
+                client.run(tools.workflow, "Weather?", on_event=events.append)
+            )
+            await settled(lambda: server.service.active_runs == 1)
+            assert not events
+            proxy.cut()
+            result: RunResult = await asyncio.wait_for(run, 30)
+    assert result.terminal_tool == "report_weather"
+    assert tools.runs == {"Paris": 1, "Oslo": 1, "Rome": 1, "report": 1}
+    assert sum(isinstance(e, Reattached) for e in events) == 1
+    assert_each_event_once(events)
+    started = [e for e in events if isinstance(e, RunStarted)]
+    assert started[0].run_id == result.run_id
+
+
+async def test_a_start_lost_on_the_way_is_sent_again(tmp_path: Path) -> None:
+    """The start never reaches the server: the reattach by the client's run
+    id is answered RUN_NOT_FOUND, so the SDK starts the run on a new stream."""
+    tools = Gated(gated=())
+    events: list[Event] = []
+    async with proxied_server(tmp_path, SCRIPT) as (server, proxy):
+        async with ForgeClient(proxy.address) as client:
+            proxy.withhold = "requests"
+            run = asyncio.create_task(
+                client.run(tools.workflow, "Weather?", on_event=events.append)
+            )
+            await asyncio.sleep(0.5)
+            assert server.service.active_runs == 0 and not events
+            proxy.cut()
+            result: RunResult = await asyncio.wait_for(run, 30)
+    assert result.terminal_tool == "report_weather"
+    assert tools.runs == {"Paris": 1, "Oslo": 1, "Rome": 1, "report": 1}
+    assert_each_event_once(events)
 
 
 async def test_a_cut_without_a_journal_raises_connection_lost() -> None:

@@ -10,6 +10,7 @@ import json
 import logging
 import random
 import time
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -431,6 +432,9 @@ class ForgeClient:
             prior_messages=[message_to_pb(m) for m in prior_messages],
             options=(options or RunOptions()).to_proto(),
             labels=labels or {},
+            # Named here, so a stream that breaks before run_started can
+            # still reattach (or start the run again if it never arrived).
+            run_id=uuid.uuid4().hex if self._reattach else "",
         )
         call = self._stub.Run(metadata=self._metadata)
         return RunStream(
@@ -535,6 +539,9 @@ Call = grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse]
 # Reattach backoff: 50 ms doubling up to 2 s, each delay jittered.
 REATTACH_BACKOFF_S = 0.05
 REATTACH_BACKOFF_MAX_S = 2.0
+# How long a stream that broke before run_started keeps trying (the server's
+# grace is not known yet).
+PRESTART_REATTACH_S = 30.0
 # A reattach answered with these reasons cannot succeed later.
 _FINAL_REASONS = frozenset({"RUN_NOT_FOUND", "NOT_RUN_OWNER"})
 
@@ -543,9 +550,11 @@ class _Broken(Exception):
     """The stream broke in a way a reattach may mend; `error` is what the SDK
     raises when it does not reattach."""
 
-    def __init__(self, error: Exception) -> None:
+    def __init__(self, error: Exception, restart: bool = False) -> None:
         super().__init__(str(error))
         self.error = error
+        # Send `start` again instead of `reattach` (the server has no such run).
+        self.restart = restart
 
 
 class RunStream:
@@ -606,6 +615,10 @@ class RunStream:
         self._attempts = 0
         self._after_seq = 0
         self.run_id = ""
+        # The id the client gave the run, and whether the server said it
+        # started (a run_started, reattached or not, was read).
+        self._start_id = start.run_id
+        self._started = False
         self.result: RunResult | None = None
 
     def __aiter__(self) -> AsyncGenerator[Event, None]:
@@ -660,13 +673,12 @@ class RunStream:
         return events
 
     def _can_reattach(self) -> bool:
-        return (
-            self._reattach
-            and bool(self.run_id)
-            and self._grace_s > 0
-            and not self._finished
-            and not self._cancelled
-        )
+        if not self._reattach or self._finished or self._cancelled:
+            return False
+        if not self._started:
+            # Broken before run_started: reattach by the id the client chose.
+            return bool(self._start_id)
+        return bool(self.run_id) and self._grace_s > 0
 
     async def _read(self) -> pb.RunResponse:
         """The next message; _Broken when the stream broke and a reattach may
@@ -712,6 +724,10 @@ class RunStream:
         may mend it, else `error` (the SDK's error without reattach), or
         ConnectionLostError when a reattach gave up."""
         reason = _rejected(code, details, trailers).reason
+        if reason == "RUN_NOT_FOUND" and not self._started and self._can_reattach():
+            # The start never arrived (or its run ended unseen): start it anew;
+            # no tool ran, since none is sent before run_started.
+            return _Broken(error, restart=True)
         if self._can_reattach() and _mendable(code, reason):
             return _Broken(error)
         if self._deadline is not None:
@@ -729,7 +745,7 @@ class RunStream:
         """Open a new stream and send `reattach` on it, with backoff, until the
         deadline; raises the error to end the run with when it cannot."""
         if self._deadline is None:
-            limit = float(self._grace_s)
+            limit = float(self._grace_s) if self._started else PRESTART_REATTACH_S
             if self._reattach_deadline_s is not None:
                 limit = min(limit, self._reattach_deadline_s)
             self._deadline = time.monotonic() + limit
@@ -753,9 +769,14 @@ class RunStream:
                 raise self._give_up(broken.error)
             self._attempts += 1
             call = self._reopen()
-            request = pb.RunRequest(
-                reattach=pb.ReattachRun(run_id=self.run_id, after_seq=self._last_seq)
-            )
+            if broken.restart:
+                request = pb.RunRequest(start=self._start)
+            else:
+                request = pb.RunRequest(
+                    reattach=pb.ReattachRun(
+                        run_id=self.run_id or self._start_id, after_seq=self._last_seq
+                    )
+                )
             try:
                 await call.write(request)
             except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as exc:
@@ -767,6 +788,9 @@ class RunStream:
                         raise self._give_up(reason) from exc
                 continue
             self._after_seq = self._last_seq
+            if broken.restart:
+                # A fresh start: its run_started ends the reattach.
+                self._deadline = None
             async with self._write_lock:
                 self._call = call
                 self._asked = set()
@@ -792,6 +816,8 @@ class RunStream:
                     yield local
                 kind = response.WhichOneof("kind")
                 seq = response.seq
+                if kind == "run_started":
+                    self._started = True
                 if kind == "run_started" and response.run_started.reattached:
                     self._grace_s = response.run_started.reattach_grace_s or self._grace_s
                     attempts, self._deadline = self._attempts, None
