@@ -33,6 +33,7 @@ from forge_client import (
     MessageAppended,
     Reattached,
     RequestRejectedError,
+    Role,
     RunResult,
     RunStarted,
     ToolCallFinished,
@@ -562,3 +563,15 @@ async def test_channel_options_are_passed_to_the_channel(monkeypatch: pytest.Mon
     options = dict(seen[0])
     assert options["grpc.lb_policy_name"] == "round_robin"
     assert options["grpc.max_receive_message_length"] == 16 * 1024 * 1024
+
+
+async def test_a_session_id_carries_the_conversation_to_the_next_run(tmp_path: Path) -> None:
+    tools = Gated(gated=())
+    async with proxied_server(tmp_path, [*SCRIPT, *SCRIPT]) as (_, proxy):
+        async with ForgeClient(proxy.address) as client:
+            await client.run(tools.workflow, "Weather in three cities?", session_id="trip")
+            second = await client.run(tools.workflow, "And again?", session_id="trip")
+            alone = await client.run(tools.workflow, "Once more?")
+    users = [m.content for m in second.transcript if m.role == Role.USER]
+    assert users == ["Weather in three cities?", "And again?"]
+    assert [m.content for m in alone.transcript if m.role == Role.USER] == ["Once more?"]

@@ -418,6 +418,7 @@ class ForgeClient:
         options: RunOptions | None = None,
         labels: dict[str, str] | None = None,
         approve: Approver | None = None,
+        session_id: str = "",
     ) -> RunStream:
         """Open the run's stream. Iterate the returned RunStream for events;
         its `result` is set once iteration ends (or a typed error is raised).
@@ -425,13 +426,16 @@ class ForgeClient:
         `approve` decides on destructive calls when the options ask for
         approval; without it every such call is denied. `prior_messages` are
         Messages from an earlier transcript (protobuf messages, as earlier
-        releases returned, are still accepted)."""
+        releases returned, are still accepted). `session_id` carries the
+        conversation across runs on the server: with no `prior_messages`,
+        the run continues the session's last completed conversation."""
         start = pb.StartRun(
             workflow=workflow.to_proto(),
             user_message=user_message,
             prior_messages=[message_to_pb(m) for m in prior_messages],
             options=(options or RunOptions()).to_proto(),
             labels=labels or {},
+            session_id=session_id,
             # Named here, so a stream that breaks before run_started can
             # still reattach (or start the run again if it never arrived).
             run_id=uuid.uuid4().hex if self._reattach else "",
@@ -457,6 +461,7 @@ class ForgeClient:
         labels: dict[str, str] | None = None,
         on_event: Callable[[Event], Awaitable[None] | None] | None = None,
         approve: Approver | None = None,
+        session_id: str = "",
     ) -> RunResult:
         """Run the workflow to its terminal tool and return the result.
 
@@ -470,6 +475,7 @@ class ForgeClient:
             options=options,
             labels=labels,
             approve=approve,
+            session_id=session_id,
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
