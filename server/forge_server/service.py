@@ -34,7 +34,7 @@ from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
 from forge_core.loop import Approval, RunResult, ToolOutcome, run_workflow
-from forge_core.messages import Message, ToolCallInfo
+from forge_core.messages import Message, MessageType, ToolCallInfo
 from forge_core.replay import resume_run
 from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
@@ -481,7 +481,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
         )
 
-    async def _start_run(self, start: _Start, owner: str) -> tuple[LiveRun, Attachment]:
+    async def _load_session(self, start: _Start, owner: str) -> None:
+        """A session run without prior messages continues the session's
+        conversation: it becomes `start.prior`."""
         if start.session_id and not start.prior and self.journal is not None:
             found = await self.journal.load_session(start.session_id)
             if found is not None:
@@ -493,6 +495,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                         "the session belongs to another caller",
                     )
                 start.prior = _session_messages(found[1])
+
+    async def _start_run(self, start: _Start, owner: str) -> tuple[LiveRun, Attachment]:
+        await self._load_session(start, owner)
         run_id = start.run_id or uuid.uuid4().hex
         if run_id in self._live or (
             self.journal is not None and await self.journal.load(run_id, after_seq=1 << 62)
@@ -572,6 +577,10 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if e.WhichOneof("kind") == "message_appended"
         ]
         known, approvals = _known_answers(record.results)
+        if not _request_reached(transcript, start.prior):
+            # Stopped before its opening messages were all journaled: it
+            # starts again (no model turn or tool call happened yet).
+            await self._load_session(start, record.owner)
         run.early = known
         rlog = run_logger(msg.run_id, start.labels)
         rlog.info(
@@ -606,8 +615,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     ) -> None:
         run_id = run.run_id
         emit = run.emit
+        # Messages already journaled (and maybe seen) by a run that starts
+        # again are not sent twice: a fresh start appends the same ones.
+        journaled = 0
+        if resume is not None and not _request_reached(resume.transcript, start.prior):
+            journaled, resume = len(resume.transcript), None
 
         async def on_message(message: Message, index: int) -> None:
+            if index < journaled:
+                return
             self.metrics.message(message)
             await emit(
                 pb.RunResponse(
@@ -912,6 +928,16 @@ def _known_answers(results: dict[str, bytes]) -> tuple[dict[str, ToolOutcome], d
         else:
             known[key] = outcome_of(pb.ToolResult.FromString(data))
     return known, approvals
+
+
+def _request_reached(transcript: list[Message], prior: list[Message]) -> bool:
+    """Whether a journaled transcript holds the run's own user message (the
+    opening messages are system prompt, `prior`, then that request)."""
+
+    def requests(messages: list[Message]) -> int:
+        return sum(m.type is MessageType.USER_INPUT for m in messages)
+
+    return requests(transcript) > requests(prior)
 
 
 def _session_messages(data: bytes) -> list[Message]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -254,3 +255,48 @@ async def test_a_drained_servers_run_goes_on_elsewhere_with_its_call_still_open(
                     assert "72F and sunny in Paris" in contents
         finally:
             await journal_b.aclose()
+
+
+async def test_a_run_stopped_before_its_request_was_journaled_starts_again(
+    tmp_path: Path,
+) -> None:
+    """A server died after journaling only the first events of a run (the
+    user message not among them): the run resumed elsewhere starts again,
+    and the messages already journaled are not sent twice."""
+    async with journaled(tmp_path) as (_, stub):
+        first = stub.Run()
+        await first.write(start(run_id="whole"))
+        opening = await until(first, "tool_call")
+        first.cancel()
+        kinds = [e.WhichOneof("kind") for e in opening]
+        assert kinds[:2] == ["run_started", "message_appended"]
+
+        journal = SqliteJournal(tmp_path / "journal.db")
+        await journal.open()
+        try:
+            record = await journal.load("whole")
+            assert record is not None
+            # As a server that died long ago left it: its lease has expired.
+            await journal.create_run("cut", record.start, "", "", "dead-server", time.time() - 600)
+            for event in opening[:2]:
+                copy = pb.RunResponse()
+                copy.CopyFrom(event)
+                if copy.HasField("run_started"):
+                    copy.run_started.run_id = "cut"
+                data = copy.SerializeToString()
+                await journal.append("cut", copy.seq, data, len(data))
+        finally:
+            await journal.aclose()
+
+        second = stub.Run()
+        await second.write(pb.RunRequest(reattach=pb.ReattachRun(run_id="cut", after_seq=0)))
+        events = await until(second, "tool_call")
+        await second.write(result(events[-1].tool_call.call_id, "72F and sunny in Paris"))
+        events += await until(second, "tool_call")
+        await second.write(result(events[-1].tool_call.call_id, "reported"))
+        events += await until(second, "run_completed")
+    indices = [e.message_appended.index for e in events if e.HasField("message_appended")]
+    assert indices == list(range(len(indices)))
+    done = events[-1].run_completed
+    assert done.terminal_tool == "report_weather"
+    assert [m.content for m in done.transcript if m.role == 2] == ["Weather in Paris?"]
