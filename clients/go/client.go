@@ -2,6 +2,8 @@ package forge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 
@@ -122,16 +124,31 @@ func (c *Client) Start(ctx context.Context, wf *Workflow, userMessage string, op
 		PriorMessages: cfg.prior,
 		Options:       cfg.options,
 		Labels:        cfg.labels,
+		SessionId:     cfg.session,
+	}
+	if !cfg.reattach.off {
+		// Named here, so a stream that breaks before run_started can still
+		// reattach (or start the run again if the start never arrived).
+		start.RunId = newRunID()
 	}
 	// The stream outlives ctx on purpose: cancelling ctx sends a cancel and
-	// waits (briefly) for the server's confirmation and transcript.
-	streamCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	// waits (briefly) for the server's confirmation and transcript. Streams
+	// that reattach the run after a break share its values (e.g. metadata).
+	base := context.WithoutCancel(ctx)
+	streamCtx, stop := context.WithCancel(base)
 	stream, err := c.rpc.Run(streamCtx)
 	if err != nil {
 		stop()
 		return nil, rpcError(err)
 	}
-	s := newRunStream(wf, cfg)
-	go s.run(ctx, stream, start, stop)
+	s := newRunStream(wf, c.rpc, cfg)
+	go s.run(ctx, base, stream, stop, start)
 	return s, nil
+}
+
+// newRunID is a random run id: 32 hex characters.
+func newRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (it crashes the program instead)
+	return hex.EncodeToString(b[:])
 }

@@ -27,8 +27,8 @@
 // [*PrerequisiteError], [*MaxIterationsError], [*WorkflowCancelledError],
 // [*BackendError], [*ContextBudgetExceededError], [*InternalServerError] or
 // [*ShuttingDownError] (all unwrap to [*RunFailedError]); a request the server
-// refuses is a [*RequestRejectedError] and a broken stream a
-// [*ConnectionLostError].
+// refuses is a [*RequestRejectedError] and a broken stream that could not be
+// reattached (see below) a [*ConnectionLostError].
 //
 // Tools that cannot be undone are registered with [AsDestructive]: the server
 // offers them only when the user's words ask for them and runs them alone.
@@ -42,6 +42,47 @@
 //		forge.WithApprover(func(ctx context.Context, req forge.ApprovalRequest) (forge.Approval, error) {
 //			return forge.Approval{Approved: askOperator(ctx, req)}, nil
 //		}))
+//
+// # Durable runs: reattach
+//
+// A server with a run journal (forge-server --journal, SQLite by default;
+// --journal none turns it off) keeps a run going for --reattach-grace
+// seconds after its stream breaks ([RunStarted].ReattachGrace). The SDK then
+// reattaches on its own: it opens a new stream on the same [Client] and
+// sends ReattachRun with the last event it handled, retrying with
+// exponential backoff and jitter (50 ms doubling to 2 s,
+// [WithReattachBackoff]) until the run's grace, or [WithReattachDeadline],
+// has passed. For the caller the run goes on unchanged: each event reaches
+// the callback or channel once, tool functions and approvers are not
+// interrupted by the break and run once per call id (a result computed
+// while no stream was open is sent when the server asks for the call
+// again), and [Client.Run] returns the run's outcome. [WithReattach](false)
+// turns this off. A run that cannot be reattached (no journal, the server
+// lost the run or another caller owns it, the deadline passed, the run was
+// cancelled while reattaching) fails with [*ConnectionLostError] as before.
+//
+// # Client-side load balancing
+//
+// Replicas of forge-server that share a journal (PostgreSQL,
+// --journal postgresql://...) serve the same runs. Dial them through gRPC's
+// DNS resolver with the round_robin policy (e.g. a Kubernetes headless
+// Service; see the README, "Running on Kubernetes"):
+//
+//	client, err := forge.Dial(ctx, "dns:///forge-headless.NAMESPACE.svc.cluster.local:50051",
+//		forge.WithGRPCDialOptions(grpc.WithDefaultServiceConfig(
+//			`{"loadBalancingConfig":[{"round_robin":{}}]}`)))
+//
+// The channel connects to every address the name resolves to and spreads
+// the runs, one Run stream each, over them. A reattach is a new stream, so it
+// may land on any replica: that replica takes the run over from the journal
+// (a replica that still holds it is asked to let go; one that died loses
+// it when its lease runs out, and the SDK retries the UNAVAILABLE RUN_BUSY
+// answers meanwhile). A draining replica (SIGTERM) whose drain period ends
+// hands its runs over: their streams end UNAVAILABLE SHUTTING_DOWN and the
+// SDK reattaches them to another replica. gRPC resolves the name again when
+// a connection breaks. Without round_robin (gRPC's default pick_first) a
+// client keeps one connection to one replica and reattaches through it once
+// it reconnects.
 //
 // Tool schemas are derived from the argument struct with
 // github.com/invopop/jsonschema (descriptions from `jsonschema` struct tags);

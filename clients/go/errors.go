@@ -219,7 +219,11 @@ func (e *RequestRejectedError) Error() string {
 func (e *RequestRejectedError) GRPCStatus() *status.Status { return e.status }
 
 // ConnectionLostError is a stream or connection that broke before the run
-// ended. Err is the underlying gRPC error, if any.
+// ended, and was not reattached (see [WithReattach]). Err is the underlying
+// gRPC error, if any; when reattaching was tried and gave up, Err holds both
+// the break and the last attempt's error or the cancellation that stopped it
+// (errors.As finds e.g. a [*RequestRejectedError] with Reason
+// "RUN_NOT_FOUND"; errors.Is finds context.Canceled or [ErrRunCancelled]).
 type ConnectionLostError struct {
 	Err error
 }

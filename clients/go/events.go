@@ -17,7 +17,8 @@ type Event interface {
 	isEvent()
 }
 
-// RunStarted is the first event of a run.
+// RunStarted is the first event of a run. It is delivered once: a stream
+// that reattaches to the run (see [WithReattach]) does not repeat it.
 type RunStarted struct {
 	RunID               string
 	Backend             string
@@ -29,6 +30,10 @@ type RunStarted struct {
 	// nil with a single backend. [IterationUsage].Backend says which one
 	// served each model call.
 	BackendChain []string
+	// ReattachGrace is how long the server keeps the run going after its
+	// stream breaks, waiting for the SDK to reattach (see [WithReattach]);
+	// 0: the run is not reattachable (a server without a journal).
+	ReattachGrace time.Duration
 }
 
 // ChunkType says what a [Chunk] holds.

@@ -98,8 +98,9 @@ func (GuardDone) isGuardVerdict()  {}
 // called; the caller runs the calls of a [GuardCalls] itself.
 //
 // Run options (e.g. [WithMaxRetries], [WithGuardrails]) apply as for a run;
-// [WithEvents], [WithPriorMessages], [WithLabels] and [WithApprover] configure
-// a run's stream and are refused here. When the guard gives up (retry budget
+// [WithEvents], [WithPriorMessages], [WithLabels], [WithApprover],
+// [WithSession] and the reattach options ([WithReattach]...) configure a
+// run's stream and are refused here. When the guard gives up (retry budget
 // spent, steps skipped too often...) Guard returns the same typed error as
 // [Client.Run] (e.g. [*ToolCallError]), its Transcript being messages; input
 // the server cannot read is a [*RequestRejectedError] naming the field.
@@ -108,8 +109,8 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
-	if cfg.onEvent != nil || cfg.approver != nil || cfg.prior != nil || cfg.labels != nil {
-		return nil, errors.New("forge: Guard takes run options only (not WithEvents, WithPriorMessages, WithLabels or WithApprover)")
+	if cfg.onEvent != nil || cfg.approver != nil || cfg.prior != nil || cfg.labels != nil || cfg.session != "" || cfg.reattachSet {
+		return nil, errors.New("forge: Guard takes run options only (not WithEvents, WithPriorMessages, WithLabels, WithApprover, WithSession or WithReattach...)")
 	}
 	res, err := c.rpc.Guard(ctx, &forgev1.GuardRequest{
 		Workflow:       wf.proto(),

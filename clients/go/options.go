@@ -107,12 +107,39 @@ type runConfig struct {
 	approver Approver
 	prior    []*Message
 	labels   map[string]string
+	session  string
 	options  *forgev1.RunOptions
-	err      error
+	reattach reattachConfig
+	// reattachSet: a reattach option was given (refused by Guard).
+	reattachSet bool
+	err         error
 }
 
+// reattachConfig is how a run's stream is reattached after it breaks.
+type reattachConfig struct {
+	off bool
+	// deadline caps the time spent reattaching after a break (0: the run's
+	// RunStarted.reattach_grace_s alone).
+	deadline time.Duration
+	// backoffMin is the delay before the first attempt, doubled after each
+	// failed one up to backoffMax; each delay is jittered down to half.
+	backoffMin, backoffMax time.Duration
+}
+
+// The default reattach backoff: 50 ms doubling to 2 s.
+const (
+	defaultReattachBackoffMin = 50 * time.Millisecond
+	defaultReattachBackoffMax = 2 * time.Second
+)
+
 func newRunConfig(opts []RunOption) *runConfig {
-	c := &runConfig{options: &forgev1.RunOptions{}}
+	c := &runConfig{
+		options: &forgev1.RunOptions{},
+		reattach: reattachConfig{
+			backoffMin: defaultReattachBackoffMin,
+			backoffMax: defaultReattachBackoffMax,
+		},
+	}
 	for _, opt := range opts {
 		opt(c)
 	}
@@ -145,10 +172,85 @@ func WithEvents(fn func(Event)) RunOption {
 	return func(c *runConfig) { c.onEvent = fn }
 }
 
+// WithReattach turns the automatic reattach of a broken stream on (the
+// default) or off.
+//
+// A run is reattachable when the server journals it: its [RunStarted] has a
+// ReattachGrace above zero (forge-server --journal, on by default, and
+// --reattach-grace). When such a run's stream breaks (a lost connection, a
+// server restart, a draining server handing its runs over with UNAVAILABLE
+// SHUTTING_DOWN), the SDK opens a new stream on the same [Client] and sends
+// ReattachRun with the last event it handled, retrying with exponential
+// backoff and jitter (see [WithReattachBackoff]) until the deadline (see
+// [WithReattachDeadline]). The run then goes on as if nothing happened: each
+// event reaches the callback or channel once, tool functions and approvers
+// are not interrupted by the break and run once per call id (a call the
+// server asks for again gets the result already computed, sent again), and
+// results are sent on whatever stream is current.
+//
+// With reattach on, the SDK names the run itself (StartRun.run_id, 32
+// random hex characters), so a stream that breaks before the run's
+// [RunStarted] arrived is reattached by that id too, for up to 30 s (less
+// with [WithReattachDeadline]); when the server answers that it has no such
+// run, the start never reached it, and the SDK sends the start again on a
+// new stream.
+//
+// With reattach off, for a run that is not reattachable, and when
+// reattaching gives up (the run is unknown or belongs to another caller, the
+// deadline passed, the run was cancelled meanwhile), a broken stream ends the
+// run with [*ConnectionLostError] as before; after a failed reattach its Err
+// holds both the break and the last attempt's error.
+func WithReattach(on bool) RunOption {
+	return func(c *runConfig) {
+		c.reattach.off = !on
+		c.reattachSet = true
+	}
+}
+
+// WithReattachDeadline caps how long the SDK tries to reattach after each
+// break (see [WithReattach]). Without it the deadline is the run's
+// reattach grace, how long the server keeps a detached run waiting
+// ([RunStarted].ReattachGrace), or 30 s for a stream that broke before
+// RunStarted arrived; a longer d is cut to that.
+func WithReattachDeadline(d time.Duration) RunOption {
+	return func(c *runConfig) {
+		if d <= 0 {
+			c.err = fmt.Errorf("forge: WithReattachDeadline(%s): must be positive", d)
+		}
+		c.reattach.deadline = d
+		c.reattachSet = true
+	}
+}
+
+// WithReattachBackoff sets the delay before the first reattach attempt
+// after a break and the most it grows to: it doubles after each failed
+// attempt, and each delay is jittered down to half of it (default 50 ms
+// growing to 2 s).
+func WithReattachBackoff(initial, maximum time.Duration) RunOption {
+	return func(c *runConfig) {
+		if initial <= 0 || maximum < initial {
+			c.err = fmt.Errorf("forge: WithReattachBackoff(%s, %s): want 0 < initial <= maximum", initial, maximum)
+		}
+		c.reattach.backoffMin, c.reattach.backoffMax = initial, maximum
+		c.reattachSet = true
+	}
+}
+
 // WithPriorMessages continues a conversation: msgs (e.g. a previous result's
 // [RunResult.Conversation]) come before the new user message.
 func WithPriorMessages(msgs ...*Message) RunOption {
 	return func(c *runConfig) { c.prior = append(c.prior, msgs...) }
+}
+
+// WithSession makes the run part of the server's session id: the server
+// carries the conversation across the runs of a session. A run with no
+// prior messages ([WithPriorMessages]) continues the session's last
+// completed conversation; its own conversation, once it completes, is the
+// one the session's next run continues. Sessions need a server with a run
+// journal (forge-server --journal), and belong to the caller that started
+// them (another caller's run is refused with NOT_RUN_OWNER).
+func WithSession(id string) RunOption {
+	return func(c *runConfig) { c.session = id }
 }
 
 // WithLabels attaches free-form labels (e.g. a request id) that the server

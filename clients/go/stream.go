@@ -21,12 +21,26 @@ const cancelGrace = 2 * time.Second
 // How long to wait for the server to close the stream after the last event.
 const closeGrace = time.Second
 
+// How long a stream that broke before the run's RunStarted arrived keeps
+// trying to reattach (the server's grace is not known yet); capped by
+// [WithReattachDeadline].
+const prestartReattach = 30 * time.Second
+
+// The longest one reattach attempt may wait for the server's first answer
+// (within the reattach deadline): a replica taking over a run whose holder
+// died waits up to the journal's lease (10 s) plus 2 s for it.
+const reattachAttemptTimeout = 20 * time.Second
+
+type runStream = grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse]
+
 // RunStream is one run in progress, started with [Client.Start].
 type RunStream struct {
 	wf          *Workflow
+	rpc         forgev1.ForgeServiceClient
 	onEvent     func(Event)
 	approver    Approver
 	toolTimeout time.Duration
+	reattach    reattachConfig
 
 	cancelOnce   sync.Once
 	cancelCh     chan struct{}
@@ -41,12 +55,14 @@ type RunStream struct {
 	err    error
 }
 
-func newRunStream(wf *Workflow, cfg *runConfig) *RunStream {
+func newRunStream(wf *Workflow, rpc forgev1.ForgeServiceClient, cfg *runConfig) *RunStream {
 	s := &RunStream{
 		wf:          wf,
+		rpc:         rpc,
 		onEvent:     cfg.onEvent,
 		approver:    cfg.approver,
 		toolTimeout: cfg.toolTimeout(),
+		reattach:    cfg.reattach,
 		cancelCh:    make(chan struct{}),
 		events:      make(chan Event, 64),
 		done:        make(chan struct{}),
@@ -67,6 +83,9 @@ func (s *RunStream) Events() <-chan Event { return s.events }
 // [*WorkflowCancelledError] with the transcript. Running tool functions and
 // approvers see their context cancelled with cause [ErrRunCancelled]. It does
 // not block and may be called more than once (only the first reason is sent).
+// While a broken stream is being reattached (see [WithReattach]) there is no
+// stream to send the cancellation on: reattaching stops and Wait returns a
+// [*ConnectionLostError] (errors.Is(err, ErrRunCancelled) holds).
 func (s *RunStream) Cancel(reason string) {
 	s.cancelOnce.Do(func() {
 		s.cancelReason = reason
@@ -91,8 +110,22 @@ func (s *RunStream) Wait() (*RunResult, error) {
 }
 
 type received struct {
+	// gen is the stream's generation: messages of a stream that was
+	// replaced are dropped.
+	gen int
 	msg *forgev1.RunResponse
 	err error
+}
+
+// reattached is the outcome of reattaching after a break: a new stream and
+// its first message (the run_started that opens it; nil on a stream that
+// sent the start again), or the error ending the run.
+type reattached struct {
+	gen    int
+	stream runStream
+	stop   context.CancelFunc
+	first  *forgev1.RunResponse
+	err    error
 }
 
 type toolDone struct {
@@ -117,15 +150,51 @@ type pendingCall struct {
 // runLoop is the run's single owner of the stream's send side. The receive
 // side runs in its own goroutine; tools and approvers run in one goroutine
 // each and report back here, so results and decisions are sent one at a time
-// in completion order.
+// in completion order. After a break of a reattachable run, a goroutine
+// opens the next stream and hands it over (reattach); meanwhile stream is
+// nil and results are only kept.
 type runLoop struct {
-	s        *RunStream
-	ctx      context.Context
-	stream   grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse]
-	incoming chan received
+	s   *RunStream
+	ctx context.Context
+	// base is the context of every stream of the run: ctx's values without
+	// its cancellation.
+	base       context.Context
+	stream     runStream
+	stopStream context.CancelFunc
+	// gen counts the run's streams; it moves on at each break.
+	gen        int
+	incoming   chan received
+	reattached chan reattached
+	// stopReattach ends the reattach in progress, if any.
+	stopReattach context.CancelFunc
+	// broke: the error that broke the last stream.
+	broke    error
 	toolsOut chan toolDone
 	decided  chan approvalDone
 	finished chan struct{}
+
+	// lastSeq is the highest RunResponse.seq handled: events up to it are
+	// not delivered again (tool calls and approval requests are told apart
+	// by call id instead).
+	lastSeq uint64
+	// grace is the run's RunStarted.reattach_grace_s.
+	grace time.Duration
+	// start is the run's StartRun, sent again when it never reached the
+	// server; startID its client-chosen run id ("" with reattach off).
+	start   *forgev1.StartRun
+	startID string
+	// started: a run_started (reattached or not) was read, so the server
+	// has the run.
+	started bool
+	// prestartUntil: when reattaching a run not started yet gives up.
+	prestartUntil time.Time
+	// results: every finished call's ToolResult, sent again when the
+	// server asks for the call again (after a reattach).
+	results map[string]*forgev1.RunRequest
+	// decisions: every approver's decision, likewise.
+	decisions map[string]*forgev1.RunRequest
+	// askedFor: approval requests handed to the approver.
+	askedFor map[string]bool
 
 	toolCtx  context.Context
 	endTools context.CancelCauseFunc
@@ -154,19 +223,27 @@ type runLoop struct {
 	abandoned bool
 }
 
-func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[forgev1.RunRequest, forgev1.RunResponse], start *forgev1.StartRun, stop context.CancelFunc) {
+func (s *RunStream) run(ctx, base context.Context, stream runStream, stop context.CancelFunc, start *forgev1.StartRun) {
 	out := make(chan Event)
 	go s.deliver(out)
 	toolCtx, endTools := context.WithCancelCause(ctx)
 	l := &runLoop{
-		s:        s,
-		ctx:      ctx,
-		stream:   stream,
-		incoming: make(chan received),
-		toolsOut: make(chan toolDone),
-		decided:  make(chan approvalDone),
-		finished: make(chan struct{}),
-		toolCtx:  toolCtx,
+		s:          s,
+		ctx:        ctx,
+		base:       base,
+		stream:     stream,
+		stopStream: stop,
+		incoming:   make(chan received),
+		reattached: make(chan reattached),
+		toolsOut:   make(chan toolDone),
+		decided:    make(chan approvalDone),
+		finished:   make(chan struct{}),
+		results:    map[string]*forgev1.RunRequest{},
+		decisions:  map[string]*forgev1.RunRequest{},
+		askedFor:   map[string]bool{},
+		start:      start,
+		startID:    start.GetRunId(),
+		toolCtx:    toolCtx,
 		// The server sends prior messages back only in a full transcript.
 		streamed:  append([]*Message(nil), start.GetPriorMessages()...),
 		endTools:  endTools,
@@ -176,7 +253,7 @@ func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[for
 		values:    map[string]any{},
 		out:       out,
 	}
-	go l.receive()
+	go l.receive(l.gen, stream)
 	result, err := l.loop(start)
 
 	cause := ErrRunEnded
@@ -184,11 +261,16 @@ func (s *RunStream) run(ctx context.Context, stream grpc.BidiStreamingClient[for
 		cause = ErrRunCancelled
 	}
 	endTools(cause)
-	if !l.streamEnded && !l.abandoned {
+	if l.stopReattach != nil {
+		l.stopReattach()
+	}
+	if l.stream != nil && !l.streamEnded && !l.abandoned {
 		l.awaitClose()
 	}
 	close(l.finished)
-	stop()
+	if l.stopStream != nil {
+		l.stopStream()
+	}
 	for _, e := range l.queue {
 		out <- e
 	}
@@ -214,11 +296,11 @@ func (s *RunStream) deliver(in <-chan Event) {
 	close(s.done)
 }
 
-func (l *runLoop) receive() {
+func (l *runLoop) receive(gen int, stream runStream) {
 	for {
-		msg, err := l.stream.Recv()
+		msg, err := stream.Recv()
 		select {
-		case l.incoming <- received{msg, err}:
+		case l.incoming <- received{gen, msg, err}:
 		case <-l.finished:
 			return
 		}
@@ -236,7 +318,7 @@ func (l *runLoop) awaitClose() {
 	for {
 		select {
 		case r := <-l.incoming:
-			if r.err != nil {
+			if r.err != nil && r.gen == l.gen {
 				return
 			}
 		case <-timer.C:
@@ -246,9 +328,9 @@ func (l *runLoop) awaitClose() {
 }
 
 func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
-	// A failed send means the stream is gone; Recv reports why.
-	_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Start{Start: start}})
+	l.send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Start{Start: start}})
 	ctxDone := l.ctx.Done()
+	cancelCh := l.s.cancelCh
 	var grace <-chan time.Time
 	for {
 		var out chan Event
@@ -261,7 +343,13 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			l.queue[0] = nil
 			l.queue = l.queue[1:]
 		case r := <-l.incoming:
+			if r.gen != l.gen {
+				continue // a stream replaced after its break
+			}
 			if r.err != nil {
+				if l.startReattach(r.err) {
+					continue
+				}
 				l.streamEnded = true
 				if errors.Is(r.err, io.EOF) {
 					return nil, &ConnectionLostError{}
@@ -271,15 +359,42 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			if res, err, end := l.handle(r.msg); end {
 				return res, err
 			}
+		case r := <-l.reattached:
+			if r.gen != l.gen {
+				if r.stop != nil {
+					r.stop()
+				}
+				continue
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			l.attach(r)
+			if r.first == nil {
+				continue // the start, sent again
+			}
+			if res, err, end := l.handle(r.first); end {
+				return res, err
+			}
 		case d := <-l.toolsOut:
 			l.toolFinished(d)
 		case d := <-l.decided:
 			l.approvalDecided(d)
-		case <-l.s.cancelCh:
+		case <-cancelCh:
+			cancelCh = nil
+			if l.stream == nil {
+				l.cancelled = true
+				return nil, l.lostWhileReattaching(ErrRunCancelled)
+			}
 			l.cancel(l.s.cancelReason, nil)
 		case <-ctxDone:
 			ctxDone = nil
 			cause := context.Cause(l.ctx)
+			if l.stream == nil {
+				l.cancelled = true
+				l.cancelCause = cause
+				return nil, l.lostWhileReattaching(cause)
+			}
 			l.cancel(cause.Error(), cause)
 			timer := time.NewTimer(cancelGrace)
 			defer timer.Stop()
@@ -299,11 +414,44 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 
 func (l *runLoop) emit(e Event) { l.queue = append(l.queue, e) }
 
+// send sends req on the current stream; while the run is being reattached
+// there is none, and what matters is sent again when the server asks again.
+func (l *runLoop) send(req *forgev1.RunRequest) {
+	if l.stream != nil {
+		// A failed send means the stream is gone; Recv reports why.
+		_ = l.stream.Send(req)
+	}
+}
+
 // handle processes one server message; end is true once the run is over.
 func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, end bool) {
+	seq := msg.GetSeq()
+	switch msg.GetKind().(type) {
+	case *forgev1.RunResponse_ToolCall, *forgev1.RunResponse_ApprovalRequest:
+		// Sent again after a reattach while they wait for an answer, and
+		// possibly under a new seq by a run resumed from the journal: told
+		// apart by call id (see dispatch and ask).
+	default:
+		if seq != 0 && seq <= l.lastSeq {
+			return nil, nil, false // delivered before the reattach
+		}
+	}
+	if seq > l.lastSeq {
+		l.lastSeq = seq
+	}
 	switch kind := msg.GetKind().(type) {
 	case *forgev1.RunResponse_RunStarted:
 		m := kind.RunStarted
+		l.started = true
+		if grace := m.GetReattachGraceS(); grace > 0 || !m.GetReattached() {
+			l.grace = time.Duration(grace) * time.Second
+		}
+		if m.GetReattached() {
+			// It opens a reattached stream: the run's own RunStarted was
+			// delivered already, or follows (seq 1) when the first stream
+			// broke before it arrived.
+			return nil, nil, false
+		}
 		l.runID = m.GetRunId()
 		l.s.mu.Lock()
 		l.s.runID = l.runID
@@ -315,6 +463,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			ContextBudgetTokens: int(m.GetContextBudgetTokens()),
 			ToolCallMode:        m.GetToolCallMode(),
 			BackendChain:        m.GetBackendChain(),
+			ReattachGrace:       l.grace,
 		})
 	case *forgev1.RunResponse_Chunk:
 		m := kind.Chunk
@@ -383,9 +532,18 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 }
 
 // dispatch starts the tool function of a tool-call request in its own
-// goroutine.
+// goroutine. A call the server asks for again (after a reattach) does not
+// run again: its result is sent again when it has one, and is sent when the
+// call finishes otherwise.
 func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 	callID, name := req.GetCallId(), req.GetToolName()
+	if result := l.results[callID]; result != nil {
+		l.send(result)
+		return
+	}
+	if _, seen := l.toolNames[callID]; seen {
+		return
+	}
 	l.toolNames[callID] = name
 	args := json.RawMessage(req.GetArgumentsJson())
 	l.emit(ToolCallStarted{
@@ -458,6 +616,14 @@ func (l *runLoop) ask(req *forgev1.ApprovalRequest) {
 		Arguments: args,
 		Iteration: int(req.GetIteration()),
 	}
+	if decision := l.decisions[ar.CallID]; decision != nil {
+		l.send(decision) // asked again after a reattach
+		return
+	}
+	if l.askedFor[ar.CallID] {
+		return // the approver is still deciding
+	}
+	l.askedFor[ar.CallID] = true
 	l.emit(ApprovalRequested{ar})
 	if l.cancelled {
 		// The server is already cancelling; it will not wait for a decision.
@@ -505,13 +671,15 @@ func (l *runLoop) approvalDecided(d approvalDone) {
 			a.Reason = "the approver failed"
 		}
 	}
+	decision := &forgev1.RunRequest{Kind: &forgev1.RunRequest_Approval{Approval: &forgev1.ApprovalDecision{
+		CallId:   d.callID,
+		Approved: a.Approved,
+		Reason:   a.Reason,
+	}}}
+	// Kept for the run's lifetime: sent again if the server asks again.
+	l.decisions[d.callID] = decision
 	if !discard {
-		// A failed send means the stream is gone; Recv reports why.
-		_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Approval{Approval: &forgev1.ApprovalDecision{
-			CallId:   d.callID,
-			Approved: a.Approved,
-			Reason:   a.Reason,
-		}}})
+		l.send(decision)
 	}
 	l.emit(ApprovalDecided{
 		CallID:    d.callID,
@@ -555,9 +723,11 @@ func (l *runLoop) toolFinished(d toolDone) {
 	} else if l.s.wf.isTerminal(p.name) {
 		l.values[d.callID] = d.value
 	}
+	req := &forgev1.RunRequest{Kind: &forgev1.RunRequest_ToolResult{ToolResult: result}}
+	// Kept for the run's lifetime: sent again if the server asks again.
+	l.results[d.callID] = req
 	if !discard {
-		// A failed send means the stream is gone; Recv reports why.
-		_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_ToolResult{ToolResult: result}})
+		l.send(req)
 	}
 	l.emit(ev)
 }
@@ -571,7 +741,7 @@ func (l *runLoop) cancel(reason string, cause error) {
 		return
 	}
 	l.cancelled = true
-	_ = l.stream.Send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Cancel{Cancel: &forgev1.CancelRun{Reason: reason}}})
+	l.send(&forgev1.RunRequest{Kind: &forgev1.RunRequest_Cancel{Cancel: &forgev1.CancelRun{Reason: reason}}})
 	for _, p := range l.pending {
 		p.cancel(ErrRunCancelled)
 	}

@@ -85,7 +85,9 @@ func AfterSame(tool, arg string) ToolOption {
 // keywords such as enum=, minimum= work too). The arguments of each call are decoded into a fresh In before
 // fn runs; a decoding failure is reported to the model as a tool error
 // ([*ArgumentError]). fn's ctx is cancelled when the run ends or is cancelled,
-// the stream breaks, or the server stops waiting for the call.
+// the stream breaks (unless the run is reattached, see [WithReattach]: then
+// fn goes on and runs once per call id), or the server stops waiting for the
+// call.
 //
 // A string result is sent as is; other values are JSON-encoded, a nil result
 // is sent as "". Returning an error reports a tool error to the model (use
