@@ -625,6 +625,7 @@ class RunStream:
         # started (a run_started, reattached or not, was read).
         self._start_id = start.run_id
         self._started = False
+        self._prestart_deadline: float | None = None
         self.result: RunResult | None = None
 
     def __aiter__(self) -> AsyncGenerator[Event, None]:
@@ -730,10 +731,19 @@ class RunStream:
         may mend it, else `error` (the SDK's error without reattach), or
         ConnectionLostError when a reattach gave up."""
         reason = _rejected(code, details, trailers).reason
-        if reason == "RUN_NOT_FOUND" and not self._started and self._can_reattach():
-            # The start never arrived (or its run ended unseen): start it anew;
-            # no tool ran, since none is sent before run_started.
-            return _Broken(error, restart=True)
+        if not self._started and self._can_reattach():
+            if reason == "RUN_NOT_FOUND":
+                # The start never arrived (or its run ended unseen): start it
+                # anew; no tool ran, since none is sent before run_started.
+                return _Broken(error, restart=True)
+            if reason == "RUN_EXISTS":
+                # A start sent again found the first one arrived late after
+                # all (the id is this client's own): reattach to that run.
+                return _Broken(error)
+            if reason and self._deadline is None:
+                # A start refused with a reason (AUTH_UNAVAILABLE,
+                # SHUTTING_DOWN, ...) is the server's answer, not a break.
+                return error
         if self._can_reattach() and _mendable(code, reason):
             return _Broken(error)
         if self._deadline is not None:
@@ -755,6 +765,11 @@ class RunStream:
             if self._reattach_deadline_s is not None:
                 limit = min(limit, self._reattach_deadline_s)
             self._deadline = time.monotonic() + limit
+            if not self._started:
+                # One deadline for every break before run_started: a start
+                # sent again that breaks again does not extend it.
+                self._prestart_deadline = self._prestart_deadline or self._deadline
+                self._deadline = self._prestart_deadline
             self._attempts = 0
             log.info("run %s: the stream broke (%s); reattaching", self.run_id, broken.error)
         async with self._write_lock:
@@ -807,7 +822,12 @@ class RunStream:
             try:
                 await self._write(pb.RunRequest(start=self._start))
             except grpc.aio.AioRpcError as exc:
-                raise _rpc_error(exc) from exc
+                # The connection failed under the start: with a run id of its
+                # own the reader reattaches (or starts again), as for any
+                # break before run_started.
+                if not self._can_reattach():
+                    raise _rpc_error(exc) from exc
+                log.debug("writing the start failed", exc_info=True)
             while True:
                 for local in self._take_local():
                     yield local
