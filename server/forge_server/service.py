@@ -19,7 +19,7 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +152,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self.open_streams = 0
         self.draining = False
         self._live: dict[str, LiveRun] = {}
+        # Runs whose start is between its checks and registration in _live.
+        self._starting: set[str] = set()
         self._idle = asyncio.Event()  # set while no run is live
         self._idle.set()
         # Read once: NVML queries are slow and GPUs do not come and go.
@@ -309,9 +311,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 self._refuse_if_draining()
                 owner = identity.subject if identity is not None else ""
                 if isinstance(first, pb.ReattachRun):
-                    run, attachment = await self._reattach(first, owner)
+                    run, attachment = await _uncancelled(self._reattach(first, owner))
                 else:
-                    run, attachment = await self._start_run(first, owner)
+                    run, attachment = await _uncancelled(self._start_run(first, owner))
             except TimeoutError:
                 await self._reject(
                     context,
@@ -499,28 +501,27 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     async def _start_run(self, start: _Start, owner: str) -> tuple[LiveRun, Attachment]:
         await self._load_session(start, owner)
         run_id = start.run_id or uuid.uuid4().hex
-        if run_id in self._live or (
-            self.journal is not None and await self.journal.load(run_id, after_seq=1 << 62)
-        ):
-            raise RequestRejected(
-                grpc.StatusCode.ALREADY_EXISTS,
-                "RUN_EXISTS",
-                "start.run_id",
-                f"a run {_echo(run_id)} exists already: reattach to it, or pick another id",
-            )
+        if run_id in self._live or run_id in self._starting:
+            raise _run_exists(run_id)
+        self._starting.add(run_id)
+        try:
+            return await self._create_run(run_id, start, owner)
+        finally:
+            self._starting.discard(run_id)
+
+    async def _create_run(
+        self, run_id: str, start: _Start, owner: str
+    ) -> tuple[LiveRun, Attachment]:
+        if self.journal is not None and await self.journal.load(run_id, after_seq=1 << 62):
+            raise _run_exists(run_id)
         if self.journal is not None:
             try:
                 await self.journal.create_run(
                     run_id, start.raw, owner, start.session_id, self.holder, now()
                 )
             except RunExists as exc:
-                # Two starts with one id racing: the second insert fails.
-                raise RequestRejected(
-                    grpc.StatusCode.ALREADY_EXISTS,
-                    "RUN_EXISTS",
-                    "start.run_id",
-                    f"a run {_echo(run_id)} exists already",
-                ) from exc
+                # Two starts with one id racing on replicas: the second insert fails.
+                raise _run_exists(run_id) from exc
         self.metrics.runs_started.inc()
         run = self._new_run(run_id, owner, start)
         attachment = run.attach(0)
@@ -542,6 +543,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             attachment.backlog.insert(0, self._run_started(run.run_id, RunOptions(), True))
             log.info("run %s: reattached after seq %d", run.run_id, msg.after_seq)
             return run, attachment
+        if msg.run_id in self._starting:
+            # Its start is being handled on another stream (this one's client
+            # lost the first before run_started): it is here in a moment.
+            raise RequestRejected(
+                grpc.StatusCode.UNAVAILABLE,
+                "RUN_BUSY",
+                "reattach.run_id",
+                "the run is starting on this server; retry",
+            )
         if self.journal is None:
             raise _not_found(msg.run_id)
         record = await self.journal.load(msg.run_id)
@@ -567,10 +577,6 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         # The claim may have raced a last write of the previous holder.
         record = await self.journal.load(msg.run_id) or record
         events = [_event(seq, data) for seq, data in record.events]
-        run = self._new_run(msg.run_id, record.owner, start)
-        run.restore(events)
-        attachment = run.attach(msg.after_seq)
-        attachment.backlog.insert(0, opening)
         transcript = [
             message_from_pb(e.message_appended.message, "journal")
             for e in events
@@ -581,6 +587,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             # Stopped before its opening messages were all journaled: it
             # starts again (no model turn or tool call happened yet).
             await self._load_session(start, record.owner)
+        # No await from here on: the run is in _live only with its engine.
+        run = self._new_run(msg.run_id, record.owner, start)
+        run.restore(events)
+        attachment = run.attach(msg.after_seq)
+        attachment.backlog.insert(0, opening)
         run.early = known
         rlog = run_logger(msg.run_id, start.labels)
         rlog.info(
@@ -928,6 +939,37 @@ def _known_answers(results: dict[str, bytes]) -> tuple[dict[str, ToolOutcome], d
         else:
             known[key] = outcome_of(pb.ToolResult.FromString(data))
     return known, approvals
+
+
+async def _uncancelled(
+    opening: Coroutine[Any, Any, tuple[LiveRun | None, Attachment]],
+) -> tuple[LiveRun | None, Attachment]:
+    """Start or reattach a run to its end even when the stream is cancelled
+    meanwhile (its client went away): cut short, it would leave a run in
+    _live with no engine, which a reattach would wait on for ever. A stream
+    cancelled meanwhile detaches once the run is set up."""
+    task = asyncio.ensure_future(opening)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+
+        def detach(done: asyncio.Future[tuple[LiveRun | None, Attachment]]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                run, attachment = done.result()
+                if run is not None:
+                    run.detach(attachment)
+
+        task.add_done_callback(detach)
+        raise
+
+
+def _run_exists(run_id: str) -> RequestRejected:
+    return RequestRejected(
+        grpc.StatusCode.ALREADY_EXISTS,
+        "RUN_EXISTS",
+        "start.run_id",
+        f"a run {_echo(run_id)} exists already: reattach to it, or pick another id",
+    )
 
 
 def _request_reached(transcript: list[Message], prior: list[Message]) -> bool:

@@ -300,3 +300,57 @@ async def test_a_run_stopped_before_its_request_was_journaled_starts_again(
     done = events[-1].run_completed
     assert done.terminal_tool == "report_weather"
     assert [m.content for m in done.transcript if m.role == 2] == ["Weather in Paris?"]
+
+
+class SlowCreateJournal(SqliteJournal):
+    """A real SQLite journal whose create_run waits for the test."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.creating = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def create_run(
+        self, run_id: str, start: bytes, owner: str, session_id: str, holder: str, now: float
+    ) -> None:
+        await super().create_run(run_id, start, owner, session_id, holder, now)
+        self.creating.set()
+        await self.go_on.wait()
+
+
+async def test_a_reattach_while_its_start_is_handled_is_told_to_retry(tmp_path: Path) -> None:
+    """The client lost its first stream right after sending `start` and
+    reattaches by its own run id while the server is still handling that
+    start: RUN_BUSY (retry), not a second copy of the run resumed from the
+    half-written journal."""
+    journal = SlowCreateJournal(tmp_path / "journal.db")
+    await journal.open()
+    options = ServerOptions(host="127.0.0.1", port=0, journal=journal, reattach_grace_s=30)
+    try:
+        async with running_server(
+            ScriptedBackend(scripts={"weather": WEATHER_SCRIPT}), options
+        ) as server:
+            async with grpc.aio.insecure_channel(address(server)) as channel:
+                stub: Any = pb_grpc.ForgeServiceStub(channel)
+                first = stub.Run()
+                await first.write(start(run_id="racing"))
+                await asyncio.wait_for(journal.creating.wait(), 10)
+                early = stub.Run()
+                await early.write(pb.RunRequest(reattach=pb.ReattachRun(run_id="racing")))
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await asyncio.wait_for(early.read(), 10)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert (
+                    _rejected(refused.value.code(), "", refused.value.trailing_metadata()).reason
+                    == "RUN_BUSY"
+                )
+                journal.go_on.set()
+                first.cancel()
+                late = stub.Run()
+                await late.write(pb.RunRequest(reattach=pb.ReattachRun(run_id="racing")))
+                events = await until(late, "tool_call")
+                assert [e.WhichOneof("kind") for e in events[:2]] == ["run_started", "run_started"]
+                assert server.service.active_runs == 1
+                late.cancel()
+    finally:
+        await journal.aclose()

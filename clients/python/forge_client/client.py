@@ -771,7 +771,11 @@ class RunStream:
                 self._prestart_deadline = self._prestart_deadline or self._deadline
                 self._deadline = self._prestart_deadline
             self._attempts = 0
-            log.info("run %s: the stream broke (%s); reattaching", self.run_id, broken.error)
+            log.info(
+                "run %s: the stream broke (%s); reattaching",
+                self.run_id or self._start_id,
+                broken.error,
+            )
         async with self._write_lock:
             old, self._call = self._call, None
         if old is not None:
@@ -847,7 +851,11 @@ class RunStream:
                 if kind == "run_started" and response.run_started.reattached:
                     self._grace_s = response.run_started.reattach_grace_s or self._grace_s
                     attempts, self._deadline = self._attempts, None
-                    log.info("run %s: reattached after seq %d", self.run_id, self._after_seq)
+                    log.info(
+                        "run %s: reattached after seq %d",
+                        self.run_id or self._start_id,
+                        self._after_seq,
+                    )
                     yield Reattached(self.run_id, self._after_seq, attempts)
                     continue
                 if kind == "tool_call":
