@@ -30,6 +30,8 @@ from forge_client.errors import (
     ForgeError,
     InternalServerError,
     MaxIterationsError,
+    McpServerError,
+    McpToolError,
     PrerequisiteError,
     RequestRejectedError,
     RunFailedError,
@@ -41,6 +43,7 @@ from forge_client.errors import (
     WorkflowCancelledError,
 )
 from forge_client.guard import GuardCalls, GuardDone, GuardedCall, GuardRetry, GuardVerdict
+from forge_client.mcp import McpTool, add_mcp_tools, mcp_tool_result
 from forge_client.messages import (
     BackendHealth,
     Gpu,
@@ -79,6 +82,9 @@ __all__ = [
     "InternalServerError",
     "IterationUsage",
     "MaxIterationsError",
+    "McpServerError",
+    "McpTool",
+    "McpToolError",
     "Message",
     "MessageAppended",
     "MessageType",
@@ -108,5 +114,7 @@ __all__ = [
     "Usage",
     "Workflow",
     "WorkflowCancelledError",
+    "add_mcp_tools",
+    "mcp_tool_result",
     "tool_from_function",
 ]

@@ -133,3 +133,14 @@ class RequestRejectedError(ForgeError):
 
 class ConnectionLostError(ForgeError):
     """The stream to the server broke before the run ended."""
+
+
+class McpServerError(ForgeError):
+    """An MCP server's tools could not be listed (add_mcp_tools): the session
+    is closed, the server is gone or did not answer. Raised before any run."""
+
+
+class McpToolError(Exception):
+    """Raised by an MCP tool's callable: the server answered `isError`, or the
+    call timed out or lost its connection. Like any tool exception it becomes
+    a tool error the model sees; the message names the cause."""
