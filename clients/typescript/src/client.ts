@@ -3,6 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type Interceptor, createClient } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
+import { randomUUID } from "node:crypto";
 import type * as http2 from "node:http2";
 import { connect as connectSocket } from "node:net";
 import { ConnectionLostError, fromTransportError } from "./errors.js";
@@ -59,6 +60,10 @@ export interface ForgeClientOptions {
   maxMessageBytes?: number | undefined;
   /** Extra headers (gRPC metadata) on every call. */
   headers?: Record<string, string> | undefined;
+  /** The default of every run's `reattach` (default true). */
+  reattach?: boolean | undefined;
+  /** The default of every run's `reattachDeadlineMs`. */
+  reattachDeadlineMs?: number | undefined;
 }
 
 /** Per-run limits and switches; unset leaves the server's default. */
@@ -137,6 +142,15 @@ export interface StreamOptions {
   priorMessages?: readonly MessageInput[] | undefined;
   /** Free-form labels echoed in the server's logs. */
   labels?: Record<string, string> | undefined;
+  /**
+   * Carry the conversation across runs on the server (StartRun.session_id):
+   * when a run of this session completes, the server keeps its conversation,
+   * and the next run with the same id and no `priorMessages` continues it
+   * (its transcript starts with the earlier runs' messages). Needs a server
+   * with a journal; a session belongs to the caller that started it. Unset:
+   * each run starts afresh (or from `priorMessages`).
+   */
+  sessionId?: string | undefined;
   /** Aborting cancels the run: handlers' signals abort and the run fails with WorkflowCancelledError. */
   signal?: AbortSignal | undefined;
   /**
@@ -146,6 +160,26 @@ export interface StreamOptions {
    * rejection denies with the error's message as the reason.
    */
   approve?: Approver | undefined;
+  /**
+   * When the run's stream breaks (connection lost, server restarting or
+   * draining) and the server keeps the run (`run_started.reattachGraceS > 0`,
+   * i.e. it has a journal), open a new stream and continue the run on it,
+   * retrying with backoff; events are not delivered twice (a `reattached`
+   * event marks the new stream) and handlers are neither aborted nor run
+   * twice. The SDK names the run itself (StartRun.run_id, 32 hex digits), so
+   * a stream that breaks before `run_started` arrived reattaches by that id,
+   * or sends the start again when the server never got it. Default true (the
+   * client's `reattach`); false: a broken stream raises ConnectionLostError
+   * at once.
+   */
+  reattach?: boolean | undefined;
+  /**
+   * The longest time (ms) spent reattaching after one break before the run
+   * fails with ConnectionLostError. Default, and upper bound: the server's
+   * reattach grace (`reattachGraceS`), or 30 s for a break before
+   * `run_started` (the grace is not known yet).
+   */
+  reattachDeadlineMs?: number | undefined;
 }
 
 export interface RunCallOptions<V = unknown> extends StreamOptions {
@@ -223,6 +257,8 @@ export class ForgeClient {
   private readonly rpc: ReturnType<typeof createClient<typeof ForgeService>>;
   private readonly session: Http2SessionManager;
   private readonly headers: Record<string, string>;
+  private readonly reattach: boolean;
+  private readonly reattachDeadlineMs: number | undefined;
   private readonly active = new Set<RunStream<unknown>>();
   private closed = false;
 
@@ -285,6 +321,8 @@ export class ForgeClient {
     });
     this.rpc = createClient(ForgeService, transport);
     this.headers = { ...options.headers };
+    this.reattach = options.reattach ?? true;
+    this.reattachDeadlineMs = checkDeadline(options.reattachDeadlineMs);
   }
 
   /** What the server runs on; cheap, safe to poll. */
@@ -368,12 +406,17 @@ export class ForgeClient {
       throw new ConnectionLostError("the client is closed", "CANCELLED");
     }
     const opts = options.options ?? {};
+    const reattach = options.reattach ?? this.reattach;
     const start = create(StartRunSchema, {
       workflow: workflow.toProto(),
       userMessage,
       priorMessages: (options.priorMessages ?? []).map(messageToPb),
       options: runOptionsToPb(opts),
       labels: { ...options.labels },
+      sessionId: options.sessionId ?? "",
+      // The client names the run, so a stream that breaks before run_started
+      // can still reattach to it (or start it again if it never arrived).
+      runId: reattach ? randomUUID().replaceAll("-", "") : "",
     });
     const stream = new RunStream<RunValue<W>>({
       rpc: this.rpc,
@@ -383,6 +426,8 @@ export class ForgeClient {
       toolTimeoutMs: opts.toolTimeoutMs || SERVER_DEFAULT_TOOL_TIMEOUT_MS,
       signal: options.signal,
       approve: options.approve,
+      reattach,
+      reattachDeadlineMs: checkDeadline(options.reattachDeadlineMs) ?? this.reattachDeadlineMs,
       onDone: (s) => this.active.delete(s as RunStream<unknown>),
     });
     this.active.add(stream as RunStream<unknown>);
@@ -402,7 +447,8 @@ export class ForgeClient {
    * Run the workflow to its terminal tool and return the result. Throws a
    * RunFailedError subclass (StepEnforcementError, WorkflowCancelledError...)
    * when the run fails, RequestRejectedError when the server refuses it,
-   * ConnectionLostError when the stream breaks.
+   * ConnectionLostError when the stream breaks and the run cannot be
+   * reattached (see StreamOptions.reattach).
    */
   async run<W extends Workflow<any, any>>(
     workflow: W,
@@ -480,6 +526,13 @@ export class ForgeClient {
 /** Connect to a Forge server. */
 export function createForgeClient(options: ForgeClientOptions = {}): ForgeClient {
   return new ForgeClient(options);
+}
+
+function checkDeadline(ms: number | undefined): number | undefined {
+  if (ms !== undefined && !(ms >= 0)) {
+    throw new RangeError(`forge: reattachDeadlineMs must be >= 0, got ${ms}`);
+  }
+  return ms;
 }
 
 /** The socket path of a "unix:///abs/path" or "unix:path" address; undefined for any other address. */

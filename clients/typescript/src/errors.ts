@@ -180,15 +180,30 @@ export class RequestRejectedError extends ForgeError {
   }
 }
 
-/** The connection or stream to the server broke before the run ended. */
+/**
+ * The connection or stream to the server broke before the run ended (and the
+ * run could not be reattached: see `StreamOptions.reattach`).
+ */
 export class ConnectionLostError extends ForgeError {
   override name = "ConnectionLostError";
   /** gRPC status code name when the transport reported one, e.g. "UNAVAILABLE". */
   readonly code: string;
+  /**
+   * Set when the SDK tried to reattach the run and gave up: what broke the
+   * stream. `cause` is then the last reattach attempt's error (e.g. a
+   * RequestRejectedError with reason RUN_NOT_FOUND or NOT_RUN_OWNER), or the
+   * break itself when the deadline passed before another attempt.
+   */
+  readonly streamBreak: ForgeError | undefined;
 
-  constructor(message: string, code = "UNAVAILABLE", options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    message: string,
+    code = "UNAVAILABLE",
+    options?: { cause?: unknown; streamBreak?: ForgeError | undefined },
+  ) {
+    super(message, options?.cause === undefined ? {} : { cause: options.cause });
     this.code = code;
+    this.streamBreak = options?.streamBreak;
   }
 }
 

@@ -34,6 +34,25 @@ export interface RunStartedEvent {
   toolCallMode: string;
   /** The server's fallback chain in order (`backend` first); empty with one backend. */
   backendChain: string[];
+  /**
+   * How long (seconds) the server keeps the run when its stream breaks; the
+   * SDK reattaches within that time (0: a broken stream ends the run).
+   */
+  reattachGraceS: number;
+}
+
+/**
+ * The run's stream broke and the SDK continued the run on a new stream (the
+ * same server, or a replica sharing its journal; see `StreamOptions.reattach`).
+ * The events the old stream missed follow; none is delivered twice.
+ */
+export interface ReattachedEvent {
+  type: "reattached";
+  runId: string;
+  /** The last event (RunResponse.seq) handled before the break. */
+  afterSeq: number;
+  /** Reattach attempts this break took (1: the first one succeeded). */
+  attempts: number;
 }
 
 export type ChunkKind = "unspecified" | "text_delta" | "tool_call_delta" | "final" | "retry";
@@ -180,6 +199,7 @@ export interface RunCompletedEvent<V = unknown> {
 
 export type ForgeEvent<V = unknown> =
   | RunStartedEvent
+  | ReattachedEvent
   | ChunkEvent
   | ToolCallStartedEvent
   | ApprovalRequestedEvent
@@ -225,6 +245,7 @@ export function runStartedFromPb(s: PbRunStarted): RunStartedEvent {
     contextBudgetTokens: s.contextBudgetTokens,
     toolCallMode: s.toolCallMode,
     backendChain: [...s.backendChain],
+    reattachGraceS: s.reattachGraceS,
   };
 }
 

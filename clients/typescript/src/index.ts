@@ -37,6 +37,7 @@ export {
   type ForgeEvent,
   type MessageAppendedEvent,
   type QueuedEvent,
+  type ReattachedEvent,
   type RunCompletedEvent,
   type RunResult,
   type RunStartedEvent,

@@ -12,6 +12,7 @@ import {
 import {
   ConnectionLostError,
   type ForgeError,
+  RequestRejectedError,
   ToolResolutionError,
   WorkflowCancelledError,
   fromTransportError,
@@ -21,6 +22,7 @@ import {
   type ApprovalRequest,
   type ApprovalRequestedEvent,
   type ForgeEvent,
+  type ReattachedEvent,
   type RunResult,
   type ToolFailure,
   approvalRequestedFromPb,
@@ -47,6 +49,15 @@ const TOOL_TIMEOUT_FALLBACK_GRACE_MS = 1_000;
 const NO_APPROVER_REASON = "no approver is configured in this client";
 /** How long a cancelled run may take to report run_failed(CANCELLED) before the stream is dropped. */
 const CANCEL_GRACE_MS = 5_000;
+/** How long a dropped reattachable run's stream gets to deliver its `cancel` before it is cut. */
+const ABANDON_FLUSH_MS = 250;
+/** Reattach backoff: the first wait, doubling up to the last (each with jitter). */
+const REATTACH_FIRST_WAIT_MS = 50;
+const REATTACH_MAX_WAIT_MS = 2_000;
+/** How long a stream that broke before run_started keeps reattaching (the server's grace is not known yet). */
+const PRESTART_REATTACH_MS = 30_000;
+/** Error codes of a connection that was never made: nothing of the run was sent. */
+const NEVER_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ENOENT"]);
 
 // ── Approvals ──────────────────────────────────────────────────────────────
 
@@ -59,9 +70,10 @@ export interface Approval {
 /** What an approver gets besides the request. */
 export interface ApprovalContext {
   /**
-   * Aborts when the run is cancelled or over, the stream is lost, or the
-   * server stops waiting for the decision (after the tool timeout); a decision
-   * made after that is not sent.
+   * Aborts when the run is cancelled or over, the stream is lost for good
+   * (not while the SDK reattaches the run), or the server stops waiting for
+   * the decision (after the tool timeout); a decision made after that is
+   * not sent.
    */
   signal: AbortSignal;
   runId: string;
@@ -97,7 +109,25 @@ export interface RunStreamInit {
   toolTimeoutMs: number;
   signal: AbortSignal | undefined;
   approve: Approver | undefined;
+  /** Reattach after a stream break when the server keeps the run (RunStarted.reattach_grace_s > 0). */
+  reattach: boolean;
+  /** Cap on the time spent reattaching after one break (the run's grace is the other cap). */
+  reattachDeadlineMs: number | undefined;
   onDone: (stream: RunStream<any>) => void;
+}
+
+type Outcome<V> = { result: RunResult<V> } | { error: ForgeError };
+
+/** An outage: the stream broke and no new one has reattached yet. */
+interface Outage {
+  /** What broke the stream. */
+  error: ForgeError;
+  /** When the SDK gives up (Date.now() time). */
+  deadline: number;
+  /** Reattach attempts made so far. */
+  attempts: number;
+  /** The after_seq of the latest attempt. */
+  afterSeq: number;
 }
 
 interface PendingCall {
@@ -136,7 +166,8 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
 
   private readonly init: RunStreamInit;
   private readonly events = new AsyncQueue<ForgeEvent<V>>();
-  private readonly requests = new AsyncQueue<RunRequestInit>();
+  /** The current stream's requests; undefined between a break and the next stream. */
+  private requests: AsyncQueue<RunRequestInit> | undefined;
   private readonly call = new AbortController();
   private readonly pending = new Map<string, PendingCall>();
   /** Approval requests whose decision is still being made. */
@@ -146,9 +177,39 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   private readonly streamed: Message[];
   private iterated = false;
   private cancelRequested = false;
+  private cancelReason = "";
   private finished = false;
   private abandonError: ForgeError | undefined;
   private cancelTimer: NodeJS.Timeout | undefined;
+  private abandonTimer: NodeJS.Timeout | undefined;
+  // Reattach state (see drive()).
+  /** RunStarted.reattach_grace_s: > 0 when the server keeps the run across a broken stream. */
+  private reattachGraceS = 0;
+  /** The highest RunResponse.seq handled: events at or below it are not delivered again. */
+  private lastSeq = 0;
+  /** A run_started (reattached or not) was read: the server has the run. */
+  private started = false;
+  /** The current stream has opened the run (run_started arrived on it). */
+  private attached = false;
+  private reattachCount = 0;
+  /** Set from a break until a stream reattaches. */
+  private outage: Outage | undefined;
+  /** A reattached event read before the run's run_started (which the server sends next). */
+  private heldReattached: ReattachedEvent | undefined;
+  /** Call ids of the tool calls and approval requests received: each is run (asked) once. */
+  private readonly callsSeen = new Set<string>();
+  private readonly approvalsSeen = new Set<string>();
+  /**
+   * Every finished call's result and every decision, by call id ("approval:"
+   * before a decision's), sent again when the server asks again.
+   */
+  private readonly answers = new Map<string, RunRequestInit>();
+  /**
+   * What the current stream asked for (same keys): an answer goes only on a
+   * stream that asked for it. A server that resumed the run from its journal
+   * sends every unanswered call again on a new stream.
+   */
+  private asked = new Set<string>();
   private readonly onAbort = (): void => {
     const reason: unknown = this.init.signal?.reason;
     this.cancel(reason instanceof Error ? reason.message : "aborted by the caller");
@@ -163,16 +224,23 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     this.result.catch(() => undefined);
   }
 
+  /** How many times this run's stream broke and a new one reattached to the run. */
+  get reattaches(): number {
+    return this.reattachCount;
+  }
+
   /**
    * Ask the server to stop the run. Running handlers' signals abort at once
    * (their results are not sent); the run then fails with WorkflowCancelledError.
+   * While the run reattaches, the cancel goes out on the stream that reattaches.
    */
   cancel(reason = ""): void {
     if (this.finished || this.cancelRequested) {
       return;
     }
     this.cancelRequested = true;
-    this.requests.push({ kind: { case: "cancel", value: { reason } } });
+    this.cancelReason = reason;
+    this.send({ kind: { case: "cancel", value: { reason } } });
     this.abortHandlers("the run was cancelled");
     this.cancelTimer = setTimeout(() => {
       this.abandon(cancelledError("the server did not confirm the cancellation in time; stream dropped"));
@@ -187,7 +255,39 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     }
     this.abandonError = error;
     this.abortHandlers(error.message);
-    this.call.abort(error);
+    const requests = this.requests;
+    if (requests !== undefined && this.reattachable) {
+      // The server keeps a run whose stream merely breaks: tell it to stop
+      // (cancel, half-close), then cut the stream shortly after.
+      requests.push({ kind: { case: "cancel", value: { reason: error.message } } });
+      requests.close();
+      this.abandonTimer = setTimeout(() => this.call.abort(error), ABANDON_FLUSH_MS);
+      this.abandonTimer.unref();
+    } else {
+      this.call.abort(error);
+    }
+  }
+
+  /**
+   * This client reattaches, and the server keeps the run across a broken
+   * stream; before run_started that is not known yet: the client's own run
+   * id is tried.
+   */
+  private get reattachable(): boolean {
+    if (!this.init.reattach || this.id === "") {
+      return false;
+    }
+    return !this.started || this.reattachGraceS > 0;
+  }
+
+  /** The run's id: the server's, or before run_started the one this client chose (StartRun.run_id). */
+  private get id(): string {
+    return this.runId || this.init.start.runId;
+  }
+
+  /** Send on the current stream; false (kept for later, or dropped) while there is none. */
+  private send(request: RunRequestInit): boolean {
+    return this.requests?.push(request) ?? false;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ForgeEvent<V>> {
@@ -208,39 +308,97 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     };
   }
 
+  /**
+   * Run the streams of the run: the first sends `start`. When one breaks
+   * before the run ends and the server keeps the run (reattach_grace_s > 0;
+   * before run_started: the run may be there, under the id this client
+   * chose), open another after a backoff and send `reattach` with the last
+   * seq handled, until one takes, the server refuses for good (RUN_NOT_FOUND
+   * after run_started, NOT_RUN_OWNER...) or the deadline passes. A reattach
+   * answered RUN_NOT_FOUND before run_started means the start never arrived:
+   * it is sent again (no tool ran: none is sent before run_started).
+   */
   private async drive(): Promise<RunResult<V>> {
     const signal = this.init.signal;
-    let outcome: { result: RunResult<V> } | { error: ForgeError } | undefined;
+    const start: RunRequestInit = { kind: { case: "start", value: this.init.start } };
+    let outcome: Outcome<V> | undefined;
     try {
       if (signal?.aborted) {
         throw cancelledError("aborted before the run started", signal.reason);
       }
       signal?.addEventListener("abort", this.onAbort, { once: true });
-      this.requests.push({ kind: { case: "start", value: this.init.start } });
-      const responses = this.init.rpc.run(generate(this.requests), {
-        signal: this.call.signal,
-        headers: this.init.headers,
-        timeoutMs: 0,
-      });
-      for await (const response of responses) {
-        // After the terminal event the server closes the stream; read to its end.
-        if (outcome === undefined) {
-          outcome = this.handle(response);
+      let first = start;
+      for (;;) {
+        const attempt = await this.attempt(first);
+        if (!("broke" in attempt)) {
+          outcome = attempt;
+          break;
         }
-      }
-      if (outcome === undefined) {
-        outcome = { error: new ConnectionLostError("the server closed the stream before the run ended") };
+        const error = attempt.broke;
+        if (this.abandonError !== undefined) {
+          outcome = { error: this.abandonError };
+          break;
+        }
+        const outage = this.outage;
+        // Without an outage the error is the run's, as without reattach.
+        const fail = (): Outcome<V> => ({ error: outage === undefined ? error : this.gaveUp(outage, error) });
+        let restart = false;
+        if (!this.reattachable) {
+          outcome = fail();
+          break;
+        }
+        if (outage === undefined && !this.started) {
+          // The first stream, before run_started: the server refused the
+          // start (no run), or no connection was made (nothing was sent).
+          if (!(error instanceof ConnectionLostError) || neverConnected(error)) {
+            outcome = { error };
+            break;
+          }
+        } else if (!this.started && isRejection(error, "RUN_NOT_FOUND")) {
+          if (this.cancelRequested) {
+            outcome = { error: cancelledError("the run was cancelled before it started") };
+            break;
+          }
+          restart = true;
+        } else if (!this.started && isRejection(error, "RUN_EXISTS")) {
+          // The start sent again met the first one, which did arrive: reattach to it.
+        } else if (!mayRetry(error)) {
+          outcome = fail();
+          break;
+        }
+        const current = (this.outage ??= {
+          error,
+          deadline: Date.now() + this.reattachLimitMs(),
+          attempts: 0,
+          afterSeq: this.lastSeq,
+        });
+        if (Date.now() >= current.deadline) {
+          outcome = { error: this.gaveUp(current, error) };
+          break;
+        }
+        await this.sleep(Math.min(backoff(current.attempts), current.deadline - Date.now()));
+        if (this.abandonError !== undefined) {
+          outcome = { error: this.abandonError };
+          break;
+        }
+        if (Date.now() >= current.deadline) {
+          outcome = { error: this.gaveUp(current, error) };
+          break;
+        }
+        current.attempts += 1;
+        current.afterSeq = this.lastSeq;
+        first = restart
+          ? start
+          : { kind: { case: "reattach", value: { runId: this.id, afterSeq: BigInt(this.lastSeq) } } };
       }
     } catch (err) {
-      if (outcome === undefined) {
-        outcome = { error: this.abandonError ?? fromTransportError(err) };
-      }
+      outcome ??= { error: this.abandonError ?? fromTransportError(err) };
     } finally {
       this.finished = true;
       signal?.removeEventListener("abort", this.onAbort);
       clearTimeout(this.cancelTimer);
+      clearTimeout(this.abandonTimer);
       this.abortHandlers("the run is over");
-      this.requests.close();
       this.init.onDone(this);
     }
     if ("error" in outcome) {
@@ -252,14 +410,169 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     return outcome.result;
   }
 
+  /** The longest time spent reattaching after one break: the run's grace (30 s before run_started), or less. */
+  private reattachLimitMs(): number {
+    const limit = this.started ? this.reattachGraceS * 1000 : PRESTART_REATTACH_MS;
+    return Math.min(limit, this.init.reattachDeadlineMs ?? Infinity);
+  }
+
+  /** One stream of the run, opened with `first`: the run's outcome, or what broke the stream. */
+  private async attempt(first: RunRequestInit): Promise<Outcome<V> | { broke: ForgeError }> {
+    const requests = new AsyncQueue<RunRequestInit>();
+    requests.push(first);
+    if (this.cancelRequested) {
+      // Cancelled while no stream was open.
+      requests.push({ kind: { case: "cancel", value: { reason: this.cancelReason } } });
+    }
+    this.requests = requests;
+    this.asked = new Set();
+    this.attached = false;
+    // Aborting the run aborts its current stream; a stream that broke is aborted alone.
+    const stream = new AbortController();
+    const relay = (): void => stream.abort(this.call.signal.reason);
+    this.call.signal.addEventListener("abort", relay, { once: true });
+    // A reattach still unanswered (no run_started) at the outage's deadline is dropped.
+    let unanswered: ConnectionLostError | undefined;
+    let answerTimer: NodeJS.Timeout | undefined;
+    const outage = this.outage;
+    if (first.kind?.case === "reattach" && outage !== undefined) {
+      answerTimer = setTimeout(
+        () => {
+          if (!this.attached) {
+            unanswered = new ConnectionLostError("the reattach was not answered in time");
+            stream.abort(unanswered);
+          }
+        },
+        Math.max(outage.deadline - Date.now(), 0),
+      );
+      answerTimer.unref();
+    }
+    let outcome: Outcome<V> | undefined;
+    try {
+      if (this.call.signal.aborted) {
+        throw this.call.signal.reason;
+      }
+      const responses = this.init.rpc.run(generate(requests), {
+        signal: stream.signal,
+        headers: this.init.headers,
+        timeoutMs: 0,
+      });
+      for await (const response of responses) {
+        // After the terminal event the server closes the stream; read to its end.
+        if (outcome !== undefined) {
+          continue;
+        }
+        if (this.abandonError !== undefined) {
+          // Dropped: the cancel is on its way; handle nothing more.
+          if (response.kind.case === "runCompleted" || response.kind.case === "runFailed") {
+            outcome = { error: this.abandonError };
+          }
+          continue;
+        }
+        outcome = this.handle(response);
+      }
+      return outcome ?? { broke: new ConnectionLostError("the server closed the stream before the run ended") };
+    } catch (err) {
+      return outcome ?? { broke: this.abandonError ?? unanswered ?? fromTransportError(err) };
+    } finally {
+      clearTimeout(answerTimer);
+      this.call.signal.removeEventListener("abort", relay);
+      if (this.requests === requests) {
+        this.requests = undefined;
+      }
+      // Cut (not half-close) a stream that broke: a half-close would cancel the run.
+      stream.abort();
+      requests.close();
+    }
+  }
+
+  /** Wait `ms` (the run's abort ends the wait early). */
+  private async sleep(ms: number): Promise<void> {
+    const signal = this.call.signal;
+    if (signal.aborted) {
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /**
+   * The error of a run that could not be reattached: a ConnectionLostError,
+   * as without reattach, holding the break (`streamBreak`) and the last
+   * attempt's error (`cause`).
+   */
+  private gaveUp(outage: Outage, last: ForgeError): ConnectionLostError {
+    const code = outage.error instanceof ConnectionLostError ? outage.error.code : "UNAVAILABLE";
+    const why =
+      Date.now() >= outage.deadline
+        ? `not reattached in time (${outage.attempts} attempts; last: ${last.message})`
+        : last.message;
+    return new ConnectionLostError(
+      `the stream of run ${this.id} broke (${outage.error.message}) and the run could not be reattached: ${why}`,
+      code,
+      { cause: last, streamBreak: outage.error },
+    );
+  }
+
   /** Handle one server message; returns the run's outcome on its terminal event. */
-  private handle(response: RunResponse): { result: RunResult<V> } | { error: ForgeError } | undefined {
+  private handle(response: RunResponse): Outcome<V> | undefined {
     const kind = response.kind;
-    switch (kind.case) {
-      case "runStarted":
-        this.runId = kind.value.runId;
-        this.events.push(runStartedFromPb(kind.value));
+    const seq = Number(response.seq);
+    if (kind.case === "toolCall" || kind.case === "approvalRequest") {
+      // Sent again on a reattach while unanswered: deduplicated by call id instead.
+      this.lastSeq = Math.max(this.lastSeq, seq);
+    } else if (seq > 0) {
+      if (seq <= this.lastSeq) {
         return undefined;
+      }
+      this.lastSeq = seq;
+    }
+    if (this.heldReattached !== undefined && kind.case !== "runStarted") {
+      this.events.push(this.heldReattached);
+      this.heldReattached = undefined;
+    }
+    switch (kind.case) {
+      case "runStarted": {
+        const started = kind.value;
+        this.attached = true;
+        if (started.reattached) {
+          // Not a second run_started: the stream took the run over.
+          this.reattachCount += 1;
+          this.reattachGraceS = started.reattachGraceS || this.reattachGraceS;
+          const event: ReattachedEvent = {
+            type: "reattached",
+            runId: started.runId || this.id,
+            afterSeq: this.outage?.afterSeq ?? this.lastSeq,
+            attempts: this.outage?.attempts ?? 0,
+          };
+          this.outage = undefined;
+          if (this.runId === "") {
+            // Broken before the run's run_started was read: it comes next, then this.
+            this.heldReattached = event;
+          } else {
+            this.events.push(event);
+          }
+          this.started = true;
+          return undefined;
+        }
+        this.started = true;
+        this.outage = undefined;
+        this.runId = started.runId;
+        this.reattachGraceS = started.reattachGraceS;
+        this.events.push(runStartedFromPb(started));
+        if (this.heldReattached !== undefined) {
+          this.events.push(this.heldReattached);
+          this.heldReattached = undefined;
+        }
+        return undefined;
+      }
       case "chunk":
         this.events.push(chunkFromPb(kind.value));
         return undefined;
@@ -325,6 +638,18 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   }
 
   private askApproval(request: PbApprovalRequest): void {
+    const key = `approval:${request.callId}`;
+    this.asked.add(key);
+    if (this.approvalsSeen.has(request.callId)) {
+      // Asked again after a reattach: the decision made, or nothing while it
+      // is being made (it goes on the stream that is current then).
+      const decision = this.answers.get(key);
+      if (decision !== undefined) {
+        this.send(decision);
+      }
+      return;
+    }
+    this.approvalsSeen.add(request.callId);
     const event = approvalRequestedFromPb(request);
     this.events.push(event);
     if (this.cancelRequested || this.finished) {
@@ -381,9 +706,13 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     }
     const sent = !(this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined);
     if (sent) {
-      this.requests.push({
-        kind: { case: "approval", value: { callId: event.callId, ...decision } },
-      });
+      // Sent on the current stream if it asked; else kept until the server asks again.
+      const key = `approval:${event.callId}`;
+      const message: RunRequestInit = { kind: { case: "approval", value: { callId: event.callId, ...decision } } };
+      this.answers.set(key, message);
+      if (this.asked.has(key)) {
+        this.send(message);
+      }
     }
     this.events.push({
       type: "approval_decided",
@@ -396,6 +725,18 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   }
 
   private dispatch(call: ToolCallRequest): void {
+    this.asked.add(call.callId);
+    if (this.callsSeen.has(call.callId)) {
+      // Sent again after a reattach (or by a server that resumed the run):
+      // the kept result, or nothing while the handler still runs (its result
+      // goes on the stream that is current when it finishes).
+      const answer = this.answers.get(call.callId);
+      if (answer !== undefined) {
+        this.send(answer);
+      }
+      return;
+    }
+    this.callsSeen.add(call.callId);
     const event = toolCallStartedFromPb(call);
     this.events.push(event);
     const controller = new AbortController();
@@ -412,7 +753,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     };
     pending.timer.unref();
     this.pending.set(call.callId, pending);
-    if (this.cancelRequested || this.finished) {
+    if (this.cancelRequested || this.finished || this.abandonError !== undefined) {
       controller.abort(abortError("the run was cancelled"));
     }
     // The handler gets its own parse: undefined (invalid JSON) must fail it, not become {}.
@@ -453,7 +794,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     }
     const sent = !(this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined);
     if (sent) {
-      this.requests.push({
+      const message: RunRequestInit = {
         kind: {
           case: "toolResult",
           value: {
@@ -471,7 +812,12 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
                   },
           },
         },
-      });
+      };
+      // Sent on the current stream if it asked; else kept until the server asks again.
+      this.answers.set(call.callId, message);
+      if (this.asked.has(call.callId)) {
+        this.send(message);
+      }
     }
     this.events.push({
       type: "tool_call_finished",
@@ -490,6 +836,43 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       }
     }
   }
+}
+
+/** A stream break worth reattaching after: the transport failed, or the server is unavailable for now. */
+function mayRetry(error: ForgeError): boolean {
+  if (error instanceof ConnectionLostError) {
+    return true;
+  }
+  if (error instanceof RequestRejectedError) {
+    // SHUTTING_DOWN (a draining server handing the run over), RUN_BUSY (another
+    // replica still holds it), or an open-stream limit reached.
+    return error.code === "UNAVAILABLE" || (error.code === "RESOURCE_EXHAUSTED" && error.reason === "SERVER_BUSY");
+  }
+  return false;
+}
+
+/** A refusal from the server with this ErrorInfo reason. */
+function isRejection(error: ForgeError, reason: string): boolean {
+  return error instanceof RequestRejectedError && error.reason === reason;
+}
+
+/** The connection was never made (refused, no such host or socket): nothing of the run was sent. */
+function neverConnected(error: ForgeError): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    const { code, syscall } = e as NodeJS.ErrnoException;
+    if (syscall === "connect" || syscall === "getaddrinfo" || (code !== undefined && NEVER_CONNECTED.has(code))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The wait before reattach try `tries` (0, 1, ...): doubling from 50 ms to 2 s, with jitter (half to all of it). */
+function backoff(tries: number): number {
+  const full = Math.min(REATTACH_MAX_WAIT_MS, REATTACH_FIRST_WAIT_MS * 2 ** Math.min(tries, 16));
+  return full / 2 + Math.random() * (full / 2);
 }
 
 /** Connect needs a full async generator (with throw()) as the request stream. */

@@ -21,9 +21,10 @@ export interface Coercion {
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
   /**
-   * Aborts when the run is cancelled, the stream to the server is lost, the run
-   * ends while the call is still running, or the server stops waiting for this
-   * call (its tool timeout). Pass it on to fetch() and friends.
+   * Aborts when the run is cancelled, the stream to the server is lost for
+   * good (not while the SDK reattaches the run), the run ends while the call
+   * is still running, or the server stops waiting for this call (its tool
+   * timeout). Pass it on to fetch() and friends.
    */
   signal: AbortSignal;
   callId: string;

@@ -299,7 +299,10 @@ describe("authentication: UNAVAILABLE and CANCELLED with and without a reason", 
     const want = reason === "" ? "ConnectionLostError" : `RequestRejectedError ${reason}`;
     test(`${name}: ${want}`, async () => {
       const fake = await refusing(code, details);
-      const c = createForgeClient({ address: fake.address, token: "t" });
+      // A run that breaks before run_started without a reason is retried
+      // (reattach by the client's run id); a short deadline keeps this quick,
+      // and the error the SDK gives up with must map the same way.
+      const c = createForgeClient({ address: fake.address, token: "t", reattachDeadlineMs: 300 });
       try {
         const cities: string[] = [];
         for (const err of [

@@ -21,7 +21,7 @@ const message = (type: Message["type"]): Message => ({
 
 /** What an approved destructive call and a report look like to the SDK. */
 const EVENTS: ForgeEvent[] = [
-  { type: "run_started", runId: "r1", backend: "scripted", model: "m", contextBudgetTokens: 4096, toolCallMode: "scripted", backendChain: [] },
+  { type: "run_started", runId: "r1", backend: "scripted", model: "m", contextBudgetTokens: 4096, toolCallMode: "scripted", backendChain: [], reattachGraceS: 0 },
   { type: "message_appended", message: message("system_prompt"), index: 0 },
   {
     type: "approval_requested",

@@ -19,6 +19,7 @@ export interface CanonicalEvent {
  */
 export const CANONICAL_FIELDS: Readonly<Record<ForgeEvent["type"], readonly string[]>> = {
   run_started: ["run_id"],
+  reattached: [],
   chunk: [],
   tool_call_started: ["call_id", "tool_name", "arguments"],
   tool_call_finished: ["call_id", "tool_name", "error"],
@@ -54,6 +55,7 @@ export function canonicalEvent(event: ForgeEvent): CanonicalEvent {
       return { kind, fields: { messages_before: event.messagesBefore, messages_after: event.messagesAfter } };
     case "run_completed":
       return { kind, fields: { terminal_tool: event.result.terminalTool } };
+    case "reattached":
     case "chunk":
     case "tool_output_screened":
     case "queued":

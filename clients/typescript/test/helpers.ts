@@ -58,14 +58,16 @@ export interface RunningServer {
  * with the `ready` options (default: plaintext to that port) gets an answer to
  * GetServerInfo (a refusal, e.g. UNAUTHENTICATED from a server started with
  * --auth-token-file, is an answer too). Throws (so the tests fail, never skip)
- * when it cannot start.
+ * when it cannot start. `port`: listen there instead (e.g. a restart on the
+ * port of a server that was killed).
  */
 export async function startForgeServer(
   args: string[],
   readyTimeoutMs: number,
   ready: ForgeClientOptions = {},
+  port?: number,
 ): Promise<RunningServer> {
-  const port = await freePort();
+  port ??= await freePort();
   const address = `127.0.0.1:${port}`;
   const proc = spawn(PYTHON, ["-m", "forge_server", "--host", "127.0.0.1", "--port", String(port), ...args], {
     cwd: REPO_ROOT,

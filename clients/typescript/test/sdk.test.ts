@@ -570,8 +570,9 @@ describe("events and errors", () => {
 
 describe("stream loss", () => {
   test("losing the server aborts handlers and raises ConnectionLostError", async () => {
+    // Without a journal the run cannot be reattached (reattach.test.ts covers the journaled case).
     const own = await startForgeServer(
-      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0"],
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--shutdown-grace", "0", "--journal", "none"],
       60_000,
     );
     const lossClient = createForgeClient({ address: own.address });
