@@ -43,6 +43,17 @@
 //			return forge.Approval{Approved: askOperator(ctx, req)}, nil
 //		}))
 //
+// # Tools from MCP servers
+//
+// [AddMCPTools] registers the tools of a connected MCP client session
+// (github.com/modelcontextprotocol/go-sdk) on a workflow: each tool's
+// inputSchema is its schema, its destructiveHint (MCP's defaults when absent)
+// makes it destructive, and its calls go to the MCP server from this process.
+// The caller owns the session; the Forge server never connects to it:
+//
+//	session, err := mcp.NewClient(impl, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+//	tools, err := forge.AddMCPTools(ctx, wf, session, forge.MCPExclude("purge_cache"))
+//
 // # Durable runs: reattach
 //
 // A server with a run journal (forge-server --journal, SQLite by default;

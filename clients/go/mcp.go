@@ -1,0 +1,356 @@
+package forge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tools from an MCP server: the tools of a connected *mcp.ClientSession
+// (github.com/modelcontextprotocol/go-sdk) registered on a Workflow, their
+// annotations honoured. The caller owns the session (starts the server,
+// connects, closes it); Forge never connects to an MCP server itself: the
+// tools run here, in the SDK, like any other tool.
+//
+// The tool list is read when AddMCPTools is called: build the workflow (and
+// call it) for each run, so that a run started after the server's
+// notifications/tools/list_changed sees the new list.
+
+// toolName is what the server accepts as a tool name
+// (proto/forge/v1/workflow.proto).
+var toolName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+
+// mcpMaxPages is how many pages of tools/list are followed at most; a server
+// whose cursors never end is an error.
+const mcpMaxPages = 1000
+
+// MCPTool is one MCP tool as [AddMCPTools] registered it: its Forge name,
+// the MCP name it calls and its annotations (after MCP's defaults and the
+// caller's overrides).
+type MCPTool struct {
+	Name        string
+	MCPName     string
+	Destructive bool
+	ReadOnly    bool
+	Idempotent  bool
+}
+
+// MCPServerError is an MCP server whose tools could not be listed by
+// [AddMCPTools]: it is gone, not initialized or did not answer in time.
+type MCPServerError struct {
+	Msg string
+	Err error
+}
+
+func (e *MCPServerError) Error() string { return e.Msg }
+func (e *MCPServerError) Unwrap() error { return e.Err }
+
+// MCPToolError is the tool error an MCP tool's call reports to the model: an
+// isError result (Msg is its content), a timeout or a lost connection (Err is
+// the cause).
+type MCPToolError struct {
+	Tool string // the MCP tool's name
+	Msg  string
+	Err  error
+}
+
+func (e *MCPToolError) Error() string { return e.Msg }
+func (e *MCPToolError) Unwrap() error { return e.Err }
+
+// MCPOption configures [AddMCPTools].
+type MCPOption func(*mcpOptions)
+
+type mcpOptions struct {
+	include     []string
+	exclude     []string
+	prefix      string
+	destructive map[string]bool
+	timeout     time.Duration
+}
+
+// MCPInclude registers only the MCP tools with these names; naming a tool the
+// server does not have is an error.
+func MCPInclude(names ...string) MCPOption {
+	return func(o *mcpOptions) {
+		if o.include == nil {
+			o.include = []string{}
+		}
+		o.include = append(o.include, names...)
+	}
+}
+
+// MCPExclude leaves out the MCP tools with these names.
+func MCPExclude(names ...string) MCPOption {
+	return func(o *mcpOptions) { o.exclude = append(o.exclude, names...) }
+}
+
+// MCPPrefix puts prefix before each Forge tool name (two servers, one
+// workflow). The MCP name is still what is called.
+func MCPPrefix(prefix string) MCPOption { return func(o *mcpOptions) { o.prefix = prefix } }
+
+// MCPDestructive overrides the annotations of the MCP tool named name:
+// destructive or not, whatever the server says.
+func MCPDestructive(name string, destructive bool) MCPOption {
+	return func(o *mcpOptions) { o.destructive[name] = destructive }
+}
+
+// MCPTimeout bounds the listing and each call (default 60 s); a call that
+// takes longer is a tool error the model sees, and the run goes on.
+func MCPTimeout(d time.Duration) MCPOption { return func(o *mcpOptions) { o.timeout = d } }
+
+// AddMCPTools registers the tools of a connected MCP session on w.
+//
+// It lists the tools (tools/list, every page) and registers each as a schema
+// tool (see [AddSchemaTool]): its inputSchema is the schema, its description
+// the description. Calling it does tools/call on session: structured content
+// becomes the result as JSON, otherwise the text blocks joined by newlines;
+// image, audio and resource content is named in the result (see
+// [MCPToolResult]); an isError result is an [*MCPToolError] the model sees.
+//
+// MCP's defaults apply to the annotations: a tool is destructive (see
+// [AsDestructive]) unless its readOnlyHint is true or its destructiveHint is
+// false; [MCPDestructive] overrides them per tool. A call that times out
+// ([MCPTimeout]) or loses its connection is a tool error naming the cause,
+// and the run goes on; a read-only or idempotent tool is tried once more
+// after a lost connection, other tools never.
+//
+// It returns an [*MCPServerError] when the tools cannot be listed (the
+// session is closed, the server is gone or does not answer in time), and an
+// error for a name Forge cannot use, a name in [MCPInclude] or
+// [MCPDestructive] the server does not have, or a clash with a tool already
+// registered; then nothing is registered. It returns the registered tools.
+func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, opts ...MCPOption) ([]MCPTool, error) {
+	o := mcpOptions{destructive: map[string]bool{}, timeout: 60 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if session == nil {
+		return nil, &MCPServerError{Msg: "the MCP session is nil"}
+	}
+	listed, err := listMCPTools(ctx, session, o.timeout)
+	if err != nil {
+		return nil, err
+	}
+	var have []string
+	for _, t := range listed {
+		have = append(have, t.Name)
+	}
+	var missing []string
+	for _, n := range o.include {
+		if !slices.Contains(have, n) && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	for n := range o.destructive {
+		if !slices.Contains(have, n) && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		slices.Sort(have)
+		list := strings.Join(have, ", ")
+		if list == "" {
+			list = "none"
+		}
+		return nil, fmt.Errorf("forge: the MCP server has no tool named %s (it has: %s)", strings.Join(missing, ", "), list)
+	}
+	type pending struct {
+		tool *mcp.Tool
+		spec MCPTool
+	}
+	var todo []pending
+	for _, t := range listed {
+		if o.include != nil && !slices.Contains(o.include, t.Name) {
+			continue
+		}
+		if slices.Contains(o.exclude, t.Name) {
+			continue
+		}
+		name := o.prefix + t.Name
+		if !toolName.MatchString(name) {
+			return nil, fmt.Errorf("forge: MCP tool %q cannot be a Forge tool named %q (names match %s); leave it out with MCPExclude",
+				t.Name, name, toolName)
+		}
+		if w.Tool(name) != nil || slices.ContainsFunc(todo, func(p pending) bool { return p.spec.Name == name }) {
+			return nil, fmt.Errorf("forge: workflow %q already has a tool named %q", w.Name, name)
+		}
+		override, ok := o.destructive[t.Name]
+		todo = append(todo, pending{t, mcpAnnotations(t, name, override, ok)})
+	}
+	registered := make([]MCPTool, 0, len(todo))
+	for _, p := range todo {
+		schema, err := json.Marshal(p.tool.InputSchema)
+		if err != nil || p.tool.InputSchema == nil {
+			schema = nil
+		}
+		var toolOpts []ToolOption
+		if p.spec.Destructive {
+			toolOpts = append(toolOpts, AsDestructive())
+		}
+		AddSchemaTool(w, p.spec.Name, mcpDescription(p.tool), schema, mcpCaller(session, p.spec, o.timeout), toolOpts...)
+		registered = append(registered, p.spec)
+	}
+	return registered, nil
+}
+
+func mcpDescription(t *mcp.Tool) string {
+	switch {
+	case t.Description != "":
+		return t.Description
+	case t.Title != "":
+		return t.Title
+	case t.Annotations != nil && t.Annotations.Title != "":
+		return t.Annotations.Title
+	}
+	return t.Name
+}
+
+func mcpAnnotations(t *mcp.Tool, name string, override, overridden bool) MCPTool {
+	// MCP's defaults: readOnlyHint false, destructiveHint true, idempotentHint
+	// false; destructive and idempotent mean something only when not read-only.
+	h := t.Annotations
+	readOnly := h != nil && h.ReadOnlyHint
+	idempotent := readOnly || (h != nil && h.IdempotentHint)
+	destructive := !readOnly && (h == nil || h.DestructiveHint == nil || *h.DestructiveHint)
+	if overridden {
+		destructive = override
+	}
+	return MCPTool{Name: name, MCPName: t.Name, Destructive: destructive, ReadOnly: readOnly, Idempotent: idempotent}
+}
+
+func listMCPTools(ctx context.Context, session *mcp.ClientSession, timeout time.Duration) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var tools []*mcp.Tool
+	cursor := ""
+	for range mcpMaxPages {
+		page, err := session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, &MCPServerError{Msg: fmt.Sprintf("the MCP server did not list its tools within %s", timeout), Err: err}
+			}
+			return nil, &MCPServerError{Msg: fmt.Sprintf("the MCP server's tools could not be listed: %v", err), Err: err}
+		}
+		tools = append(tools, page.Tools...)
+		if page.NextCursor == "" {
+			return tools, nil
+		}
+		cursor = page.NextCursor
+	}
+	return nil, &MCPServerError{Msg: fmt.Sprintf("the MCP server's tool list did not end after %d pages", mcpMaxPages)}
+}
+
+func mcpCaller(session *mcp.ClientSession, spec MCPTool, timeout time.Duration) func(context.Context, json.RawMessage) (string, error) {
+	return func(ctx context.Context, args json.RawMessage) (string, error) {
+		var arguments map[string]any
+		if err := json.Unmarshal(args, &arguments); err != nil {
+			return "", &ArgumentError{Tool: spec.Name, Err: err}
+		}
+		attempts := 1
+		if spec.Idempotent {
+			attempts = 2
+		}
+		for attempt := 1; ; attempt++ {
+			callCtx, cancel := context.WithTimeout(ctx, timeout)
+			result, err := session.CallTool(callCtx, &mcp.CallToolParams{Name: spec.MCPName, Arguments: arguments})
+			timedOut := err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
+			cancel()
+			if err != nil {
+				if timedOut {
+					return "", &MCPToolError{Tool: spec.MCPName, Err: err,
+						Msg: fmt.Sprintf("MCP tool %q timed out after %s", spec.MCPName, timeout)}
+				}
+				if ctx.Err() != nil {
+					return "", err // the run is over or the call abandoned
+				}
+				lost := errors.Is(err, mcp.ErrConnectionClosed)
+				if lost && attempt < attempts {
+					continue // read-only or idempotent: once more
+				}
+				what := "failed"
+				if lost {
+					what = "lost its connection"
+				}
+				msg := fmt.Sprintf("MCP tool %q %s: %v", spec.MCPName, what, err)
+				if lost && attempts > 1 {
+					msg += " (tried twice)"
+				}
+				return "", &MCPToolError{Tool: spec.MCPName, Msg: msg, Err: err}
+			}
+			output := MCPToolResult(result)
+			if result.IsError {
+				if output == "" {
+					output = fmt.Sprintf("MCP tool %q reported an error", spec.MCPName)
+				}
+				return "", &MCPToolError{Tool: spec.MCPName, Msg: output}
+			}
+			return output, nil
+		}
+	}
+}
+
+// MCPToolResult is the text the model sees for a tools/call result.
+// Structured content, when present, as JSON (its text blocks are the same
+// value serialized, per MCP); else the text blocks, joined by newlines.
+// Content the model cannot read (images, audio, binary resources, resource
+// links) is named, never dropped.
+func MCPToolResult(result *mcp.CallToolResult) string {
+	var parts []string
+	structured := result.StructuredContent != nil
+	if structured {
+		raw, err := encodeOutput(result.StructuredContent)
+		if err != nil {
+			raw = fmt.Sprintf("[structured content: %v]", err)
+		}
+		parts = append(parts, raw)
+	}
+	for _, block := range result.Content {
+		switch c := block.(type) {
+		case *mcp.TextContent:
+			if !structured {
+				parts = append(parts, c.Text)
+			}
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image content: %s, %d bytes base64]", c.MIMEType, base64.StdEncoding.EncodedLen(len(c.Data))))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio content: %s, %d bytes base64]", c.MIMEType, base64.StdEncoding.EncodedLen(len(c.Data))))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link: %s%s]", c.URI, about(c.Name, c.MIMEType)))
+		case *mcp.EmbeddedResource:
+			r := c.Resource
+			switch {
+			case r == nil:
+				parts = append(parts, "[resource content]")
+			case r.Blob == nil:
+				parts = append(parts, fmt.Sprintf("[resource %s%s]\n%s", r.URI, about("", r.MIMEType), r.Text))
+			default:
+				parts = append(parts, fmt.Sprintf("[resource content: %s%s, %d bytes base64]", r.URI, about("", r.MIMEType), base64.StdEncoding.EncodedLen(len(r.Blob))))
+			}
+		default: // a content type newer than this SDK
+			parts = append(parts, fmt.Sprintf("[%T content]", block))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func about(name, mimeType string) string {
+	var details []string
+	for _, d := range []string{name, mimeType} {
+		if d != "" {
+			details = append(details, d)
+		}
+	}
+	if len(details) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(details, ", ") + ")"
+}
