@@ -79,6 +79,14 @@ export {
   ToolResolutionError,
   WorkflowCancelledError,
 } from "./errors.js";
+export {
+  type McpTool,
+  McpServerError,
+  McpToolError,
+  type McpToolsOptions,
+  addMcpTools,
+  mcpToolResult,
+} from "./mcp.js";
 export type {
   IterationUsage,
   Message,
