@@ -93,7 +93,16 @@ class Client:
                     if done is not None:
                         return done
             except grpc.aio.AioRpcError as err:
-                if err.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                # A write racing the broken connection surfaces as INTERNAL
+                # ("Internal error from Core") with no typed reason; the SDKs
+                # treat that as a transport failure too.
+                untyped = not any(
+                    k == "grpc-status-details-bin" for k, _ in err.trailing_metadata() or ()
+                )
+                broken = err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) or (
+                    err.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN) and untyped
+                )
+                if not broken:
                     raise
             except asyncio.InvalidStateError:
                 pass  # wrote to a stream that had just broken
