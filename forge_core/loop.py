@@ -201,6 +201,8 @@ class _Run:
         # After repeated re-asks, the next turn offers only what finishes.
         self.steer_to_finish = False
         self.destructive = {t.name for t in workflow.tools if t.destructive}
+        # Tools a call of which may be made again when its result never came back.
+        self.repeatable = {t.name for t in workflow.tools if t.read_only or t.idempotent}
         self.grounded_parameters = sorted(
             {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
         )
@@ -963,15 +965,54 @@ class _Run:
             for c in infos
             if c.call_id not in results and (c.name != RESPOND_TOOL or not self.wf.respond_tool)
         ]
-        outcomes = await self.executor.execute(remote, self.iteration) if remote else []
-        if len(outcomes) != len(remote):
-            raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(remote)} calls")
+        outcomes = await self.execute_remote(remote)
+        if any(o.error_kind is ToolErrorKind.UNREACHABLE and not o.ok for o in outcomes):
+            outcomes = await self.retry_unreachable(remote, outcomes)
         results.update({c.call_id: o for c, o in zip(remote, outcomes, strict=True)})
         return [
             results[c.call_id]
             if c.call_id in results
             else ToolOutcome(output=str(c.args.get("message", "")))
             for c in infos
+        ]
+
+    async def execute_remote(self, calls: list[ToolCallInfo]) -> list[ToolOutcome]:
+        outcomes = await self.executor.execute(calls, self.iteration) if calls else []
+        if len(outcomes) != len(calls):
+            raise ForgeError(f"executor returned {len(outcomes)} outcomes for {len(calls)} calls")
+        return outcomes
+
+    async def retry_unreachable(
+        self, calls: list[ToolCallInfo], outcomes: list[ToolOutcome]
+    ) -> list[ToolOutcome]:
+        """A call whose result never came back (UNREACHABLE) is made once
+        more when its tool only reads or is idempotent (ToolSpec.read_only,
+        .idempotent), under its own call id so the client does not take it for
+        the first. Any other, and one that fails so again, reaches the model
+        as a hard error saying that its effect is unknown."""
+        lost = [
+            i
+            for i, o in enumerate(outcomes)
+            if not o.ok and o.error_kind is ToolErrorKind.UNREACHABLE
+        ]
+        again = [i for i in lost if calls[i].name in self.repeatable]
+        tries = dict.fromkeys(lost, 1)
+        if again:
+            retried = await self.execute_remote(
+                [replace(calls[i], call_id=f"{calls[i].call_id}.retry") for i in again]
+            )
+            outcomes = list(outcomes)
+            for i, outcome in zip(again, retried, strict=True):
+                outcomes[i] = outcome
+                tries[i] = 2
+        return [
+            ToolOutcome(
+                error=f"{o.error} {nudges.unreachable(calls[i].name, tries[i])}",
+                error_kind=ToolErrorKind.HARD,
+            )
+            if i in tries and not o.ok and o.error_kind is ToolErrorKind.UNREACHABLE
+            else o
+            for i, o in enumerate(outcomes)
         ]
 
     async def hold_destructive(self, infos: list[ToolCallInfo]) -> dict[str, ToolOutcome]:

@@ -125,6 +125,14 @@ def destructive_alone(name: str) -> str:
     )
 
 
+def unreachable(name: str, tried: int) -> str:
+    times = "twice" if tried > 1 else "once"
+    return (
+        f"[Unknown outcome] {name!r} was tried {times} and its result never came back, so "
+        "whether it took effect is unknown. Check with another tool before calling it again."
+    )
+
+
 def approval_denied(name: str, reason: str) -> str:
     why = f": {reason}" if reason else ""
     return (

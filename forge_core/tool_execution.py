@@ -21,6 +21,10 @@ class ToolErrorKind(StrEnum):
     HARD = "hard"
     # Valid arguments that did not resolve to data: fed back, not counted.
     RESOLUTION = "resolution"
+    # The result never came back (a lost connection, a timeout in transit):
+    # whether the call took effect is unknown. The loop tries a read-only or
+    # idempotent tool once more; the model sees it as a hard error.
+    UNREACHABLE = "unreachable"
 
 
 @dataclass(frozen=True)

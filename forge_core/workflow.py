@@ -58,6 +58,10 @@ class ToolSpec:
     # Deletes, overwrites or otherwise changes what cannot be undone (MCP's
     # destructiveHint): see RunOptions.destructive_policy.
     destructive: bool = False
+    # Only reads / has the same effect when repeated (MCP's readOnlyHint and
+    # idempotentHint): a call whose result never came back is tried again.
+    read_only: bool = False
+    idempotent: bool = False
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	forge "github.com/forge-sidecar/forge/clients/go"
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The language-neutral conformance suite (tests/conformance/README.md): every
@@ -41,6 +43,8 @@ type conformanceCase struct {
 				MatchArg string `json:"match_arg"`
 			} `json:"prerequisites"`
 			Destructive bool `json:"destructive"`
+			ReadOnly    bool `json:"read_only"`
+			Idempotent  bool `json:"idempotent"`
 		} `json:"tools"`
 		RequiredSteps []string `json:"required_steps"`
 		TerminalTools []string `json:"terminal_tools"`
@@ -67,13 +71,33 @@ type conformanceCase struct {
 		Approvals map[string][]approvalStep `json:"approvals"`
 	} `json:"client"`
 	Expect map[string]json.RawMessage `json:"expect"`
+	// MCP, when present, is the case's MCP server (README, "Tools from an
+	// MCP server"); see caseMCP.
+	MCP json.RawMessage `json:"mcp"`
+}
+
+// caseMCP is a case's `mcp` key as the runner uses it: the tools themselves
+// are the case server's business (tests/conformance/mcp_case_server.py).
+// Unknown keys fail the case.
+type caseMCP struct {
+	Tools       json.RawMessage `json:"tools"`
+	PageSize    *int            `json:"page_size"`
+	Include     []string        `json:"include"` // nil when absent: every tool
+	Exclude     []string        `json:"exclude"`
+	Prefix      string          `json:"prefix"`
+	Destructive map[string]bool `json:"destructive"`
+	ReadOnly    map[string]bool `json:"read_only"`
+	Idempotent  map[string]bool `json:"idempotent"`
+	TimeoutMS   *int            `json:"timeout_ms"`
 }
 
 type behaviour struct {
 	Returns          *string `json:"returns"`
 	Raises           *string `json:"raises"`
 	RaisesResolution *string `json:"raises_resolution"`
-	SleepMS          int     `json:"sleep_ms"`
+	// RaisesUnreachable: the SDK's *ToolUnreachableError.
+	RaisesUnreachable *string `json:"raises_unreachable"`
+	SleepMS           int     `json:"sleep_ms"`
 }
 
 type approvalStep struct {
@@ -154,7 +178,7 @@ func TestConformance(t *testing.T) {
 			if c.Name != name {
 				t.Fatalf("case name %q does not match its file name %q", c.Name, name)
 			}
-			runCase(t, client, &c)
+			runCase(t, client, file, &c)
 		})
 	}
 }
@@ -190,6 +214,8 @@ func (s *scriptedTools) handler(name string) func(context.Context, json.RawMessa
 			return "", errors.New(*step.Raises)
 		case step.RaisesResolution != nil:
 			return "", forge.Resolutionf("%s", *step.RaisesResolution)
+		case step.RaisesUnreachable != nil:
+			return "", forge.Unreachablef("%s", *step.RaisesUnreachable)
 		case step.Returns != nil:
 			return *step.Returns, nil
 		}
@@ -218,6 +244,8 @@ func (s *scriptedApprovals) approve(_ context.Context, req forge.ApprovalRequest
 	return forge.Approval{Approved: step.Approve, Reason: step.Reason}, nil
 }
 
+// buildWorkflow registers the case's own tools; the required steps and
+// terminal tools come later (applySteps), after any MCP tools they may name.
 func buildWorkflow(c *conformanceCase, tools *scriptedTools) *forge.Workflow {
 	spec := c.Workflow
 	wf := forge.NewWorkflow(spec.Name, spec.Description)
@@ -231,10 +259,81 @@ func buildWorkflow(c *conformanceCase, tools *scriptedTools) *forge.Workflow {
 		if tool.Destructive {
 			opts = append(opts, forge.AsDestructive())
 		}
+		if tool.ReadOnly {
+			opts = append(opts, forge.AsReadOnly())
+		}
+		if tool.Idempotent {
+			opts = append(opts, forge.AsIdempotent())
+		}
 		forge.AddSchemaTool(wf, tool.Name, tool.Description, tool.Parameters, tools.handler(tool.Name), opts...)
 	}
-	wf.Require(spec.RequiredSteps...).Terminal(spec.TerminalTools...)
 	return wf
+}
+
+func applySteps(wf *forge.Workflow, c *conformanceCase) {
+	wf.Require(c.Workflow.RequiredSteps...).Terminal(c.Workflow.TerminalTools...)
+}
+
+// addCaseMCPTools starts the case's MCP server (mcp_case_server.py, with
+// $FORGE_PYTHON) over stdio, connects to it and registers its tools on wf
+// with AddMCPTools, as the case's `mcp` key says. The session (and so the
+// server process) is closed when the test ends.
+func addCaseMCPTools(t *testing.T, wf *forge.Workflow, caseFile string, raw json.RawMessage) {
+	t.Helper()
+	var spec caseMCP
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		t.Fatalf("mcp: %v", err)
+	}
+	root := repoRoot(t)
+	cmd := exec.Command(python(root), filepath.Join(root, "tests", "conformance", "mcp_case_server.py"), caseFile)
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "mcp_case_server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		stderr.Close()
+		if t.Failed() {
+			if log, err := os.ReadFile(stderr.Name()); err == nil && len(log) > 0 {
+				t.Logf("mcp_case_server.py stderr:\n%s", log)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "forge-go-conformance", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("mcp: cannot start %s: %v", cmd, err)
+	}
+	t.Cleanup(func() { session.Close() })
+	var opts []forge.MCPOption
+	if spec.Include != nil {
+		opts = append(opts, forge.MCPInclude(spec.Include...))
+	}
+	if len(spec.Exclude) > 0 {
+		opts = append(opts, forge.MCPExclude(spec.Exclude...))
+	}
+	if spec.Prefix != "" {
+		opts = append(opts, forge.MCPPrefix(spec.Prefix))
+	}
+	for name, v := range spec.Destructive {
+		opts = append(opts, forge.MCPDestructive(name, v))
+	}
+	for name, v := range spec.ReadOnly {
+		opts = append(opts, forge.MCPReadOnly(name, v))
+	}
+	for name, v := range spec.Idempotent {
+		opts = append(opts, forge.MCPIdempotent(name, v))
+	}
+	if spec.TimeoutMS != nil {
+		opts = append(opts, forge.MCPTimeout(time.Duration(*spec.TimeoutMS)*time.Millisecond))
+	}
+	if _, err := forge.AddMCPTools(ctx, wf, session, opts...); err != nil {
+		t.Fatalf("mcp: %v", err)
+	}
 }
 
 func buildOptions(t *testing.T, raw json.RawMessage) []forge.RunOption {
@@ -361,9 +460,14 @@ type outcome struct {
 	Transcript    []*forge.Message
 }
 
-func runCase(t *testing.T, client *forge.Client, c *conformanceCase) {
+func runCase(t *testing.T, client *forge.Client, file string, c *conformanceCase) {
 	tools := &scriptedTools{behaviours: c.Client.Tools, calls: map[string]int{}}
 	wf := buildWorkflow(c, tools)
+	if c.MCP != nil {
+		addCaseMCPTools(t, wf, file, c.MCP)
+	}
+	// After the MCP tools: steps and terminal tools may name them.
+	applySteps(wf, c)
 	opts := append(buildOptions(t, c.Options), forge.WithPriorMessages(priorMessages(t, c)...))
 	if c.Client.Approvals != nil {
 		approvals := &scriptedApprovals{steps: c.Client.Approvals, seen: map[string]int{}}

@@ -48,7 +48,10 @@
 // [AddMCPTools] registers the tools of a connected MCP client session
 // (github.com/modelcontextprotocol/go-sdk) on a workflow: each tool's
 // inputSchema is its schema, its destructiveHint (MCP's defaults when absent)
-// makes it destructive, and its calls go to the MCP server from this process.
+// makes it destructive, its readOnlyHint and idempotentHint make it read-only
+// and idempotent, and its calls go to the MCP server from this process. A
+// call that times out or loses its connection is a [*ToolUnreachableError]:
+// the server makes it once more only for a read-only or idempotent tool.
 // The caller owns the session; the Forge server never connects to it:
 //
 //	session, err := mcp.NewClient(impl, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

@@ -302,6 +302,32 @@ func Resolutionf(format string, args ...any) error {
 	return &ToolResolutionError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// ToolUnreachableError is what a tool returns when what it calls could not
+// be reached or its answer never came back (a lost connection, a timeout in
+// transit): whether it took effect is unknown. The server makes the call once
+// more (call id "<id>.retry") when the tool is read-only or idempotent
+// ([AsReadOnly], [AsIdempotent]); otherwise, and when that fails too, the
+// model sees the message, told that the effect is unknown. It counts toward
+// the run's tool-error limit. The name matches the Python and TypeScript
+// SDKs' ToolUnreachableError.
+type ToolUnreachableError struct {
+	Msg string
+	// Err is the cause, if any (e.g. context.DeadlineExceeded).
+	Err error
+}
+
+func (e *ToolUnreachableError) Error() string { return e.Msg }
+
+// Unwrap returns the cause.
+func (e *ToolUnreachableError) Unwrap() error { return e.Err }
+
+// Unreachablef returns a [*ToolUnreachableError] with a formatted message;
+// like fmt.Errorf, a %w verb makes its operand the cause.
+func Unreachablef(format string, args ...any) error {
+	wrapped := fmt.Errorf(format, args...)
+	return &ToolUnreachableError{Msg: wrapped.Error(), Err: errors.Unwrap(wrapped)}
+}
+
 // ArgumentError is a tool call whose arguments could not be decoded into the
 // tool's argument type; it is reported to the model as a tool error.
 type ArgumentError struct {
@@ -331,6 +357,7 @@ func toolError(err error) *forgev1.ToolError {
 	out := &forgev1.ToolError{Message: err.Error(), Kind: forgev1.ToolErrorKind_TOOL_ERROR_KIND_HARD}
 	var (
 		res *ToolResolutionError
+		unr *ToolUnreachableError
 		arg *ArgumentError
 		pan *PanicError
 	)
@@ -338,6 +365,9 @@ func toolError(err error) *forgev1.ToolError {
 	case errors.As(err, &res):
 		out.Kind = forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION
 		out.Type = "ToolResolutionError"
+	case errors.As(err, &unr):
+		out.Kind = forgev1.ToolErrorKind_TOOL_ERROR_KIND_UNREACHABLE
+		out.Type = "ToolUnreachableError"
 	case errors.As(err, &arg):
 		out.Type = "ArgumentError"
 	case errors.As(err, &pan):

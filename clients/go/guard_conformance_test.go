@@ -133,6 +133,7 @@ func guardToolCalls(calls []guardToolCall) []*forge.ToolCall {
 
 func runGuardCase(t *testing.T, client *forge.Client, c *guardCase, base *conformanceCase) {
 	wf := buildWorkflow(base, &scriptedTools{calls: map[string]int{}})
+	applySteps(wf, base)
 	opts := buildOptions(t, base.Options)
 	var history []*forge.Message
 	for _, m := range c.Messages {

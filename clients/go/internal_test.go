@@ -1,8 +1,11 @@
 package forge
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"testing"
 
@@ -47,12 +50,42 @@ func TestToolErrorKinds(t *testing.T) {
 		{fmt.Errorf("lookup: %w", Resolutionf("no city %q", "X")), forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION, "ToolResolutionError"},
 		// The deprecated name still works.
 		{&ResolutionError{Msg: "no city"}, forgev1.ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION, "ToolResolutionError"},
+		{fmt.Errorf("fetch: %w", Unreachablef("lost the connection: %w", io.ErrUnexpectedEOF)), forgev1.ToolErrorKind_TOOL_ERROR_KIND_UNREACHABLE, "ToolUnreachableError"},
+		{&ToolUnreachableError{Msg: "timed out"}, forgev1.ToolErrorKind_TOOL_ERROR_KIND_UNREACHABLE, "ToolUnreachableError"},
 		{&ArgumentError{Tool: "t", Err: errors.New("bad")}, hard, "ArgumentError"},
 		{&PanicError{Tool: "t", Value: "oops"}, hard, "panic"},
 	} {
 		got := toolError(tc.err)
 		if got.GetKind() != tc.kind || got.GetType() != tc.typeName || got.GetMessage() != tc.err.Error() {
 			t.Errorf("toolError(%v) = %v", tc.err, got)
+		}
+	}
+}
+
+func TestUnreachablefWrapsItsCause(t *testing.T) {
+	err := fmt.Errorf("tool: %w", Unreachablef("MCP tool %q lost its connection: %w", "x", io.ErrUnexpectedEOF))
+	var unr *ToolUnreachableError
+	if !errors.As(err, &unr) || unr.Msg != `MCP tool "x" lost its connection: unexpected EOF` {
+		t.Fatalf("errors.As = %v (%#v)", errors.As(err, &unr), unr)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Error("the cause is not found by errors.Is")
+	}
+	if e := Unreachablef("no cause"); errors.Unwrap(e) != nil {
+		t.Errorf("Unwrap = %v, want nil", errors.Unwrap(e))
+	}
+}
+
+func TestToolSpecCarriesReadOnlyAndIdempotent(t *testing.T) {
+	w := NewWorkflow("w", "")
+	noop := func(context.Context, json.RawMessage) (string, error) { return "", nil }
+	AddSchemaTool(w, "get", "", nil, noop, AsReadOnly())
+	AddSchemaTool(w, "put", "", nil, noop, AsIdempotent())
+	AddSchemaTool(w, "post", "", nil, noop)
+	want := map[string][2]bool{"get": {true, false}, "put": {false, true}, "post": {false, false}}
+	for _, spec := range w.proto().GetTools() {
+		if got := [2]bool{spec.GetReadOnly(), spec.GetIdempotent()}; got != want[spec.GetName()] {
+			t.Errorf("%s: read_only, idempotent = %v, want %v", spec.GetName(), got, want[spec.GetName()])
 		}
 	}
 }

@@ -54,8 +54,9 @@ func (e *MCPServerError) Error() string { return e.Msg }
 func (e *MCPServerError) Unwrap() error { return e.Err }
 
 // MCPToolError is the tool error an MCP tool's call reports to the model: an
-// isError result (Msg is its content), a timeout or a lost connection (Err is
-// the cause).
+// isError result (Msg is its content) or a call the MCP session refused (Err
+// is the cause). A call that times out or loses its connection is a
+// [*ToolUnreachableError] instead.
 type MCPToolError struct {
 	Tool string // the MCP tool's name
 	Msg  string
@@ -73,6 +74,8 @@ type mcpOptions struct {
 	exclude     []string
 	prefix      string
 	destructive map[string]bool
+	readOnly    map[string]bool
+	idempotent  map[string]bool
 	timeout     time.Duration
 }
 
@@ -97,13 +100,27 @@ func MCPExclude(names ...string) MCPOption {
 func MCPPrefix(prefix string) MCPOption { return func(o *mcpOptions) { o.prefix = prefix } }
 
 // MCPDestructive overrides the annotations of the MCP tool named name:
-// destructive or not, whatever the server says.
+// destructive or not (see [AsDestructive]), whatever the server says.
 func MCPDestructive(name string, destructive bool) MCPOption {
 	return func(o *mcpOptions) { o.destructive[name] = destructive }
 }
 
+// MCPReadOnly overrides the annotations of the MCP tool named name: read-only
+// or not (see [AsReadOnly]), whatever its readOnlyHint says. Unless
+// overridden too, a read-only tool is idempotent and not destructive.
+func MCPReadOnly(name string, readOnly bool) MCPOption {
+	return func(o *mcpOptions) { o.readOnly[name] = readOnly }
+}
+
+// MCPIdempotent overrides the annotations of the MCP tool named name:
+// idempotent or not (see [AsIdempotent]), whatever its idempotentHint (or
+// readOnlyHint) says.
+func MCPIdempotent(name string, idempotent bool) MCPOption {
+	return func(o *mcpOptions) { o.idempotent[name] = idempotent }
+}
+
 // MCPTimeout bounds the listing and each call (default 60 s); a call that
-// takes longer is a tool error the model sees, and the run goes on.
+// takes longer is a [*ToolUnreachableError] (see [AddMCPTools]).
 func MCPTimeout(d time.Duration) MCPOption { return func(o *mcpOptions) { o.timeout = d } }
 
 // AddMCPTools registers the tools of a connected MCP session on w.
@@ -117,18 +134,29 @@ func MCPTimeout(d time.Duration) MCPOption { return func(o *mcpOptions) { o.time
 //
 // MCP's defaults apply to the annotations: a tool is destructive (see
 // [AsDestructive]) unless its readOnlyHint is true or its destructiveHint is
-// false; [MCPDestructive] overrides them per tool. A call that times out
-// ([MCPTimeout]) or loses its connection is a tool error naming the cause,
-// and the run goes on; a read-only or idempotent tool is tried once more
-// after a lost connection, other tools never.
+// false; it is read-only ([AsReadOnly]) when its readOnlyHint is true, and
+// idempotent ([AsIdempotent]) when it is read-only or its idempotentHint is
+// true. [MCPDestructive], [MCPReadOnly] and [MCPIdempotent] override them per
+// tool.
+//
+// A call that times out ([MCPTimeout]) or loses its connection returns a
+// [*ToolUnreachableError] naming the cause (`MCP tool "x" timed out after
+// 1s`, `MCP tool "x" lost its connection: ...`): the SDK never calls twice;
+// the Forge server makes the call once more (call id "<id>.retry") when the
+// tool is read-only or idempotent, and otherwise tells the model that its
+// effect is unknown. Either way the run goes on.
 //
 // It returns an [*MCPServerError] when the tools cannot be listed (the
 // session is closed, the server is gone or does not answer in time), and an
-// error for a name Forge cannot use, a name in [MCPInclude] or
-// [MCPDestructive] the server does not have, or a clash with a tool already
-// registered; then nothing is registered. It returns the registered tools.
+// error for a name Forge cannot use, a name in [MCPInclude],
+// [MCPDestructive], [MCPReadOnly] or [MCPIdempotent] the server does not
+// have, or a clash with a tool already registered; then nothing is
+// registered. It returns the registered tools.
 func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, opts ...MCPOption) ([]MCPTool, error) {
-	o := mcpOptions{destructive: map[string]bool{}, timeout: 60 * time.Second}
+	o := mcpOptions{
+		destructive: map[string]bool{}, readOnly: map[string]bool{}, idempotent: map[string]bool{},
+		timeout: 60 * time.Second,
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -149,9 +177,11 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 			missing = append(missing, n)
 		}
 	}
-	for n := range o.destructive {
-		if !slices.Contains(have, n) && !slices.Contains(missing, n) {
-			missing = append(missing, n)
+	for _, overrides := range []map[string]bool{o.destructive, o.readOnly, o.idempotent} {
+		for n := range overrides {
+			if !slices.Contains(have, n) && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
 		}
 	}
 	if len(missing) > 0 {
@@ -183,8 +213,7 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 		if w.Tool(name) != nil || slices.ContainsFunc(todo, func(p pending) bool { return p.spec.Name == name }) {
 			return nil, fmt.Errorf("forge: workflow %q already has a tool named %q", w.Name, name)
 		}
-		override, ok := o.destructive[t.Name]
-		todo = append(todo, pending{t, mcpAnnotations(t, name, override, ok)})
+		todo = append(todo, pending{t, mcpAnnotations(t, name, &o)})
 	}
 	registered := make([]MCPTool, 0, len(todo))
 	for _, p := range todo {
@@ -195,6 +224,12 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 		var toolOpts []ToolOption
 		if p.spec.Destructive {
 			toolOpts = append(toolOpts, AsDestructive())
+		}
+		if p.spec.ReadOnly {
+			toolOpts = append(toolOpts, AsReadOnly())
+		}
+		if p.spec.Idempotent {
+			toolOpts = append(toolOpts, AsIdempotent())
 		}
 		AddSchemaTool(w, p.spec.Name, mcpDescription(p.tool), schema, mcpCaller(session, p.spec, o.timeout), toolOpts...)
 		registered = append(registered, p.spec)
@@ -214,15 +249,22 @@ func mcpDescription(t *mcp.Tool) string {
 	return t.Name
 }
 
-func mcpAnnotations(t *mcp.Tool, name string, override, overridden bool) MCPTool {
+func mcpAnnotations(t *mcp.Tool, name string, o *mcpOptions) MCPTool {
 	// MCP's defaults: readOnlyHint false, destructiveHint true, idempotentHint
 	// false; destructive and idempotent mean something only when not read-only.
+	// An override replaces a hint, and so the defaults that follow from it.
 	h := t.Annotations
-	readOnly := h != nil && h.ReadOnlyHint
-	idempotent := readOnly || (h != nil && h.IdempotentHint)
-	destructive := !readOnly && (h == nil || h.DestructiveHint == nil || *h.DestructiveHint)
-	if overridden {
-		destructive = override
+	readOnly, ok := o.readOnly[t.Name]
+	if !ok {
+		readOnly = h != nil && h.ReadOnlyHint
+	}
+	idempotent, ok := o.idempotent[t.Name]
+	if !ok {
+		idempotent = readOnly || (h != nil && h.IdempotentHint)
+	}
+	destructive, ok := o.destructive[t.Name]
+	if !ok {
+		destructive = !readOnly && (h == nil || h.DestructiveHint == nil || *h.DestructiveHint)
 	}
 	return MCPTool{Name: name, MCPName: t.Name, Destructive: destructive, ReadOnly: readOnly, Idempotent: idempotent}
 }
@@ -255,46 +297,33 @@ func mcpCaller(session *mcp.ClientSession, spec MCPTool, timeout time.Duration) 
 		if err := json.Unmarshal(args, &arguments); err != nil {
 			return "", &ArgumentError{Tool: spec.Name, Err: err}
 		}
-		attempts := 1
-		if spec.Idempotent {
-			attempts = 2
-		}
-		for attempt := 1; ; attempt++ {
-			callCtx, cancel := context.WithTimeout(ctx, timeout)
-			result, err := session.CallTool(callCtx, &mcp.CallToolParams{Name: spec.MCPName, Arguments: arguments})
-			timedOut := err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
-			cancel()
-			if err != nil {
-				if timedOut {
-					return "", &MCPToolError{Tool: spec.MCPName, Err: err,
-						Msg: fmt.Sprintf("MCP tool %q timed out after %s", spec.MCPName, timeout)}
-				}
-				if ctx.Err() != nil {
-					return "", err // the run is over or the call abandoned
-				}
-				lost := errors.Is(err, mcp.ErrConnectionClosed)
-				if lost && attempt < attempts {
-					continue // read-only or idempotent: once more
-				}
-				what := "failed"
-				if lost {
-					what = "lost its connection"
-				}
-				msg := fmt.Sprintf("MCP tool %q %s: %v", spec.MCPName, what, err)
-				if lost && attempts > 1 {
-					msg += " (tried twice)"
-				}
-				return "", &MCPToolError{Tool: spec.MCPName, Msg: msg, Err: err}
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		result, err := session.CallTool(callCtx, &mcp.CallToolParams{Name: spec.MCPName, Arguments: arguments})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", err // the run is over or the call abandoned
 			}
-			output := MCPToolResult(result)
-			if result.IsError {
-				if output == "" {
-					output = fmt.Sprintf("MCP tool %q reported an error", spec.MCPName)
-				}
-				return "", &MCPToolError{Tool: spec.MCPName, Msg: output}
+			// Its effect unknown: the server decides whether to call again.
+			if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+				return "", &ToolUnreachableError{Err: err,
+					Msg: fmt.Sprintf("MCP tool %q timed out after %s", spec.MCPName, timeout)}
 			}
-			return output, nil
+			if errors.Is(err, mcp.ErrConnectionClosed) {
+				return "", &ToolUnreachableError{Err: err,
+					Msg: fmt.Sprintf("MCP tool %q lost its connection: %v", spec.MCPName, err)}
+			}
+			return "", &MCPToolError{Tool: spec.MCPName, Err: err,
+				Msg: fmt.Sprintf("MCP tool %q failed: %v", spec.MCPName, err)}
 		}
+		output := MCPToolResult(result)
+		if result.IsError {
+			if output == "" {
+				output = fmt.Sprintf("MCP tool %q reported an error", spec.MCPName)
+			}
+			return "", &MCPToolError{Tool: spec.MCPName, Msg: output}
+		}
+		return output, nil
 	}
 }
 

@@ -197,6 +197,34 @@ func runMCPScript(t *testing.T, wf *forge.Workflow, script []any, userMessage st
 	return res, finished, rec.events
 }
 
+// finishedCalls is the call ids of the ToolCallFinished events per tool, in
+// order: a call the server made once more has "<id>" then "<id>.retry".
+func finishedCalls(events []forge.Event) map[string][]string {
+	calls := map[string][]string{}
+	for _, e := range events {
+		if f, ok := e.(forge.ToolCallFinished); ok {
+			calls[f.ToolName] = append(calls[f.ToolName], f.CallID)
+		}
+	}
+	return calls
+}
+
+// retried reports whether ids is one call the server made once more.
+func retried(ids []string) bool {
+	return len(ids) == 2 && ids[1] == ids[0]+".retry"
+}
+
+// toolResults is the content of the last tool message per tool name.
+func toolResults(transcript []*forge.Message) map[string]string {
+	out := map[string]string{}
+	for _, m := range transcript {
+		if m.GetRole() == forge.RoleTool {
+			out[m.GetToolName()] = m.GetContent()
+		}
+	}
+	return out
+}
+
 func errText(err error) string {
 	if err == nil {
 		return "<nil>"
@@ -252,6 +280,47 @@ func TestMCPEveryPageOfToolsBecomesASchemaToolWithItsAnnotations(t *testing.T) {
 	} {
 		if hints[name] != want {
 			t.Errorf("%s (read-only, idempotent) = %v, want %v", name, hints[name], want)
+		}
+	}
+	// ...and reach the workflow's tools (so the server, which retries only
+	// these after a lost answer).
+	for _, tool := range wf.Tools() {
+		if got := [2]bool{tool.ReadOnly, tool.Idempotent}; got != hints[tool.Name] {
+			t.Errorf("tool %s (read-only, idempotent) = %v, want %v", tool.Name, got, hints[tool.Name])
+		}
+	}
+}
+
+func TestMCPReadOnlyAndIdempotentHintsAreOverriddenPerTool(t *testing.T) {
+	session := mcpSession(t, 0)
+	wf := ordersWorkflow("go_mcp_hint_overrides")
+	registered := mustAddMCPTools(t, wf, session,
+		forge.MCPInclude("lookup_order", "add_note", "set_priority", "purge_cache"),
+		forge.MCPReadOnly("add_note", true),
+		forge.MCPIdempotent("lookup_order", false), forge.MCPIdempotent("set_priority", false),
+		forge.MCPReadOnly("purge_cache", true), forge.MCPDestructive("purge_cache", true))
+	hints := map[string][3]bool{}
+	for _, r := range registered {
+		hints[r.Name] = [3]bool{r.ReadOnly, r.Idempotent, r.Destructive}
+	}
+	want := map[string][3]bool{
+		"lookup_order": {true, false, false},
+		"add_note":     {true, true, false}, // read-only, so idempotent too
+		"set_priority": {false, false, false},
+		"purge_cache":  {true, true, true}, // each override wins
+	}
+	if !reflect.DeepEqual(hints, want) {
+		t.Errorf("(read-only, idempotent, destructive) = %v, want %v", hints, want)
+	}
+	for _, tool := range wf.Tools() {
+		if got := [3]bool{tool.ReadOnly, tool.Idempotent, tool.Destructive}; got != want[tool.Name] {
+			t.Errorf("tool %s = %v, want %v", tool.Name, got, want[tool.Name])
+		}
+	}
+	for _, opt := range []forge.MCPOption{forge.MCPReadOnly("nope", true), forge.MCPIdempotent("nope", true)} {
+		if _, err := forge.AddMCPTools(context.Background(), ordersWorkflow("x"), session, opt); err == nil ||
+			!strings.Contains(err.Error(), "no tool named nope") {
+			t.Errorf("err = %v, want one naming nope", err)
 		}
 	}
 }
@@ -393,15 +462,26 @@ func TestMCPTimedOutCallIsAToolErrorAndTheRunGoesOn(t *testing.T) {
 	session := mcpSession(t, 0)
 	wf := ordersWorkflow("go_mcp_timeout")
 	mustAddMCPTools(t, wf, session, forge.MCPTimeout(500*time.Millisecond))
-	res, finished, _ := runMCPScript(t, wf, []any{
+	res, finished, events := runMCPScript(t, wf, []any{
 		toolCall("slow_report", map[string]any{"seconds": 5}),
 		toolCall("lookup_order", map[string]any{"order_id": "A1"}),
 	}, "Build the report and look into order A1.")
 	if got := errText(finished["slow_report"].Err); got != `MCP tool "slow_report" timed out after 500ms` {
 		t.Errorf("slow_report error %q", got)
 	}
+	var unreachable *forge.ToolUnreachableError
+	if !errors.As(finished["slow_report"].Err, &unreachable) {
+		t.Errorf("slow_report error is a %T, not a *ToolUnreachableError", finished["slow_report"].Err)
+	}
 	if !errors.Is(finished["slow_report"].Err, context.DeadlineExceeded) {
 		t.Errorf("slow_report error does not wrap the deadline: %v", finished["slow_report"].Err)
+	}
+	// Read-only: the server made the call once more before the model saw it.
+	if calls := finishedCalls(events)["slow_report"]; !retried(calls) {
+		t.Errorf("slow_report calls %v, want one and its retry", calls)
+	}
+	if got := toolResults(res.Transcript)["slow_report"]; !strings.Contains(got, "'slow_report' was tried twice") {
+		t.Errorf("the model read %q", got)
 	}
 	if got := finished["lookup_order"].Output; got != "order A1: 2 items, shipped" {
 		t.Errorf("lookup_order: %q", got)
@@ -426,7 +506,7 @@ func TestMCPClosedSessionIsAnErrorBeforeTheRunAndAToolErrorInIt(t *testing.T) {
 	}
 	// Tools registered before the session closed fail for the model; the run
 	// itself goes on.
-	res, finished, _ := runMCPScript(t, wf, []any{
+	res, finished, events := runMCPScript(t, wf, []any{
 		toolCall("lookup_order", map[string]any{"order_id": "A1"}),
 		toolCall("add_note", map[string]any{"order_id": "A1", "note": "x"}),
 	}, "Look into order A1 and add a note.")
@@ -435,16 +515,39 @@ func TestMCPClosedSessionIsAnErrorBeforeTheRunAndAToolErrorInIt(t *testing.T) {
 	}
 	lookup, note := errText(finished["lookup_order"].Err), errText(finished["add_note"].Err)
 	if !strings.HasPrefix(lookup, `MCP tool "lookup_order" lost its connection: connection closed`) ||
-		!strings.HasSuffix(lookup, "(tried twice)") {
+		strings.Contains(lookup, "tried") {
 		t.Errorf("lookup_order error %q", lookup)
 	}
 	if !strings.HasPrefix(note, `MCP tool "add_note" lost its connection: connection closed`) ||
-		strings.HasSuffix(note, "(tried twice)") {
+		strings.Contains(note, "tried") {
 		t.Errorf("add_note error %q", note)
+	}
+	for name, err := range map[string]error{"lookup_order": finished["lookup_order"].Err, "add_note": finished["add_note"].Err} {
+		var unreachable *forge.ToolUnreachableError
+		if !errors.As(err, &unreachable) || !errors.Is(err, mcp.ErrConnectionClosed) {
+			t.Errorf("%s error %v (%T): not a *ToolUnreachableError wrapping the closed connection", name, err, err)
+		}
+	}
+	// The read-only lookup was made twice, by the server (a call of its
+	// own, "<id>.retry"); the note (neither read-only nor idempotent) once,
+	// and the model was told its effect is unknown.
+	calls := finishedCalls(events)
+	if !retried(calls["lookup_order"]) || len(calls["add_note"]) != 1 {
+		t.Errorf("calls %v", calls)
+	}
+	read := toolResults(res.Transcript)
+	if !strings.Contains(read["lookup_order"], "'lookup_order' was tried twice") {
+		t.Errorf("the model read for lookup_order %q", read["lookup_order"])
+	}
+	if !strings.Contains(read["add_note"], "'add_note' was tried once") ||
+		!strings.Contains(read["add_note"], "whether it took effect is unknown") {
+		t.Errorf("the model read for add_note %q", read["add_note"])
 	}
 }
 
 func TestMCPOnlyReadOnlyAndIdempotentToolsAreRetriedAfterALostConnection(t *testing.T) {
+	// The SDK calls once; the server makes the call once more, under a call
+	// id of its own, for the read-only and idempotent tools only.
 	// A real session whose first tools/call per tool fails as a lost
 	// connection would, before anything is sent.
 	var mu sync.Mutex
@@ -466,7 +569,7 @@ func TestMCPOnlyReadOnlyAndIdempotentToolsAreRetriedAfterALostConnection(t *test
 	session := mcpSession(t, 0, flaky)
 	wf := ordersWorkflow("go_mcp_retry")
 	mustAddMCPTools(t, wf, session)
-	_, finished, _ := runMCPScript(t, wf, []any{
+	_, finished, events := runMCPScript(t, wf, []any{
 		toolCall("lookup_order", map[string]any{"order_id": "A1"}),
 		toolCall("set_priority", map[string]any{"order_id": "A1", "level": 2}),
 		toolCall("add_note", map[string]any{"order_id": "A1", "note": "fragile"}),
@@ -475,6 +578,10 @@ func TestMCPOnlyReadOnlyAndIdempotentToolsAreRetriedAfterALostConnection(t *test
 	defer mu.Unlock()
 	if want := map[string]int{"lookup_order": 2, "set_priority": 2, "add_note": 1}; !reflect.DeepEqual(attempts, want) {
 		t.Errorf("attempts %v, want %v", attempts, want)
+	}
+	calls := finishedCalls(events)
+	if !retried(calls["lookup_order"]) || !retried(calls["set_priority"]) || len(calls["add_note"]) != 1 {
+		t.Errorf("calls %v: want lookup_order and set_priority made again as \"<id>.retry\", add_note once", calls)
 	}
 	if got := finished["lookup_order"].Output; got != "order A1: 2 items, shipped" {
 		t.Errorf("lookup_order: %q (%v)", got, finished["lookup_order"].Err)

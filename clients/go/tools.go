@@ -27,6 +27,13 @@ type Tool struct {
 	// something that cannot be undone (MCP's destructiveHint); see
 	// [AsDestructive].
 	Destructive bool
+	// ReadOnly marks a tool that only reads (MCP's readOnlyHint); see
+	// [AsReadOnly].
+	ReadOnly bool
+	// Idempotent marks a tool that, called twice with the same arguments,
+	// does what calling it once does (MCP's idempotentHint); see
+	// [AsIdempotent].
+	Idempotent bool
 
 	required bool
 	terminal bool
@@ -57,6 +64,21 @@ func AsTerminal() ToolOption { return func(t *Tool) { t.terminal = true } }
 // never batched with other calls; with [WithApproveDestructiveCalls] it also
 // asks the run's [Approver] before each call.
 func AsDestructive() ToolOption { return func(t *Tool) { t.Destructive = true } }
+
+// AsReadOnly marks the tool as read-only: it only reads, so calling it again
+// changes nothing (MCP's readOnlyHint). When a call returns a
+// [*ToolUnreachableError] (its answer never came back: a lost connection, a
+// timeout in transit), the server makes the call once more, with call id
+// "<id>.retry", before the model sees the error. A tool that is neither
+// read-only nor idempotent is never called twice by the server: the model is
+// told that the call's effect is unknown.
+func AsReadOnly() ToolOption { return func(t *Tool) { t.ReadOnly = true } }
+
+// AsIdempotent marks the tool as idempotent: calling it twice with the same
+// arguments does what calling it once does (MCP's idempotentHint). Like a
+// read-only tool ([AsReadOnly]), its call is made once more by the server
+// when it returns a [*ToolUnreachableError].
+func AsIdempotent() ToolOption { return func(t *Tool) { t.Idempotent = true } }
 
 // After makes the tool callable only once each of tools has been called.
 func After(tools ...string) ToolOption {
@@ -91,7 +113,8 @@ func AfterSame(tool, arg string) ToolOption {
 //
 // A string result is sent as is; other values are JSON-encoded, a nil result
 // is sent as "". Returning an error reports a tool error to the model (use
-// [Resolutionf] for "valid arguments, nothing found"); a panic is recovered and
+// [Resolutionf] for "valid arguments, nothing found", [Unreachablef] for
+// "what the tool calls could not be reached"); a panic is recovered and
 // reported as a tool error too.
 //
 // AddTool panics if In is not a struct or the name is already taken, like

@@ -105,6 +105,8 @@ func (w *Workflow) proto() *forgev1.Workflow {
 			ParametersJsonSchema: string(t.Schema),
 			Prerequisites:        prereqs,
 			Destructive:          t.Destructive,
+			ReadOnly:             t.ReadOnly,
+			Idempotent:           t.Idempotent,
 		})
 	}
 	return &forgev1.Workflow{

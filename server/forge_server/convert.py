@@ -68,6 +68,8 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
                 parameters=parameters,
                 prerequisites=[Prerequisite(p.tool, p.match_arg) for p in spec.prerequisites],
                 destructive=spec.destructive,
+                read_only=spec.read_only,
+                idempotent=spec.idempotent,
             )
         )
     wf = Workflow(

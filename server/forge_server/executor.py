@@ -188,13 +188,15 @@ def invalid_result(result: pb.ToolResult) -> str:
     return ""
 
 
+_ERROR_KINDS = {
+    pb.TOOL_ERROR_KIND_RESOLUTION: ToolErrorKind.RESOLUTION,
+    pb.TOOL_ERROR_KIND_UNREACHABLE: ToolErrorKind.UNREACHABLE,
+}
+
+
 def outcome_of(result: pb.ToolResult) -> ToolOutcome:
     if result.WhichOneof("outcome") == "error":
-        kind = (
-            ToolErrorKind.RESOLUTION
-            if result.error.kind == pb.TOOL_ERROR_KIND_RESOLUTION
-            else ToolErrorKind.HARD
-        )
+        kind = _ERROR_KINDS.get(result.error.kind, ToolErrorKind.HARD)
         prefix = f"{result.error.type}: " if result.error.type else ""
         return ToolOutcome(error=prefix + result.error.message, error_kind=kind)
     return ToolOutcome(output=result.output)

@@ -10,10 +10,12 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from forge_client import (
     Approval,
@@ -37,7 +39,9 @@ from forge_client import (
     ToolCallStarted,
     ToolOutputScreened,
     ToolResolutionError,
+    ToolUnreachableError,
     Workflow,
+    add_mcp_tools,
 )
 from forge_client.tools import Prerequisite
 from forge_core.llama_process import free_port
@@ -82,12 +86,16 @@ class ScriptedTools:
                 raise RuntimeError(step["raises"])
             if "raises_resolution" in step:
                 raise ToolResolutionError(step["raises_resolution"])
+            if "raises_unreachable" in step:
+                raise ToolUnreachableError(step["raises_unreachable"])
             return str(step.get("returns", ""))
 
         return run
 
 
-def build_workflow(case: dict[str, Any], tools: ScriptedTools) -> Workflow:
+def build_workflow(case: dict[str, Any], tools: ScriptedTools, *, steps: bool = True) -> Workflow:
+    """The case's workflow; `steps=False` leaves required and terminal tools
+    to the caller (a case's MCP tools are registered in between)."""
     spec = case["workflow"]
     wf = Workflow(
         spec["name"],
@@ -106,10 +114,49 @@ def build_workflow(case: dict[str, Any], tools: ScriptedTools) -> Workflow:
                 for p in tool.get("prerequisites", [])
             ],
             destructive=tool.get("destructive", False),
+            read_only=tool.get("read_only", False),
+            idempotent=tool.get("idempotent", False),
         )
-    wf.require(*spec.get("required_steps", []))
-    wf.terminal(*spec.get("terminal_tools", []))
+    if steps:
+        apply_steps(wf, case)
     return wf
+
+
+def apply_steps(wf: Workflow, case: dict[str, Any]) -> None:
+    wf.require(*case["workflow"].get("required_steps", []))
+    wf.terminal(*case["workflow"].get("terminal_tools", []))
+
+
+MCP_KEYS = {
+    "tools", "page_size", "include", "exclude", "prefix", "destructive", "read_only",
+    "idempotent", "timeout_ms",
+}  # fmt: skip
+
+
+async def add_case_mcp_tools(
+    wf: Workflow, case_file: Path, spec: dict[str, Any], stack: AsyncExitStack
+) -> None:
+    """Start the case's MCP server (mcp_case_server.py) over stdio and
+    register its tools with add_mcp_tools, as the case's `mcp` key says."""
+    assert set(spec) <= MCP_KEYS, set(spec) - MCP_KEYS
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(CASES_DIR.parent / "mcp_case_server.py"), str(case_file)],
+    )
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    await add_mcp_tools(
+        wf,
+        session,
+        include=spec.get("include"),
+        exclude=spec.get("exclude", ()),
+        prefix=spec.get("prefix", ""),
+        destructive=spec.get("destructive"),
+        read_only=spec.get("read_only"),
+        idempotent=spec.get("idempotent"),
+        timeout_s=spec.get("timeout_ms", 60_000) / 1000,
+    )
 
 
 OPTION_KEYS = {
@@ -311,7 +358,7 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
     expect = case["expect"]
     client_spec = case.get("client", {})
     tools = ScriptedTools(client_spec.get("tools", {}))
-    wf = build_workflow(case, tools)
+    wf = build_workflow(case, tools, steps=False)
     cancel_after = client_spec.get("cancel_after_tool_calls")
 
     tool_calls: list[dict[str, Any]] = []
@@ -320,7 +367,12 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
     message_types: list[str] = []
     surfaced: list[dict[str, Any]] = []
     outcome: dict[str, Any] = {}
-    async with ForgeClient(conformance_server) as client:
+    async with AsyncExitStack() as stack:
+        if "mcp" in case:
+            await add_case_mcp_tools(wf, CASES_DIR / f"{name}.json", case["mcp"], stack)
+        # After the MCP tools: steps and terminal tools may name them.
+        apply_steps(wf, case)
+        client = await stack.enter_async_context(ForgeClient(conformance_server))
         stream = client.start(
             wf,
             case["user_message"],

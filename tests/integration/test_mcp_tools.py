@@ -21,6 +21,7 @@ from forge_client import (
     Event,
     ForgeClient,
     McpServerError,
+    Role,
     RunOptions,
     RunResult,
     ToolCallFinished,
@@ -71,6 +72,8 @@ async def test_every_page_of_tools_becomes_a_schema_tool_with_its_annotations() 
     assert hints["lookup_order"] == (True, True)
     assert hints["set_priority"] == (False, True)
     assert hints["add_note"] == (False, False)
+    # ...and reach the server, which retries only these after a lost answer.
+    assert {n: (t.read_only, t.idempotent) for n, t in specs.items()} == hints
 
 
 async def test_text_structured_content_other_content_and_is_error_reach_the_model() -> None:
@@ -173,10 +176,18 @@ async def test_a_timed_out_call_is_a_tool_error_and_the_run_goes_on() -> None:
     async with mcp_session() as session:
         wf = orders_workflow()
         await add_mcp_tools(wf, session, timeout_s=0.5)
-        result, finished, _ = await run_script(
+        result, finished, events = await run_script(
             wf, [call("slow_report", seconds=5), call("lookup_order", order_id="A1")]
         )
     assert finished["slow_report"].error == "MCP tool 'slow_report' timed out after 0.5s"
+    # Read-only: the server made the call once more before the model saw it.
+    slow = [
+        e.call_id
+        for e in events
+        if isinstance(e, ToolCallFinished) and e.tool_name == "slow_report"
+    ]
+    assert len(slow) == 2 and slow[1] == slow[0] + ".retry", slow
+    assert any("'slow_report' was tried twice" in m.content for m in result.transcript)
     assert finished["lookup_order"].output == "order A1: 2 items, shipped"
     assert result.terminal_tool == "respond"
 
@@ -196,11 +207,17 @@ async def test_a_closed_server_is_an_error_before_the_run_and_a_tool_error_in_it
         )
     assert result.terminal_tool == "respond"
     assert finished["lookup_order"].error == (
-        "MCP tool 'lookup_order' lost its connection: Connection closed (tried twice)"
+        "MCP tool 'lookup_order' lost its connection: Connection closed"
     )
     assert finished["add_note"].error == (
         "MCP tool 'add_note' lost its connection: Connection closed"
     )
+    # What the model read: the read-only lookup was tried twice, the note
+    # (neither read-only nor idempotent) once, its effect unknown.
+    tool_results = {m.tool_name: m.content for m in result.transcript if m.role == Role.TOOL}
+    assert "'lookup_order' was tried twice" in tool_results["lookup_order"]
+    assert "'add_note' was tried once" in tool_results["add_note"]
+    assert "whether it took effect is unknown" in tool_results["add_note"]
 
 
 class FlakySession(ClientSession):
@@ -222,7 +239,7 @@ async def test_only_read_only_and_idempotent_tools_are_retried_after_a_transport
     async with mcp_session(session_class=FlakySession) as session:
         wf = orders_workflow()
         await add_mcp_tools(wf, session)
-        _, finished, _ = await run_script(
+        _, finished, events = await run_script(
             wf,
             [
                 call("lookup_order", order_id="A1"),
@@ -233,6 +250,9 @@ async def test_only_read_only_and_idempotent_tools_are_retried_after_a_transport
         assert isinstance(session, FlakySession)
         attempts = session.attempts
     assert attempts == Counter(lookup_order=2, set_priority=2, add_note=1)
+    # The second try was the server's: a call of its own, under a new id.
+    calls = Counter(e.tool_name for e in events if isinstance(e, ToolCallFinished))
+    assert calls == Counter(lookup_order=2, set_priority=2, add_note=1)
     assert finished["lookup_order"].output == "order A1: 2 items, shipped"
     assert finished["set_priority"].output == "A1 priority 2"
     assert finished["add_note"].error == (
@@ -259,3 +279,25 @@ async def test_a_run_started_after_tools_list_changed_sees_the_new_list() -> Non
     assert "search_archive" in after.tools
     assert finished["search_archive"].output == "1 archived order matches 'A1'"
     assert notified == ["notifications/tools/list_changed"]
+
+
+async def test_read_only_and_idempotent_hints_are_overridden_per_tool() -> None:
+    async with mcp_session() as session:
+        wf = orders_workflow()
+        registered = await add_mcp_tools(
+            wf,
+            session,
+            include=["lookup_order", "add_note", "set_priority"],
+            read_only={"add_note": True},
+            idempotent={"lookup_order": False, "set_priority": False},
+        )
+        with pytest.raises(ValueError, match="no tool named nope"):
+            await add_mcp_tools(orders_workflow(), session, idempotent={"nope": True})
+    hints = {t.name: (t.read_only, t.idempotent) for t in registered}
+    assert hints == {
+        "lookup_order": (True, False),
+        "add_note": (True, True),
+        "set_priority": (False, False),
+    }
+    specs = {t.name: (t.read_only, t.idempotent) for t in wf.to_proto().tools}
+    assert specs == hints

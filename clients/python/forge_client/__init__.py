@@ -40,6 +40,7 @@ from forge_client.errors import (
     ToolCallError,
     ToolExecutionError,
     ToolResolutionError,
+    ToolUnreachableError,
     WorkflowCancelledError,
 )
 from forge_client.guard import GuardCalls, GuardDone, GuardedCall, GuardRetry, GuardVerdict
@@ -111,6 +112,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolOutputScreened",
     "ToolResolutionError",
+    "ToolUnreachableError",
     "Usage",
     "Workflow",
     "WorkflowCancelledError",

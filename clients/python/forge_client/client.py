@@ -33,6 +33,7 @@ from forge_client.errors import (
     ConnectionLostError,
     RequestRejectedError,
     ToolResolutionError,
+    ToolUnreachableError,
     run_failed,
 )
 from forge_client.messages import Message, Role, ServerInfo, ToolCall, Usage
@@ -1033,6 +1034,13 @@ class RunStream:
             result.error.CopyFrom(
                 pb.ToolError(
                     message=error, kind=pb.TOOL_ERROR_KIND_RESOLUTION, type=type(exc).__name__
+                )
+            )
+        except ToolUnreachableError as exc:
+            error = str(exc) or type(exc).__name__
+            result.error.CopyFrom(
+                pb.ToolError(
+                    message=error, kind=pb.TOOL_ERROR_KIND_UNREACHABLE, type=type(exc).__name__
                 )
             )
         except pydantic.ValidationError as exc:

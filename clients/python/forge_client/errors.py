@@ -19,6 +19,18 @@ class ToolResolutionError(Exception):
     """
 
 
+class ToolUnreachableError(Exception):
+    """Raise from a tool when what it calls could not be reached or its answer
+    never came back (a lost connection, a timeout in transit): whether it took
+    effect is unknown.
+
+    The server makes the call once more when the tool is read-only or
+    idempotent (`read_only=True`, `idempotent=True` at registration); else,
+    and when that fails too, the model sees the message, told that the
+    effect is unknown. Counts toward the tool-error limit.
+    """
+
+
 class RunFailedError(ForgeError):
     """The server ended the run unsuccessfully; `transcript` has what happened."""
 

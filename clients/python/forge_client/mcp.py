@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from forge_client.errors import McpServerError, McpToolError
+from forge_client.errors import McpServerError, McpToolError, ToolUnreachableError
 from forge_client.workflow import Workflow
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ async def add_mcp_tools(
     exclude: Collection[str] = (),
     prefix: str = "",
     destructive: Mapping[str, bool] | None = None,
+    read_only: Mapping[str, bool] | None = None,
+    idempotent: Mapping[str, bool] | None = None,
     timeout_s: float = 60.0,
 ) -> list[McpTool]:
     """Register the tools of a connected, initialized MCP `session` on `workflow`.
@@ -71,15 +73,17 @@ async def add_mcp_tools(
     - `include` / `exclude`: MCP tool names to keep / leave out (`include`
       naming a tool the server does not have is an error).
     - `prefix`: put before each Forge tool name (two servers, one workflow).
-    - `destructive`: per MCP tool name, overrides the annotations. Otherwise
-      MCP's defaults apply: a tool is destructive unless its `readOnlyHint`
-      is true or its `destructiveHint` is false.
-    - `timeout_s`: for listing and for each call; a call that takes longer is
-      a tool error the model sees, and the run goes on.
+    - `destructive`, `read_only`, `idempotent`: per MCP tool name, override
+      the annotations. Otherwise MCP's defaults apply: a tool is destructive
+      unless its `readOnlyHint` is true or its `destructiveHint` is false;
+      it is neither read-only nor idempotent unless its hints say so.
+    - `timeout_s`: for listing and for each call.
 
-    A call that loses its connection is a tool error too; a read-only or
-    idempotent tool is tried once more first. `isError` results are tool
-    errors; image, audio and resource content is named in the result.
+    A call that times out or loses its connection raises ToolUnreachableError
+    naming the cause: the server makes it once more when the tool is
+    read-only or idempotent, and otherwise tells the model that its effect is
+    unknown; the run goes on. `isError` results are tool errors; image, audio
+    and resource content is named in the result.
 
     Raises McpServerError when the tools cannot be listed (the server is
     gone, not initialized or does not answer in `timeout_s`) and ValueError
@@ -88,8 +92,13 @@ async def add_mcp_tools(
     """
     listed = await _list_tools(session, timeout_s)
     by_name = {t.name: t for t in listed}
-    overrides = dict(destructive or {})
-    missing = [n for n in [*(include or ()), *overrides] if n not in by_name]
+    overrides = {
+        "destructive": dict(destructive or {}),
+        "read_only": dict(read_only or {}),
+        "idempotent": dict(idempotent or {}),
+    }
+    named = [n for hint in overrides.values() for n in hint]
+    missing = [n for n in [*(include or ()), *named] if n not in by_name]
     if missing:
         raise ValueError(
             f"the MCP server has no tool named {', '.join(sorted(set(missing)))} "
@@ -107,7 +116,9 @@ async def add_mcp_tools(
                 f"MCP tool {tool.name!r} cannot be a Forge tool named {name!r} "
                 f"(names match {_TOOL_NAME.pattern}); leave it out with exclude="
             )
-        spec = _annotations(tool, name, overrides.get(tool.name))
+        spec = _annotations(
+            tool, name, {h: o[tool.name] for h, o in overrides.items() if tool.name in o}
+        )
         description = (
             tool.description
             or tool.title
@@ -120,22 +131,24 @@ async def add_mcp_tools(
             tool.input_schema,
             _caller(session, spec, timeout_s),
             destructive=spec.destructive,
+            read_only=spec.read_only,
+            idempotent=spec.idempotent,
         )
         registered.append(spec)
     return registered
 
 
-def _annotations(tool: mcp_types.Tool, name: str, override: bool | None) -> McpTool:
+def _annotations(tool: mcp_types.Tool, name: str, override: Mapping[str, bool]) -> McpTool:
     hints = tool.annotations
     # MCP's defaults: readOnlyHint false, destructiveHint true, idempotentHint
     # false; destructive and idempotent mean something only when not read-only.
-    read_only = bool(hints and hints.read_only_hint)
-    idempotent = read_only or bool(hints and hints.idempotent_hint)
-    destructive = not read_only and (
-        hints is None or hints.destructive_hint is None or hints.destructive_hint
+    read_only = override.get("read_only", bool(hints and hints.read_only_hint))
+    idempotent = override.get("idempotent", read_only or bool(hints and hints.idempotent_hint))
+    destructive = override.get(
+        "destructive",
+        not read_only
+        and (hints is None or hints.destructive_hint is None or hints.destructive_hint),
     )
-    if override is not None:
-        destructive = override
     return McpTool(name, tool.name, destructive, read_only, idempotent)
 
 
@@ -169,31 +182,26 @@ def _caller(
     async def call(arguments: dict[str, Any]) -> str:
         import mcp_types
 
-        attempts = 2 if spec.idempotent else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                result = await session.call_tool(
-                    spec.mcp_name, arguments, read_timeout_seconds=timeout_s
-                )
-            except Exception as exc:
-                code = getattr(exc, "code", None)
-                if code == mcp_types.REQUEST_TIMEOUT:
-                    raise McpToolError(
-                        f"MCP tool {spec.mcp_name!r} timed out after {timeout_s:g}s"
-                    ) from exc
-                lost = code == mcp_types.CONNECTION_CLOSED or _is_transport_error(exc)
-                if lost and attempt < attempts:
-                    continue  # read-only or idempotent: once more
-                what = "lost its connection" if lost else "failed"
-                raise McpToolError(
-                    f"MCP tool {spec.mcp_name!r} {what}: {_cause(exc)}"
-                    + (" (tried twice)" if lost and attempts > 1 else "")
+        try:
+            result = await session.call_tool(
+                spec.mcp_name, arguments, read_timeout_seconds=timeout_s
+            )
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            # Its effect unknown: the server decides whether to try again.
+            if code == mcp_types.REQUEST_TIMEOUT:
+                raise ToolUnreachableError(
+                    f"MCP tool {spec.mcp_name!r} timed out after {timeout_s:g}s"
                 ) from exc
-            output = mcp_tool_result(result)
-            if result.is_error:
-                raise McpToolError(output or f"MCP tool {spec.mcp_name!r} reported an error")
-            return output
-        raise AssertionError("unreachable")
+            if code == mcp_types.CONNECTION_CLOSED or _is_transport_error(exc):
+                raise ToolUnreachableError(
+                    f"MCP tool {spec.mcp_name!r} lost its connection: {_cause(exc)}"
+                ) from exc
+            raise McpToolError(f"MCP tool {spec.mcp_name!r} failed: {_cause(exc)}") from exc
+        output = mcp_tool_result(result)
+        if result.is_error:
+            raise McpToolError(output or f"MCP tool {spec.mcp_name!r} reported an error")
+        return output
 
     return call
 

@@ -37,6 +37,11 @@ class Tool:
     # Deletes or overwrites what cannot be undone (MCP's destructiveHint):
     # offered only when the user asks for it, run alone, optionally approved.
     destructive: bool = False
+    # Only reads / the same effect when repeated (MCP's readOnlyHint,
+    # idempotentHint): the server makes a call once more when its result
+    # never came back (ToolUnreachableError).
+    read_only: bool = False
+    idempotent: bool = False
 
     def json_schema(self) -> dict[str, Any]:
         if self.args_model is None:

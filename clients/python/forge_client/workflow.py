@@ -57,6 +57,8 @@ class Workflow:
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
         destructive: bool = False,
+        read_only: bool = False,
+        idempotent: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -69,13 +71,18 @@ class Workflow:
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
         destructive: bool = False,
+        read_only: bool = False,
+        idempotent: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a function as a tool (usable bare or with options).
 
         `destructive=True` marks a tool that cannot be undone (deletes,
         overwrites): the server offers it only when the user's words ask for
         it, runs it alone, and with RunOptions(approve_destructive_calls=True)
-        asks the run's `approve` callback first."""
+        asks the run's `approve` callback first. `read_only=True` (the tool
+        only reads) or `idempotent=True` (calling it twice does what calling
+        it once does) lets the server make a call once more when the tool
+        raised ToolUnreachableError; any other is never made twice."""
 
         def register(func: F) -> F:
             self.add_tool(
@@ -86,6 +93,8 @@ class Workflow:
                 terminal=terminal,
                 prerequisites=prerequisites,
                 destructive=destructive,
+                read_only=read_only,
+                idempotent=idempotent,
             )
             return func
 
@@ -101,9 +110,11 @@ class Workflow:
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
         destructive: bool = False,
+        read_only: bool = False,
+        idempotent: bool = False,
     ) -> Tool:
         t = tool_from_function(fn, name=name, description=description, prerequisites=prerequisites)
-        t.destructive = destructive
+        t.destructive, t.read_only, t.idempotent = destructive, read_only, idempotent
         return self._register(t, required=required, terminal=terminal)
 
     def add_schema_tool(
@@ -117,10 +128,12 @@ class Workflow:
         terminal: bool = False,
         prerequisites: list[str | Prerequisite] | None = None,
         destructive: bool = False,
+        read_only: bool = False,
+        idempotent: bool = False,
     ) -> Tool:
         """Register a tool by plain JSON Schema; `fn` receives the arguments dict."""
         t = tool_from_schema(name, description, parameters, fn, prerequisites=prerequisites)
-        t.destructive = destructive
+        t.destructive, t.read_only, t.idempotent = destructive, read_only, idempotent
         return self._register(t, required=required, terminal=terminal)
 
     def _register(self, t: Tool, *, required: bool, terminal: bool) -> Tool:
@@ -162,6 +175,8 @@ class Workflow:
                         for p in t.prerequisites
                     ],
                     destructive=t.destructive,
+                    read_only=t.read_only,
+                    idempotent=t.idempotent,
                 )
                 for t in self.tools.values()
             ],

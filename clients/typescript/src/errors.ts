@@ -33,6 +33,19 @@ export class ToolResolutionError extends Error {
   override name = "ToolResolutionError";
 }
 
+/**
+ * Throw from a tool handler when what it calls could not be reached or its
+ * answer never came back (a lost connection, a timeout in transit): whether
+ * the call took effect is unknown. The server makes the call once more (a new
+ * call id, `<id>.retry`) when the tool is read-only or idempotent (`{ readOnly:
+ * true }`, `{ idempotent: true }` at registration); otherwise, and when that
+ * fails too, the model sees the message, told that the effect is unknown.
+ * Counts toward `maxToolErrors`.
+ */
+export class ToolUnreachableError extends Error {
+  override name = "ToolUnreachableError";
+}
+
 export interface RunFailedInit {
   reason: FailureReasonName;
   details: Record<string, string>;

@@ -79,7 +79,11 @@ export interface ToolCallStartedEvent {
 /** How a handler failed. */
 export interface ToolFailure {
   message: string;
-  kind: "hard" | "resolution";
+  /**
+   * "resolution": a ToolResolutionError; "unreachable": a ToolUnreachableError
+   * (the server may make the call once more); "hard": any other error.
+   */
+  kind: "hard" | "resolution" | "unreachable";
   /** The error's class name, e.g. "ValidationError". */
   type: string;
 }

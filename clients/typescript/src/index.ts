@@ -77,6 +77,7 @@ export {
   ToolCallError,
   ToolExecutionError,
   ToolResolutionError,
+  ToolUnreachableError,
   WorkflowCancelledError,
 } from "./errors.js";
 export {

@@ -26,7 +26,7 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ForgeError } from "./errors.js";
+import { ForgeError, ToolUnreachableError } from "./errors.js";
 import type { JsonSchema } from "./schema.js";
 import type { Workflow } from "./workflow.js";
 
@@ -59,7 +59,14 @@ export interface McpToolsOptions {
   prefix?: string | undefined;
   /** Per MCP tool name: destructive or not, whatever the server's annotations say. */
   destructive?: Readonly<Record<string, boolean>> | undefined;
-  /** Bounds the listing and each call (default 60 000 ms); a call that takes longer is a tool error. */
+  /** Per MCP tool name: read-only or not, whatever the server's annotations say. */
+  readOnly?: Readonly<Record<string, boolean>> | undefined;
+  /** Per MCP tool name: idempotent or not, whatever the server's annotations say. */
+  idempotent?: Readonly<Record<string, boolean>> | undefined;
+  /**
+   * Bounds the listing and each call (default 60 000 ms); a call that takes
+   * longer throws `ToolUnreachableError` (see `addMcpTools`).
+   */
   timeoutMs?: number | undefined;
 }
 
@@ -74,8 +81,10 @@ export class McpServerError extends ForgeError {
 
 /**
  * Thrown by an MCP tool's handler: the server answered `isError` (the message
- * is its content), or the call timed out or lost its connection (the message
- * names the cause). Like any handler error it becomes a tool error the model sees.
+ * is its content), or the call failed otherwise (the message names the
+ * cause). Like any handler error it becomes a tool error the model sees. A
+ * call that timed out or lost its connection throws `ToolUnreachableError`
+ * instead.
  */
 export class McpToolError extends Error {
   override name = "McpToolError";
@@ -100,16 +109,22 @@ export class McpToolError extends Error {
  * `mcpToolResult`); an `isError` result is an `McpToolError` the model sees.
  *
  * MCP's defaults apply to the annotations: a tool is destructive unless its
- * `readOnlyHint` is true or its `destructiveHint` is false; `destructive`
- * overrides them per tool. A call that times out (`timeoutMs`) or loses its
- * connection is a tool error naming the cause, and the run goes on; a
- * read-only or idempotent tool is tried once more after a lost connection,
- * other tools never.
+ * `readOnlyHint` is true or its `destructiveHint` is false; it is read-only
+ * when its `readOnlyHint` is true, idempotent when read-only or its
+ * `idempotentHint` is true. `destructive`, `readOnly` and `idempotent`
+ * override them per MCP tool name. Each tool is registered with these
+ * (`ToolOptions.destructive`, `readOnly`, `idempotent`).
+ *
+ * A call that times out (`timeoutMs`) or loses its connection throws
+ * `ToolUnreachableError` naming the cause: the SDK never calls again itself;
+ * the server makes the call once more when the tool is read-only or
+ * idempotent, and otherwise tells the model that its effect is unknown. The
+ * run goes on.
  *
  * Throws `McpServerError` when the tools cannot be listed, and an `Error` for
- * a name Forge cannot use, a name in `include` or `destructive` the server
- * does not have, or a clash with a tool already registered; then nothing is
- * registered.
+ * a name Forge cannot use, a name in `include`, `destructive`, `readOnly` or
+ * `idempotent` the server does not have, or a clash with a tool already
+ * registered; then nothing is registered.
  */
 export async function addMcpTools<W extends Workflow<any, any>>(
   workflow: W,
@@ -119,12 +134,15 @@ export async function addMcpTools<W extends Workflow<any, any>>(
   const timeoutMs = options.timeoutMs ?? 60_000;
   const prefix = options.prefix ?? "";
   const exclude = options.exclude ?? [];
-  const overrides = options.destructive ?? {};
+  const overrides: Overrides = {
+    destructive: options.destructive ?? {},
+    readOnly: options.readOnly ?? {},
+    idempotent: options.idempotent ?? {},
+  };
   const listed = await listTools(client, timeoutMs);
   const have = listed.map((t) => t.name);
-  const missing = [...new Set([...(options.include ?? []), ...Object.keys(overrides)])].filter(
-    (n) => !have.includes(n),
-  );
+  const named = Object.values(overrides).flatMap((o) => Object.keys(o));
+  const missing = [...new Set([...(options.include ?? []), ...named])].filter((n) => !have.includes(n));
   if (missing.length > 0) {
     throw new Error(
       `the MCP server has no tool named ${missing.sort().join(", ")} ` +
@@ -145,13 +163,15 @@ export async function addMcpTools<W extends Workflow<any, any>>(
     if (workflow.tools.has(name) || todo.some((p) => p.spec.name === name)) {
       throw new Error(`workflow ${JSON.stringify(workflow.name)} already has a tool named ${JSON.stringify(name)}`);
     }
-    todo.push({ tool, spec: annotations(tool, name, overrides[tool.name]) });
+    todo.push({ tool, spec: annotations(tool, name, overrides) });
   }
   let out: Workflow<any, any> = workflow;
   for (const { tool, spec } of todo) {
     const schema = { ...(tool.inputSchema as JsonSchema) };
     out = out.tool(spec.name, description(tool), schema, caller(client, spec, timeoutMs), {
       destructive: spec.destructive,
+      readOnly: spec.readOnly,
+      idempotent: spec.idempotent,
     });
   }
   return { workflow: out as W, tools: todo.map((p) => p.spec) };
@@ -161,13 +181,25 @@ function description(tool: Tool): string {
   return tool.description || tool.title || tool.annotations?.title || tool.name;
 }
 
-function annotations(tool: Tool, name: string, override: boolean | undefined): McpTool {
+/** The caller's per-MCP-tool overrides of the annotations. */
+interface Overrides {
+  destructive: Readonly<Record<string, boolean>>;
+  readOnly: Readonly<Record<string, boolean>>;
+  idempotent: Readonly<Record<string, boolean>>;
+}
+
+/** `record[key]` when it is the record's own (not `toString` and friends). */
+function own(record: Readonly<Record<string, boolean>>, key: string): boolean | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+function annotations(tool: Tool, name: string, overrides: Overrides): McpTool {
   // MCP's defaults: readOnlyHint false, destructiveHint true, idempotentHint
   // false; destructive and idempotent mean something only when not read-only.
   const hints = tool.annotations;
-  const readOnly = hints?.readOnlyHint === true;
-  const idempotent = readOnly || hints?.idempotentHint === true;
-  const destructive = override ?? (!readOnly && hints?.destructiveHint !== false);
+  const readOnly = own(overrides.readOnly, tool.name) ?? hints?.readOnlyHint === true;
+  const idempotent = own(overrides.idempotent, tool.name) ?? (readOnly || hints?.idempotentHint === true);
+  const destructive = own(overrides.destructive, tool.name) ?? (!readOnly && hints?.destructiveHint !== false);
   return { name, mcpName: tool.name, destructive, readOnly, idempotent };
 }
 
@@ -197,42 +229,38 @@ async function listTools(client: Client, timeoutMs: number): Promise<Tool[]> {
 
 function caller(client: Client, spec: McpTool, timeoutMs: number) {
   return async (args: unknown, ctx: { signal: AbortSignal }): Promise<string> => {
-    const attempts = spec.idempotent ? 2 : 1;
-    for (let attempt = 1; ; attempt++) {
-      let result: CallToolResult;
-      try {
-        result = (await client.callTool(
-          { name: spec.mcpName, arguments: (args ?? {}) as Record<string, unknown> },
-          undefined,
-          { timeout: timeoutMs, signal: ctx.signal },
-        )) as CallToolResult;
-      } catch (err) {
-        if (ctx.signal.aborted) {
-          throw err; // the run is over or the call abandoned
-        }
-        const code = codeOf(err);
-        if (code === REQUEST_TIMEOUT) {
-          throw new McpToolError(spec.mcpName, `MCP tool ${JSON.stringify(spec.mcpName)} timed out after ${timeoutMs} ms`, {
-            cause: err,
-          });
-        }
-        const lost = code === CONNECTION_CLOSED || isNotConnected(err);
-        if (lost && attempt < attempts) {
-          continue; // read-only or idempotent: once more
-        }
-        const what = lost ? "lost its connection" : "failed";
-        throw new McpToolError(
-          spec.mcpName,
-          `MCP tool ${JSON.stringify(spec.mcpName)} ${what}: ${causeOf(err)}` + (lost && attempts > 1 ? " (tried twice)" : ""),
-          { cause: err },
-        );
+    let result: CallToolResult;
+    try {
+      result = (await client.callTool(
+        { name: spec.mcpName, arguments: (args ?? {}) as Record<string, unknown> },
+        undefined,
+        { timeout: timeoutMs, signal: ctx.signal },
+      )) as CallToolResult;
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        throw err; // the run is over or the call abandoned
       }
-      const output = mcpToolResult(result);
-      if (result.isError === true) {
-        throw new McpToolError(spec.mcpName, output || `MCP tool ${JSON.stringify(spec.mcpName)} reported an error`);
+      // Its effect unknown: the server decides whether to make it again.
+      const code = codeOf(err);
+      if (code === REQUEST_TIMEOUT) {
+        throw new ToolUnreachableError(`MCP tool ${JSON.stringify(spec.mcpName)} timed out after ${timeoutMs} ms`, {
+          cause: err,
+        });
       }
-      return output;
+      if (code === CONNECTION_CLOSED || isNotConnected(err)) {
+        throw new ToolUnreachableError(`MCP tool ${JSON.stringify(spec.mcpName)} lost its connection: ${causeOf(err)}`, {
+          cause: err,
+        });
+      }
+      throw new McpToolError(spec.mcpName, `MCP tool ${JSON.stringify(spec.mcpName)} failed: ${causeOf(err)}`, {
+        cause: err,
+      });
     }
+    const output = mcpToolResult(result);
+    if (result.isError === true) {
+      throw new McpToolError(spec.mcpName, output || `MCP tool ${JSON.stringify(spec.mcpName)} reported an error`);
+    }
+    return output;
   };
 }
 

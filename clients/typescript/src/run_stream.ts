@@ -14,6 +14,7 @@ import {
   type ForgeError,
   RequestRejectedError,
   ToolResolutionError,
+  ToolUnreachableError,
   WorkflowCancelledError,
   fromTransportError,
   runFailedFromPb,
@@ -807,7 +808,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
                     value: {
                       message: error.message,
                       type: error.type,
-                      kind: error.kind === "resolution" ? ToolErrorKind.RESOLUTION : ToolErrorKind.HARD,
+                      kind: ERROR_KIND[error.kind],
                     },
                   },
           },
@@ -880,9 +881,18 @@ async function* generate<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
   yield* source;
 }
 
+const ERROR_KIND: Record<ToolFailure["kind"], ToolErrorKind> = {
+  hard: ToolErrorKind.HARD,
+  resolution: ToolErrorKind.RESOLUTION,
+  unreachable: ToolErrorKind.UNREACHABLE,
+};
+
 function toolFailure(err: unknown): ToolFailure {
   if (err instanceof ToolResolutionError) {
     return { message: err.message, kind: "resolution", type: err.name };
+  }
+  if (err instanceof ToolUnreachableError) {
+    return { message: err.message || err.name, kind: "unreachable", type: err.name };
   }
   if (err instanceof Error) {
     return { message: err.message || err.name, kind: "hard", type: err.name || err.constructor.name };

@@ -58,6 +58,20 @@ export interface ToolOptions<Names extends string = string> {
    * before each call. Default false.
    */
   destructive?: boolean | undefined;
+  /**
+   * The tool only reads (like MCP's `readOnlyHint`): calling it again changes
+   * nothing. When a call throws `ToolUnreachableError` (its answer never came
+   * back), the server makes it once more, under call id `<id>.retry`; a tool
+   * neither read-only nor idempotent is never called twice, and the model is
+   * told the call's effect is unknown. Default false.
+   */
+  readOnly?: boolean | undefined;
+  /**
+   * Calling the tool twice with the same arguments does what calling it once
+   * does (like MCP's `idempotentHint`): retried after `ToolUnreachableError`
+   * like a read-only tool. Default false.
+   */
+  idempotent?: boolean | undefined;
   /** A required step: it must succeed once before a terminal tool may run (as `.require(name)`). */
   required?: boolean | undefined;
   /** A successful call ends the run with its result (as `.terminal(name)`). */
@@ -87,6 +101,10 @@ export interface ToolDefinition {
   readonly prerequisites: readonly Prerequisite[];
   /** Cannot be undone (see ToolOptions.destructive). */
   readonly destructive: boolean;
+  /** Only reads (see ToolOptions.readOnly). */
+  readonly readOnly: boolean;
+  /** The same effect when repeated (see ToolOptions.idempotent). */
+  readonly idempotent: boolean;
   /** Parse `args` with the schema, then run the handler. */
   invoke(args: unknown, ctx: ToolContext): Promise<unknown>;
 }
@@ -207,6 +225,8 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
         typeof p === "string" ? { tool: p } : { tool: p.tool, matchArg: p.matchArg },
       ),
       destructive: options?.destructive ?? false,
+      readOnly: options?.readOnly ?? false,
+      idempotent: options?.idempotent ?? false,
       async invoke(args: unknown, ctx: ToolContext): Promise<unknown> {
         const parsed = (await parseArguments(schema, args)) as ArgsOf<S>;
         return await handler(parsed, ctx);
@@ -267,6 +287,8 @@ export class Workflow<Tools extends ToolMap = {}, Terminal extends string = neve
             create(PrerequisiteSchema, { tool: p.tool, matchArg: p.matchArg ?? "" }),
           ),
           destructive: t.destructive,
+          readOnly: t.readOnly,
+          idempotent: t.idempotent,
         }),
       ),
     });

@@ -24,12 +24,16 @@ import {
   RunFailedError,
   type RunOptions,
   ToolResolutionError,
+  ToolUnreachableError,
   type Workflow,
+  addMcpTools,
   createForgeClient,
   workflow,
 } from "@forge-sidecar/client";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { type CanonicalEvent, canonicalEvent, matchEvents } from "./event_match.js";
-import { CASES_DIR, type RunningServer, startForgeServer } from "./helpers.js";
+import { CASES_DIR, PYTHON, REPO_ROOT, type RunningServer, startForgeServer } from "./helpers.js";
 
 type Json = Record<string, unknown>;
 
@@ -37,6 +41,7 @@ interface Behaviour {
   returns?: string;
   raises?: string;
   raises_resolution?: string;
+  raises_unreachable?: string;
   sleep_ms?: number;
 }
 
@@ -77,7 +82,13 @@ class ScriptedTools {
       const index = this.calls.get(name) ?? 0;
       this.calls.set(name, index + 1);
       const step = steps[Math.min(index, steps.length - 1)] as Behaviour;
-      checkKeys(`client.tools.${name}`, step, ["returns", "raises", "raises_resolution", "sleep_ms"]);
+      checkKeys(`client.tools.${name}`, step, [
+        "returns",
+        "raises",
+        "raises_resolution",
+        "raises_unreachable",
+        "sleep_ms",
+      ]);
       if (step.sleep_ms !== undefined) {
         await sleep(step.sleep_ms, undefined, { signal });
       }
@@ -86,6 +97,9 @@ class ScriptedTools {
       }
       if (step.raises_resolution !== undefined) {
         throw new ToolResolutionError(step.raises_resolution);
+      }
+      if (step.raises_unreachable !== undefined) {
+        throw new ToolUnreachableError(step.raises_unreachable);
       }
       return String(step.returns ?? "");
     };
@@ -124,8 +138,11 @@ interface ToolSpecJson {
   parameters?: JsonSchema;
   prerequisites?: Array<{ tool: string; match_arg?: string }>;
   destructive?: boolean;
+  read_only?: boolean;
+  idempotent?: boolean;
 }
 
+/** The case's workflow with its own tools; `withSteps` adds its required steps and terminal tools. */
 function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
   checkKeys("workflow", spec, [
     "name",
@@ -149,6 +166,8 @@ function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
       "parameters",
       "prerequisites",
       "destructive",
+      "read_only",
+      "idempotent",
     ]);
     wf = wf.tool(
       tool.name,
@@ -158,12 +177,72 @@ function buildWorkflow(spec: Json, tools: ScriptedTools): Workflow<any, any> {
       {
         prerequisites: (tool.prerequisites ?? []).map((p) => ({ tool: p.tool, matchArg: p.match_arg ?? "" })),
         destructive: tool.destructive,
+        readOnly: tool.read_only,
+        idempotent: tool.idempotent,
       },
     );
   }
-  wf = wf.require(...((spec["required_steps"] ?? []) as string[]));
-  wf = wf.terminal(...((spec["terminal_tools"] ?? []) as string[]));
   return wf;
+}
+
+/** `wf` with the case's required steps and terminal tools (after the MCP tools: they may name them). */
+function withSteps(wf: Workflow<any, any>, spec: Json): Workflow<any, any> {
+  return wf
+    .require(...((spec["required_steps"] ?? []) as string[]))
+    .terminal(...((spec["terminal_tools"] ?? []) as string[]));
+}
+
+const MCP_KEYS = [
+  "tools",
+  "page_size",
+  "include",
+  "exclude",
+  "prefix",
+  "destructive",
+  "read_only",
+  "idempotent",
+  "timeout_ms",
+];
+
+/**
+ * Start the case's MCP server (tests/conformance/mcp_case_server.py, with
+ * $FORGE_PYTHON) over stdio, connect a client and register its tools with
+ * addMcpTools as the case's `mcp` key says. The caller closes the client
+ * (which ends the server process).
+ */
+async function addCaseMcpTools(
+  wf: Workflow<any, any>,
+  caseFile: string,
+  spec: Json,
+): Promise<{ workflow: Workflow<any, any>; mcp: Client }> {
+  checkKeys("mcp", spec, MCP_KEYS);
+  const transport = new StdioClientTransport({
+    command: PYTHON,
+    args: [join(CASES_DIR, "..", "mcp_case_server.py"), caseFile],
+    cwd: REPO_ROOT,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer | string) => {
+    stderr = (stderr + String(chunk)).slice(-20_000);
+  });
+  const mcp = new Client({ name: "forge-ts-conformance", version: "1.0.0" });
+  try {
+    await mcp.connect(transport);
+    const { workflow: out } = await addMcpTools(wf, mcp, {
+      include: spec["include"] as string[] | undefined,
+      exclude: spec["exclude"] as string[] | undefined,
+      prefix: spec["prefix"] as string | undefined,
+      destructive: spec["destructive"] as Record<string, boolean> | undefined,
+      readOnly: spec["read_only"] as Record<string, boolean> | undefined,
+      idempotent: spec["idempotent"] as Record<string, boolean> | undefined,
+      timeoutMs: spec["timeout_ms"] as number | undefined,
+    });
+    return { workflow: out, mcp };
+  } catch (err) {
+    await mcp.close();
+    throw new Error(`the case's MCP server: ${String(err)}\n${stderr}`, { cause: err });
+  }
 }
 
 const GUARDRAILS: Record<string, keyof RunOptions> = {
@@ -274,6 +353,7 @@ for (const file of CASE_FILES) {
       "script",
       "client",
       "expect",
+      "mcp",
     ]);
     const expect = c["expect"] as Json;
     checkKeys(`${name}.expect`, expect, [
@@ -292,7 +372,14 @@ for (const file of CASE_FILES) {
     const clientSpec = (c["client"] ?? {}) as Json;
     checkKeys(`${name}.client`, clientSpec, ["tools", "cancel_after_tool_calls", "approvals"]);
     const tools = new ScriptedTools((clientSpec["tools"] ?? {}) as Record<string, Behaviour[]>);
-    const wf = buildWorkflow(c["workflow"] as Json, tools);
+    let wf = buildWorkflow(c["workflow"] as Json, tools);
+    let mcp: Client | undefined;
+    if (c["mcp"] !== undefined) {
+      const added = await addCaseMcpTools(wf, join(CASES_DIR, file), c["mcp"] as Json);
+      wf = added.workflow;
+      mcp = added.mcp;
+    }
+    wf = withSteps(wf, c["workflow"] as Json);
     const cancelAfter = clientSpec["cancel_after_tool_calls"] as number | undefined;
 
     const approvals = clientSpec["approvals"] as Record<string, ScriptedApproval[]> | undefined;
@@ -302,46 +389,50 @@ for (const file of CASE_FILES) {
     const messageTypes: string[] = [];
     const surfaced: CanonicalEvent[] = [];
     let outcome: Outcome;
-    const stream = client.start(wf, String(c["user_message"]), {
-      priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
-      options: buildOptions((c["options"] ?? {}) as Json),
-      // Absent: no approver, so the SDK's own default (deny) answers.
-      approve: approvals === undefined ? undefined : scriptedApprover(approvals),
-    });
     try {
-      for await (const event of stream) {
-        surfaced.push(canonicalEvent(event));
-        if (event.type === "tool_call_started") {
-          toolCalls.push({ name: event.toolName, args: event.arguments });
-          if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
-            stream.cancel("conformance case asked to cancel");
+      const stream = client.start(wf, String(c["user_message"]), {
+        priorMessages: ((c["prior_messages"] ?? []) as Json[]).map(priorMessage),
+        options: buildOptions((c["options"] ?? {}) as Json),
+        // Absent: no approver, so the SDK's own default (deny) answers.
+        approve: approvals === undefined ? undefined : scriptedApprover(approvals),
+      });
+      try {
+        for await (const event of stream) {
+          surfaced.push(canonicalEvent(event));
+          if (event.type === "tool_call_started") {
+            toolCalls.push({ name: event.toolName, args: event.arguments });
+            if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
+              stream.cancel("conformance case asked to cancel");
+            }
+          } else if (event.type === "approval_requested") {
+            approvalRequests.push({ name: event.toolName, args: event.arguments });
+          } else if (event.type === "message_appended") {
+            messageTypes.push(event.message.type);
           }
-        } else if (event.type === "approval_requested") {
-          approvalRequests.push({ name: event.toolName, args: event.arguments });
-        } else if (event.type === "message_appended") {
-          messageTypes.push(event.message.type);
         }
+        const result = await stream.result;
+        outcome = {
+          outcome: "completed",
+          terminal_tool: result.terminalTool,
+          result: result.output,
+          details: {},
+          iterations: result.iterations,
+          transcript: result.transcript,
+        };
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) {
+          throw err;
+        }
+        outcome = {
+          outcome: "failed",
+          failure_reason: err.reason,
+          details: err.details,
+          iterations: err.iterations,
+          transcript: err.transcript,
+        };
       }
-      const result = await stream.result;
-      outcome = {
-        outcome: "completed",
-        terminal_tool: result.terminalTool,
-        result: result.output,
-        details: {},
-        iterations: result.iterations,
-        transcript: result.transcript,
-      };
-    } catch (err) {
-      if (!(err instanceof RunFailedError)) {
-        throw err;
-      }
-      outcome = {
-        outcome: "failed",
-        failure_reason: err.reason,
-        details: err.details,
-        iterations: err.iterations,
-        transcript: err.transcript,
-      };
+    } finally {
+      await mcp?.close(); // the MCP server lives until the run has ended
     }
 
     assert.equal(outcome.outcome, expect["outcome"], JSON.stringify({ ...outcome, transcript: undefined }));
@@ -485,7 +576,7 @@ for (const file of GUARD_CASE_FILES) {
     const c = JSON.parse(readFileSync(join(GUARD_CASES_DIR, file), "utf8")) as Json;
     assert.equal(c["name"], name);
     checkKeys(name, c, ["name", "description", "workflow", "options", "messages", "steps"]);
-    const wf = buildWorkflow(c["workflow"] as Json, new ScriptedTools({}));
+    const wf = withSteps(buildWorkflow(c["workflow"] as Json, new ScriptedTools({})), c["workflow"] as Json);
     const options = buildOptions((c["options"] ?? {}) as Json);
     const history: MessageInput[] = (c["messages"] as Json[]).map(guardMessage);
     const steps = c["steps"] as Json[];

@@ -19,6 +19,7 @@ import {
   McpToolError,
   type RunResult,
   type ToolCallFinishedEvent,
+  ToolUnreachableError,
   type Workflow,
   addMcpTools,
   createForgeClient,
@@ -30,7 +31,9 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   type CallToolResult,
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type RunningServer, startForgeServer } from "./helpers.js";
@@ -153,6 +156,12 @@ const SCRIPTS: Record<string, unknown[]> = {
   ts_mcp_filters: [call("shop_lookup_order", { order_id: "B2" }), call("crm.lookup_order", { order_id: "C3" }), done],
   ts_mcp_destructive: [call("cancel_order", { order_id: "A1" }), done],
   ts_mcp_timeout: [call("slow_report", { order_id: "A1" }), call("lookup_order", { order_id: "A1" }), done],
+  ts_mcp_lost: [
+    call("lookup_order", { order_id: "A1" }),
+    call("set_priority", { order_id: "A1", priority: 2 }),
+    call("add_note", { order_id: "A1", note: "customer called" }),
+    done,
+  ],
 };
 
 let scriptDir: string;
@@ -228,6 +237,12 @@ describe("addMcpTools", () => {
     assert.deepEqual(hints.get("set_priority"), [false, true, false]);
     assert.deepEqual(hints.get("add_note"), [false, false, false]);
     assert.deepEqual(hints.get("purge_cache"), [false, false, true]);
+    // ...and reach the server, which makes a call once more only for these
+    // when its answer never came back.
+    assert.deepEqual(
+      new Map([...specs.values()].map((t) => [t.name, [t.readOnly, t.idempotent, t.destructive]])),
+      hints,
+    );
     // The caller's override wins over the annotations, both ways.
     const overridden = await addMcpTools(orders("ts_mcp_schema"), mcp, {
       destructive: { purge_cache: false, lookup_order: true },
@@ -331,21 +346,35 @@ describe("addMcpTools", () => {
     assert.ok(allowed.result.transcript.some((m) => m.content.includes("cancel_order done for A1")));
   });
 
-  test("a call that times out is a tool error naming the cause, and the run goes on", async () => {
+  test("a call that times out is a ToolUnreachableError naming the cause, and the run goes on", async () => {
     const { workflow: wf } = await addMcpTools(orders("ts_mcp_timeout"), await connected(), {
       include: ["slow_report", "lookup_order"],
       timeoutMs: 300,
     });
+    calls.length = 0;
     const started = Date.now();
-    const { result, finished } = await run(wf);
+    const { result, finished, events } = await run(wf);
     assert.ok(Date.now() - started < 4_000, "the call was not cut off at its timeout");
     assert.equal(result.terminalTool, "respond");
-    assert.equal(finished.get("slow_report")?.error?.message, 'MCP tool "slow_report" timed out after 300 ms');
+    assert.deepEqual(finished.get("slow_report")?.error, {
+      message: 'MCP tool "slow_report" timed out after 300 ms',
+      kind: "unreachable",
+      type: "ToolUnreachableError",
+    });
+    // Read-only: the server made the call once more (its own call id) before
+    // the model saw it; the SDK itself never calls twice.
+    const slow = events
+      .filter((e): e is ToolCallFinishedEvent => e.type === "tool_call_finished" && e.toolName === "slow_report")
+      .map((e) => e.callId);
+    assert.equal(slow.length, 2, String(slow));
+    assert.equal(slow[1], `${slow[0]}.retry`);
+    assert.deepEqual(calls, ["slow_report", "slow_report", "lookup_order"]);
     assert.equal(finished.get("lookup_order")?.output, "order A1: 2 items, shipped");
     assert.ok(result.transcript.some((m) => m.content.includes("timed out after 300 ms")));
+    assert.ok(result.transcript.some((m) => m.content.includes("'slow_report' was tried twice")));
   });
 
-  test("after a lost connection a read-only or idempotent tool is tried once more, others never", async () => {
+  test("a lost connection is a ToolUnreachableError; the SDK never calls twice", async () => {
     const attempt = async (tool: string): Promise<{ attempts: number; message: string }> => {
       const mcp = await mcpClient();
       let attempts = 0;
@@ -364,17 +393,96 @@ describe("addMcpTools", () => {
           (e: unknown) => e,
         );
       await mcp.close();
-      assert.ok(err instanceof McpToolError, String(err));
+      assert.ok(err instanceof ToolUnreachableError, String(err));
       return { attempts, message: err.message };
     };
+    // Read-only, idempotent or neither: one call each; retrying is the server's.
     const readOnly = await attempt("lookup_order");
-    assert.equal(readOnly.attempts, 2);
-    assert.match(readOnly.message, /^MCP tool "lookup_order" lost its connection: .+ \(tried twice\)$/);
+    assert.equal(readOnly.attempts, 1);
+    assert.match(readOnly.message, /^MCP tool "lookup_order" lost its connection: .*Connection closed$/);
     const idempotent = await attempt("set_priority");
-    assert.equal(idempotent.attempts, 2);
+    assert.equal(idempotent.attempts, 1);
     const other = await attempt("add_note");
     assert.equal(other.attempts, 1);
     assert.match(other.message, /^MCP tool "add_note" lost its connection: .*Connection closed$/);
+  });
+
+  test("after a lost connection the server calls a read-only or idempotent tool once more, others never", async () => {
+    const mcp = await connected();
+    // The first call of each tool loses its connection; later ones go through.
+    const attempts = new Map<string, number>();
+    const callTool = mcp.callTool.bind(mcp);
+    mcp.callTool = (async (...args: Parameters<Client["callTool"]>) => {
+      const name = args[0].name;
+      const n = (attempts.get(name) ?? 0) + 1;
+      attempts.set(name, n);
+      if (n === 1) {
+        throw new McpError(ErrorCode.ConnectionClosed, "Connection closed");
+      }
+      return await callTool(...args);
+    }) as Client["callTool"];
+    const { workflow: wf, tools } = await addMcpTools(orders("ts_mcp_lost"), mcp, {
+      include: ["lookup_order", "set_priority", "add_note"],
+    });
+    assert.deepEqual(
+      tools.map((t) => [t.name, t.readOnly, t.idempotent]),
+      [
+        ["lookup_order", true, true],
+        ["add_note", false, false],
+        ["set_priority", false, true],
+      ],
+    );
+    const { result, events } = await run(wf);
+    assert.equal(result.terminalTool, "respond");
+    assert.deepEqual(Object.fromEntries(attempts), { lookup_order: 2, set_priority: 2, add_note: 1 });
+    // The second try was the server's: a call of its own, under "<id>.retry".
+    const finished = events.filter((e): e is ToolCallFinishedEvent => e.type === "tool_call_finished");
+    const byTool = (tool: string) => finished.filter((e) => e.toolName === tool);
+    for (const tool of ["lookup_order", "set_priority"]) {
+      const [first, retry, ...more] = byTool(tool);
+      assert.deepEqual(more, []);
+      assert.equal(first?.error?.kind, "unreachable");
+      assert.equal(first?.error?.message, `MCP tool "${tool}" lost its connection: MCP error -32000: Connection closed`);
+      assert.equal(retry?.callId, `${first?.callId}.retry`);
+      assert.equal(retry?.error, undefined);
+    }
+    assert.equal(byTool("lookup_order")[1]?.output, "order A1: 2 items, shipped");
+    assert.equal(byTool("set_priority")[1]?.output, "set_priority done for A1");
+    const [note, ...again] = byTool("add_note");
+    assert.deepEqual(again, [], "add_note is neither read-only nor idempotent: never called twice");
+    assert.equal(note?.error?.kind, "unreachable");
+    // What the model read: the note tried once, its effect unknown.
+    const toolResults = new Map(
+      result.transcript.filter((m) => m.role === "tool").map((m) => [m.toolName, m.content] as const),
+    );
+    assert.match(toolResults.get("lookup_order") ?? "", /order A1: 2 items, shipped/);
+    assert.match(toolResults.get("add_note") ?? "", /'add_note' was tried once/);
+    assert.match(toolResults.get("add_note") ?? "", /whether it took effect is unknown/);
+  });
+
+  test("readOnly and idempotent override the hints per tool", async () => {
+    const mcp = await connected();
+    const { workflow: wf, tools } = await addMcpTools(orders("ts_mcp_overrides"), mcp, {
+      include: ["lookup_order", "add_note", "set_priority"],
+      readOnly: { add_note: true },
+      idempotent: { lookup_order: false, set_priority: false },
+    });
+    const hints = new Map(tools.map((t) => [t.name, [t.readOnly, t.idempotent]]));
+    assert.deepEqual(
+      hints,
+      new Map([
+        ["lookup_order", [true, false]],
+        ["add_note", [true, true]],
+        ["set_priority", [false, false]],
+      ]),
+    );
+    assert.deepEqual(new Map(wf.toProto().tools.map((t) => [t.name, [t.readOnly, t.idempotent]])), hints);
+    await assert.rejects(addMcpTools(orders("x"), mcp, { idempotent: { nope: true } }), {
+      message: /no tool named nope/,
+    });
+    await assert.rejects(addMcpTools(orders("x"), mcp, { readOnly: { nope: true } }), {
+      message: /no tool named nope/,
+    });
   });
 
   test("a closed client is an McpServerError before any run", async () => {

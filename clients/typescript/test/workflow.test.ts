@@ -174,3 +174,27 @@ test("a Standard Schema without a JSON Schema converter needs options.jsonSchema
   });
   assert.equal(wf.tools.get("t")?.jsonSchema["type"], "object");
 });
+
+test("readOnly and idempotent at registration reach the ToolSpec (default false)", () => {
+  const obj = { type: "object", properties: {} } as const;
+  const wf = workflow("orders", "Handle orders.")
+    .tool("lookup", "Look up an order", obj, async () => "A1", { readOnly: true })
+    .tool("set_priority", "Set a priority", obj, async () => "ok", { idempotent: true })
+    .tool("add_note", "Add a note", obj, async () => "ok");
+  assert.deepEqual(
+    [...wf.tools.values()].map((t) => [t.name, t.readOnly, t.idempotent]),
+    [
+      ["lookup", true, false],
+      ["set_priority", false, true],
+      ["add_note", false, false],
+    ],
+  );
+  assert.deepEqual(
+    wf.toProto().tools.map((t) => [t.name, t.readOnly, t.idempotent, t.destructive]),
+    [
+      ["lookup", true, false, false],
+      ["set_priority", false, true, false],
+      ["add_note", false, false, false],
+    ],
+  );
+});

@@ -34,6 +34,13 @@ class _ToolErrorKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolErr
     """The arguments were valid but did not resolve to data ("no such city").
     Fed back to the model; neither counts as an error nor completes a step.
     """
+    TOOL_ERROR_KIND_UNREACHABLE: _ToolErrorKind.ValueType  # 3
+    """The tool could not be reached, or its answer never came back (a lost
+    connection, a timeout in transit): whether it took effect is unknown.
+    The server tries a read-only or idempotent tool once more
+    (ToolSpec.read_only, ToolSpec.idempotent); otherwise the model sees the
+    error, told that the effect is unknown. Counts like HARD.
+    """
 
 class ToolErrorKind(_ToolErrorKind, metaclass=_ToolErrorKindEnumTypeWrapper): ...
 
@@ -43,6 +50,13 @@ TOOL_ERROR_KIND_HARD: ToolErrorKind.ValueType  # 1
 TOOL_ERROR_KIND_RESOLUTION: ToolErrorKind.ValueType  # 2
 """The arguments were valid but did not resolve to data ("no such city").
 Fed back to the model; neither counts as an error nor completes a step.
+"""
+TOOL_ERROR_KIND_UNREACHABLE: ToolErrorKind.ValueType  # 3
+"""The tool could not be reached, or its answer never came back (a lost
+connection, a timeout in transit): whether it took effect is unknown.
+The server tries a read-only or idempotent tool once more
+(ToolSpec.read_only, ToolSpec.idempotent); otherwise the model sees the
+error, told that the effect is unknown. Counts like HARD.
 """
 Global___ToolErrorKind: _TypeAlias = ToolErrorKind  # noqa: Y015
 

@@ -172,6 +172,8 @@ class ToolSpec(_message.Message):
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _builtins.int
     PREREQUISITES_FIELD_NUMBER: _builtins.int
     DESTRUCTIVE_FIELD_NUMBER: _builtins.int
+    READ_ONLY_FIELD_NUMBER: _builtins.int
+    IDEMPOTENT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Matches ^[A-Za-z_][A-Za-z0-9_.-]{0,63}$ and is unique within the workflow."""
     description: _builtins.str
@@ -187,6 +189,18 @@ class ToolSpec(_message.Message):
     with other calls. RunOptions.approve_destructive_calls also asks the
     client before each call.
     """
+    read_only: _builtins.bool
+    """The tool only reads (MCP's `readOnlyHint`): calling it again changes
+    nothing. A call whose result never came back (ToolErrorKind
+    UNREACHABLE: a lost connection, a timeout in transit) is tried once more
+    by the server before the model sees the error.
+    """
+    idempotent: _builtins.bool
+    """Calling the tool twice with the same arguments has the effect of calling
+    it once (MCP's `idempotentHint`): retried like a read-only tool. A call
+    of a tool that is neither is never retried by the server; the model is
+    told that its effect is unknown.
+    """
     @_builtins.property
     def prerequisites(self) -> _containers.RepeatedCompositeFieldContainer[Global___Prerequisite]: ...
     def __init__(
@@ -197,10 +211,12 @@ class ToolSpec(_message.Message):
         parameters_json_schema: _builtins.str = ...,
         prerequisites: _abc.Iterable[Global___Prerequisite] | None = ...,
         destructive: _builtins.bool = ...,
+        read_only: _builtins.bool = ...,
+        idempotent: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "destructive", b"destructive", "name", b"name", "parameters_json_schema", b"parameters_json_schema", "prerequisites", b"prerequisites"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "destructive", b"destructive", "idempotent", b"idempotent", "name", b"name", "parameters_json_schema", b"parameters_json_schema", "prerequisites", b"prerequisites", "read_only", b"read_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -30,6 +30,12 @@ const (
 	// The arguments were valid but did not resolve to data ("no such city").
 	// Fed back to the model; neither counts as an error nor completes a step.
 	ToolErrorKind_TOOL_ERROR_KIND_RESOLUTION ToolErrorKind = 2
+	// The tool could not be reached, or its answer never came back (a lost
+	// connection, a timeout in transit): whether it took effect is unknown.
+	// The server tries a read-only or idempotent tool once more
+	// (ToolSpec.read_only, ToolSpec.idempotent); otherwise the model sees the
+	// error, told that the effect is unknown. Counts like HARD.
+	ToolErrorKind_TOOL_ERROR_KIND_UNREACHABLE ToolErrorKind = 3
 )
 
 // Enum value maps for ToolErrorKind.
@@ -38,11 +44,13 @@ var (
 		0: "TOOL_ERROR_KIND_UNSPECIFIED",
 		1: "TOOL_ERROR_KIND_HARD",
 		2: "TOOL_ERROR_KIND_RESOLUTION",
+		3: "TOOL_ERROR_KIND_UNREACHABLE",
 	}
 	ToolErrorKind_value = map[string]int32{
 		"TOOL_ERROR_KIND_UNSPECIFIED": 0,
 		"TOOL_ERROR_KIND_HARD":        1,
 		"TOOL_ERROR_KIND_RESOLUTION":  2,
+		"TOOL_ERROR_KIND_UNREACHABLE": 3,
 	}
 )
 
@@ -3147,11 +3155,12 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x03Gpu\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10vram_total_bytes\x18\x02 \x01(\x04R\x0evramTotalBytes\x12&\n" +
-	"\x0fvram_free_bytes\x18\x03 \x01(\x04R\rvramFreeBytes*j\n" +
+	"\x0fvram_free_bytes\x18\x03 \x01(\x04R\rvramFreeBytes*\x8b\x01\n" +
 	"\rToolErrorKind\x12\x1f\n" +
 	"\x1bTOOL_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TOOL_ERROR_KIND_HARD\x10\x01\x12\x1e\n" +
-	"\x1aTOOL_ERROR_KIND_RESOLUTION\x10\x02*\x8e\x01\n" +
+	"\x1aTOOL_ERROR_KIND_RESOLUTION\x10\x02\x12\x1f\n" +
+	"\x1bTOOL_ERROR_KIND_UNREACHABLE\x10\x03*\x8e\x01\n" +
 	"\tChunkType\x12\x1a\n" +
 	"\x16CHUNK_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CHUNK_TYPE_TEXT_DELTA\x10\x01\x12\x1e\n" +

@@ -320,7 +320,17 @@ type ToolSpec struct {
 	// the user's own words ask for it, and it runs alone, never in a batch
 	// with other calls. RunOptions.approve_destructive_calls also asks the
 	// client before each call.
-	Destructive   bool `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	Destructive bool `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	// The tool only reads (MCP's `readOnlyHint`): calling it again changes
+	// nothing. A call whose result never came back (ToolErrorKind
+	// UNREACHABLE: a lost connection, a timeout in transit) is tried once more
+	// by the server before the model sees the error.
+	ReadOnly bool `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	// Calling the tool twice with the same arguments has the effect of calling
+	// it once (MCP's `idempotentHint`): retried like a read-only tool. A call
+	// of a tool that is neither is never retried by the server; the model is
+	// told that its effect is unknown.
+	Idempotent    bool `protobuf:"varint,7,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -386,6 +396,20 @@ func (x *ToolSpec) GetPrerequisites() []*Prerequisite {
 func (x *ToolSpec) GetDestructive() bool {
 	if x != nil {
 		return x.Destructive
+	}
+	return false
+}
+
+func (x *ToolSpec) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *ToolSpec) GetIdempotent() bool {
+	if x != nil {
+		return x.Idempotent
 	}
 	return false
 }
@@ -899,13 +923,17 @@ const file_forge_v1_workflow_proto_rawDesc = "" +
 	"\x17forge/v1/workflow.proto\x12\bforge.v1\"?\n" +
 	"\fPrerequisite\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
-	"\tmatch_arg\x18\x02 \x01(\tR\bmatchArg\"\xd6\x01\n" +
+	"\tmatch_arg\x18\x02 \x01(\tR\bmatchArg\"\x93\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
 	"\x16parameters_json_schema\x18\x03 \x01(\tR\x14parametersJsonSchema\x12<\n" +
 	"\rprerequisites\x18\x04 \x03(\v2\x16.forge.v1.PrerequisiteR\rprerequisites\x12 \n" +
-	"\vdestructive\x18\x05 \x01(\bR\vdestructive\"\xcc\x02\n" +
+	"\vdestructive\x18\x05 \x01(\bR\vdestructive\x12\x1b\n" +
+	"\tread_only\x18\x06 \x01(\bR\breadOnly\x12\x1e\n" +
+	"\n" +
+	"idempotent\x18\a \x01(\bR\n" +
+	"idempotent\"\xcc\x02\n" +
 	"\bWorkflow\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12(\n" +
