@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import random
@@ -391,7 +392,11 @@ def forge_workflow(case: Case) -> Workflow:
 
 
 async def run_forge(
-    client: ForgeClient, case: Case, max_tokens: int, max_iterations: int
+    client: ForgeClient,
+    case: Case,
+    max_tokens: int,
+    max_iterations: int,
+    disabled: Sequence[str] = (),
 ) -> Outcome:
     started: list[ToolCallStarted] = []
 
@@ -405,6 +410,9 @@ async def run_forge(
         max_iterations=max_iterations,
         parallel_tool_calls=case.parallel,
     )
+    # An ablation: these guardrails off (RunOptions field names).
+    switches: dict[str, Any] = dict.fromkeys(disabled, False)
+    options = dataclasses.replace(options, **switches)
     out = Outcome()
     start = time.perf_counter()
     try:
@@ -525,7 +533,9 @@ async def run(args: argparse.Namespace, cases: Sequence[Case]) -> list[dict[str,
                     if arm == "plain":
                         out = await run_plain(http, case, args.max_tokens)
                     else:
-                        out = await run_forge(client, case, args.max_tokens, args.max_iterations)
+                        out = await run_forge(
+                            client, case, args.max_tokens, args.max_iterations, args.disable
+                        )
                     rec = record(case, arm, out)
                     records.append(rec)
                     sink.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -536,6 +546,14 @@ async def run(args: argparse.Namespace, cases: Sequence[Case]) -> list[dict[str,
                         file=sys.stderr,
                     )
     return records
+
+
+# RunOptions' guardrail switches, for --disable.
+GUARDRAIL_SWITCHES = {
+    "constrained_decoding", "rescue", "retry_nudges", "step_enforcement", "error_recovery",
+    "compaction", "coercion", "repeat_guard", "loop_breaking", "parameter_docs", "grounding",
+    "tool_relevance", "destructive_policy", "result_binding", "number_bounds",
+}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -556,6 +574,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--llama-url", default="", help="use a running llama-server instead")
     p.add_argument("--max-tokens", type=int, default=512, help="per model call, both arms")
     p.add_argument("--max-iterations", type=int, default=4, help="forge arm, per run")
+    p.add_argument("--ids", nargs="*", default=None, help="only these cases of the sample")
+    p.add_argument(
+        "--disable",
+        nargs="*",
+        default=[],
+        choices=sorted(GUARDRAIL_SWITCHES),
+        help="forge arm: guardrails switched off (an ablation)",
+    )
     args = p.parse_args(argv)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     args.out = args.out or RESULTS_DIR / f"bfcl-{stamp}.jsonl"
@@ -564,6 +590,7 @@ def main(argv: list[str] | None = None) -> None:
             case
             for category in args.categories
             for case in sample(load_category(archive, category), args.per_category, args.seed)
+            if args.ids is None or case.id in args.ids
         ]
     records = asyncio.run(run(args, cases))
     rows = summarize(records, args.arms)

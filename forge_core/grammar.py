@@ -30,16 +30,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge_core.grounding import emails_only, is_email, is_grounded, is_identifier_like
 from forge_core.workflow import ToolSpec
+
+if TYPE_CHECKING:
+    from forge_core.value_pools import NumberChoice
 
 __all__ = ["MAX_IDENTIFIER", "Unsupported", "build_grammar", "is_identifier_like"]
 
 MAX_STRING = 200
 MAX_ITEMS = 16
 MAX_CALLS = 8
+# Optional keys of an object without required ones, up to which any subset
+# may be written (the rule grows with the square of their number).
+MAX_FREE_ORDER = 12
 # Default bound for identifier-like strings that declare no maxLength.
 MAX_IDENTIFIER = 48
 # Never bound a string below this to fit max_tokens.
@@ -97,6 +103,7 @@ def build_grammar(
     grounded_labels: dict[str, list[str]] | None = None,
     bound: dict[str, list[Any]] | None = None,
     number_digits: int = 0,
+    number_values: dict[str, NumberChoice] | None = None,
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
@@ -129,6 +136,7 @@ def build_grammar(
     builder.named = named_values or {}
     builder.shaped = shaped_values or {}
     builder.workflow_name = workflow_name
+    builder.numbers = number_values or {}
     if number_digits:
         digits = max(1, min(number_digits, 16))
         builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
@@ -247,6 +255,7 @@ class _Builder:
         self.named: dict[str, list[str]] = {}
         self.shaped: dict[str, list[str]] = {}
         self.workflow_name = ""
+        self.numbers: dict[str, NumberChoice] = {}
         self.tool_name = ""
 
     def rule(self, hint: str, body: str) -> str:
@@ -363,6 +372,11 @@ class _Builder:
                 numbers = [v for v in numbers if isinstance(v, int)]
             if numbers:
                 return self.rule(hint, " | ".join(_literal(v) for v in numbers))
+        choice = self.numbers.get(f"{self.tool_name}.{name}") if name else None
+        if kind in ("integer", "number") and choice is not None:
+            # Only what the conversation gives: a number it never wrote is
+            # an invented one ("yield 5%" written 5000, "2 pounds" as 1).
+            return self.rule(hint, " | ".join(json.dumps(v) for v in choice.literals))
         if kind in ("integer", "number", "boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")
@@ -451,8 +465,17 @@ class _Builder:
         if optional:
             if parts:
                 body += "".join(f' (sp "," sp {pairs[k]})?' for k in optional)
+            elif len(optional) <= MAX_FREE_ORDER:
+                # Any subset of the optional keys, in declaration order. A
+                # nested object says something (a "budget" of {} is none);
+                # the call's own arguments may all be left out.
+                starts = [
+                    pairs[k] + "".join(f' (sp "," sp {pairs[j]})?' for j in optional[i + 1 :])
+                    for i, k in enumerate(optional)
+                ]
+                body = "(" + " | ".join(starts) + ")" + ("?" if top else "")
             else:
-                # Optional keys in declaration order; later ones need the first.
+                # Many keys: later ones need the first (the rule stays small).
                 tail = "".join(f' (sp "," sp {pairs[k]})?' for k in optional[1:])
                 body = f"({pairs[optional[0]]}{tail})?"
         inner = f" {body} sp" if body else ""

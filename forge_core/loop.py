@@ -56,7 +56,15 @@ from forge_core.tool_execution import Approver as Approver
 from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
 from forge_core.tool_execution import ToolExecutor as ToolExecutor
 from forge_core.tool_execution import ToolOutcome as ToolOutcome
-from forge_core.value_pools import ValuePools, bound_parameters, number_digits, unseen_examples
+from forge_core.value_pools import (
+    NumberChoice,
+    ValuePools,
+    bound_parameters,
+    invented_optionals,
+    number_digits,
+    number_values,
+    unseen_examples,
+)
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")
@@ -301,6 +309,7 @@ class _Run:
             )
         if self.opts.number_bounds:
             request.number_digits = number_digits(self.grounding_texts())
+            request.number_values = self.request_numbers()
 
     async def count_tokens(self, messages: list[Message]) -> int:
         if isinstance(self.backend, TokenCounting):
@@ -623,6 +632,16 @@ class _Run:
         if self.opts.loop_breaking and self.repeated_successes >= 2:
             self.steer_to_finish = True
 
+    def request_numbers(self) -> dict[str, NumberChoice]:
+        """The numbers the request gives each numeric parameter, until the
+        first tool result: the first calls take their numbers from the
+        request (where an invented one is the common failure); later ones
+        may count on their own ("read" page 3 after page 2)."""
+        if any(m.type is MessageType.TOOL_RESULT for m in self.transcript):
+            return {}
+        users = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+        return number_values(self.wf, users)
+
     def grounding_texts(self) -> list[str]:
         return [
             m.content
@@ -709,6 +728,8 @@ class _Run:
     async def check_calls(self, infos: list[ToolCallInfo]) -> bool:
         """Unknown tools and schema-invalid arguments never reach the client."""
         problems: dict[int, str] = {}
+        texts = self.grounding_texts()
+        numbers = self.request_numbers() if self.opts.grounding else {}
         for i, call in enumerate(infos):
             spec = self.wf.tool(call.name)
             if spec is None:
@@ -718,6 +739,13 @@ class _Run:
                 args, coercions = coerce_arguments(spec.validator, call.args)
                 if coercions:
                     call = infos[i] = replace(call, args=args, coercions=tuple(coercions))
+            if self.opts.grounding:
+                # Optional values the conversation never gave: the tool's
+                # default instead of an invention.
+                invented = invented_optionals(spec, call.args, texts, numbers)
+                if invented:
+                    args = {k: v for k, v in call.args.items() if k not in invented}
+                    call = infos[i] = replace(call, args=args)
             error = best_match(spec.validator.iter_errors(call.args))
             if error is not None:
                 where = "/".join(str(p) for p in error.absolute_path) or "(root)"

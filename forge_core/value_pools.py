@@ -9,12 +9,14 @@ per-parameter values of the next constraint:
 - schema examples the conversation lacks (`unseen_examples`);
 - report parameters bound to what tools returned (`bound_parameters`,
   binding.py);
-- how many digits an integer may have (`number_digits`).
+- how many digits an integer may have (`number_digits`), and which numbers
+  a numeric parameter takes (`number_values`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,137 @@ def number_digits(texts: list[str]) -> int:
     return max(MIN_NUMBER_DIGITS, longest + 1)
 
 
+# A number as people write it: "2,000", "4.18", "-3", "5%", "5 percent".
+_NUMBER = re.compile(
+    r"(?<![\w.])(-?\d{1,3}(?:,\d{3})+|-?\d+)(\.\d+)?(\s*%|\s*percent\b)?", re.IGNORECASE
+)
+_NUMBER_WORDS = {
+    w: n
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "thousand": 1000}
+_PERCENT_WORDS = ("percent", "percentage", "%")
+_FRACTION_WORDS = ("decimal", "fraction")
+
+
+def _literal(value: float) -> str:
+    """A number as the grammar writes it: 3 for 3.0, 0.05 for 0.05."""
+    value = float(value)
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(round(value, 12))
+
+
+@dataclass(frozen=True)
+class NumberChoice:
+    """What a numeric parameter may take: one of `literals` (JSON numbers)."""
+
+    literals: list[str]
+
+
+def number_values(wf: Workflow, texts: list[str]) -> dict[str, NumberChoice]:
+    """Per numeric parameter ("tool.param"), the numbers the conversation
+    gives, as JSON literals: digits as written (thousands separators
+    dropped), number words ("three"), and a percentage as a fraction
+    ("5%" -> 0.05) unless the parameter says it takes a percentage. Empty
+    when the conversation has no number: nothing to ground on then."""
+    plain: list[float] = []
+    percents: list[float] = []
+    for text in texts:
+        for whole, fraction, percent in _NUMBER.findall(text):
+            value = float(whole.replace(",", "") + (fraction or ""))
+            (percents if percent else plain).append(value)
+        plain += [
+            float(_NUMBER_WORDS[w]) for w in _WORDS.findall(text.lower()) if w in _NUMBER_WORDS
+        ]
+    if not plain and not percents:
+        return {}
+    out: dict[str, NumberChoice] = {}
+    for tool, name, schema in _nested_parameters(wf):
+        if not isinstance(schema, dict) or schema.get("type") not in ("integer", "number"):
+            continue
+        if "enum" in schema or "const" in schema:
+            continue
+        about = f"{name} {schema.get('description', '')}".lower()
+        # An integer cannot be a fraction: it takes a percentage as written;
+        # so does a parameter that says it is one, unless it says decimal
+        # ("as a decimal: 5% is 0.05").
+        as_percent = schema.get("type") == "integer" or (
+            any(w in about for w in _PERCENT_WORDS) and not any(w in about for w in _FRACTION_WORDS)
+        )
+        values = plain + (percents if as_percent else [p / 100 for p in percents])
+        if schema.get("type") == "integer":
+            values = [v for v in values if v == int(v)]
+        if "default" in schema and isinstance(schema["default"], int | float):
+            values.append(float(schema["default"]))
+        literals = list(dict.fromkeys(_literal(v) for v in values))
+        if literals:
+            out[f"{tool.name}.{name}"] = NumberChoice(literals)
+    return out
+
+
+_NONE = object()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _squash(text: str) -> str:
+    return " ".join(_WORDS.findall(text.lower()))
+
+
+def invented_optionals(
+    tool: ToolSpec, args: dict[str, Any], texts: list[str], numbers: dict[str, NumberChoice]
+) -> list[str]:
+    """The optional arguments of a call whose values the conversation never
+    gave: a string it does not contain (words compared, case and
+    punctuation aside), a number not among the ones the request gives
+    (`numbers`: number_values; none are invented when it gives none), or a
+    number that another argument of the call already took and the
+    conversation writes once ("contribution": 20000 beside
+    "initial_investment": 20000 for "an initial investment of $20000").
+    Left out, the tool's own default applies instead of an invented value
+    ("team": "NBA" for "find LeBron James", "year": 201 for "what did Curie
+    discover in 1898?"). Booleans, enum members, lists and objects are
+    choices, not values, and stay; so does the schema's default."""
+    properties = tool.parameters.get("properties", {}) or {}
+    required = set(tool.parameters.get("required", []) or [])
+    said = " " + " ".join(_squash(t) for t in texts) + " "
+    written = Counter(
+        _literal(float(whole.replace(",", "") + (fraction or "")))
+        for t in texts
+        for whole, fraction, _ in _NUMBER.findall(t)
+    )
+    out = []
+    for name, value in args.items():
+        schema = properties.get(name)
+        if name in required or not isinstance(schema, dict):
+            continue
+        if "enum" in schema or "const" in schema or value == schema.get("default", _NONE):
+            continue
+        if isinstance(value, str):
+            words = _squash(value)
+            if words and f" {words} " not in said:
+                out.append(name)
+        elif _is_number(value):
+            choice = numbers.get(f"{tool.name}.{name}")
+            literal = _literal(value)
+            taken = any(
+                other != name and _is_number(v) and _literal(v) == literal
+                for other, v in args.items()
+            )
+            # Without any number in the conversation, a number is the model's
+            # own choice ("read" page 3 of "read the pages"), not an invention.
+            if choice is not None and (
+                literal not in choice.literals or (taken and written[literal] < 2)
+            ):
+                out.append(name)
+    return out
+
+
 def free_string(name: str, schema: Any) -> bool:
     """A plain string parameter that no other grounding rule covers."""
     return (
@@ -52,6 +185,24 @@ def _parameters(wf: Workflow) -> list[tuple[ToolSpec, str, Any]]:
         for tool in wf.tools
         for name, schema in (tool.parameters.get("properties", {}) or {}).items()
     ]
+
+
+def _nested_parameters(wf: Workflow) -> list[tuple[ToolSpec, str, Any]]:
+    """Every named property of every tool, nested ones included (the
+    grammar keys a nested "max" as "tool.max" too)."""
+    out: list[tuple[ToolSpec, str, Any]] = []
+
+    def walk(tool: ToolSpec, schema: Any, depth: int) -> None:
+        if not isinstance(schema, dict) or depth > 8:
+            return
+        for name, sub in (schema.get("properties", {}) or {}).items():
+            out.append((tool, name, sub))
+            walk(tool, sub, depth + 1)
+        walk(tool, schema.get("items"), depth + 1)
+
+    for tool in wf.tools:
+        walk(tool, tool.parameters, 0)
+    return out
 
 
 def unseen_examples(wf: Workflow, texts: list[str]) -> dict[str, list[str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 # The value types of a model call live in forge_core/calls.py (the parser and
 # the errors need them without the backend interface); re-exported here.
@@ -19,6 +19,9 @@ from forge_core.calls import Usage as Usage
 from forge_core.messages import Message
 from forge_core.modes import BudgetMode, ReasoningReplay
 from forge_core.workflow import ToolSpec
+
+if TYPE_CHECKING:
+    from forge_core.value_pools import NumberChoice
 
 
 @dataclass
@@ -63,6 +66,10 @@ class ChatRequest:
     # Digits an integer may have (0: the grammar's own bound): more than any
     # number in the conversation is an invented value (value_pools.number_digits).
     number_digits: int = 0
+    # "tool.param" -> the numbers the conversation gives that numeric
+    # parameter (value_pools.number_values): it takes one of them, or a
+    # one-digit number.
+    number_values: dict[str, NumberChoice] = field(default_factory=dict)
     # "tool.param" -> example values from the parameter's schema that the
     # conversation does not have: copied, they are placeholders, not values.
     unseen_examples: dict[str, list[str]] = field(default_factory=dict)

@@ -257,6 +257,7 @@ class LlamaServerBackend:
                 grounded_labels=request.grounded_labels,
                 bound=request.bound_values,
                 number_digits=request.number_digits,
+                number_values=request.number_values,
                 unseen_examples=request.unseen_examples,
                 named_values=request.named_values,
                 shaped_values=request.shaped_values,
