@@ -104,6 +104,7 @@ def build_grammar(
     bound: dict[str, list[Any]] | None = None,
     number_digits: int = 0,
     number_values: dict[str, NumberChoice] | None = None,
+    min_calls: int = 1,
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
@@ -154,7 +155,8 @@ def build_grammar(
         return None
     builder.rules["call"] = " | ".join(calls)
     if parallel:
-        more = f'(sp "," sp call){{0,{MAX_CALLS - 1}}}'
+        low = max(0, min(min_calls, MAX_CALLS) - 1)
+        more = f'(sp "," sp call){{{low},{MAX_CALLS - 1}}}'
         builder.rules["root"] = f'"[" sp call {more} sp "]"'
     else:
         builder.rules["root"] = "call"

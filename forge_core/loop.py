@@ -61,8 +61,10 @@ from forge_core.value_pools import (
     ValuePools,
     bound_parameters,
     invented_optionals,
+    min_parallel_calls,
     number_digits,
     number_values,
+    recombined_calls,
     unseen_examples,
 )
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
@@ -310,6 +312,13 @@ class _Run:
         if self.opts.number_bounds:
             request.number_digits = number_digits(self.grounding_texts())
             request.number_values = self.request_numbers()
+            if request.parallel and request.number_values:
+                # Enough calls for every number the request writes.
+                allowed = set(request.allowed or [t.name for t in self.wf.tools])
+                said = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+                request.min_calls = min_parallel_calls(
+                    [t for t in self.wf.tools if t.name in allowed], said
+                )
 
     async def count_tokens(self, messages: list[Message]) -> int:
         if isinstance(self.backend, TokenCounting):
@@ -374,6 +383,12 @@ class _Run:
             return await self.run_tools(infos)
         if self.opts.repeat_guard:
             calls = _distinct(calls)
+        if self.opts.grounding and len(calls) > 1:
+            # Extra calls that only recombine the request's numbers: a
+            # parallel array the model did not know how to end.
+            users = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+            echoes = set(recombined_calls([(c.name, c.args) for c in calls], users))
+            calls = [c for i, c in enumerate(calls) if i not in echoes]
         infos = [ToolCallInfo(self.call_id(c), c.name, c.args) for c in calls]
         if not await self.check_calls(infos):
             return None

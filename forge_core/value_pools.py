@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forge_core.binding import bound_values
-from forge_core.grounding import is_grounded, named_values, schema_examples, shaped_values
+from forge_core.grounding import (
+    is_grounded,
+    is_identifier_like,
+    named_values,
+    schema_examples,
+    shaped_values,
+)
 from forge_core.workflow import ToolSpec, Workflow
 
 # Digits an integer may always have, whatever the conversation holds.
@@ -109,6 +115,69 @@ def number_values(wf: Workflow, texts: list[str]) -> dict[str, NumberChoice]:
     return out
 
 
+def written_numbers(texts: list[str]) -> Counter[str]:
+    """How often `texts` write each number (as the grammar writes it; a
+    percentage as written, "5%" is 5)."""
+    return Counter(
+        _literal(float(whole.replace(",", "") + (fraction or "")))
+        for t in texts
+        for whole, fraction, _ in _NUMBER.findall(t)
+    )
+
+
+def recombined_calls(calls: list[tuple[str, dict[str, Any]]], texts: list[str]) -> list[int]:
+    """The calls of a batch (name, arguments) that only recombine numbers
+    earlier calls of the same tool already used, each written once in
+    `texts`: "the gcd of (45, 60) and (81, 63)" answered with a third call
+    (45, 81). Each number the request writes fills one argument of one call
+    of a tool; other tools may take it again (an order's status and its
+    invoice)."""
+    written = written_numbers(texts)
+    used: dict[str, Counter[str]] = {}
+    out = []
+    for i, (name, args) in enumerate(calls):
+        numbers = [_literal(v) for v in args.values() if _is_number(v)]
+        mine = used.setdefault(name, Counter())
+        if mine and numbers and all(0 < written[n] <= mine[n] for n in numbers):
+            out.append(i)
+            continue
+        mine.update(numbers)
+    return out
+
+
+def min_parallel_calls(tools: list[ToolSpec], texts: list[str]) -> int:
+    """The fewest calls a parallel batch needs to use every number the
+    request writes: their count over the most required numeric parameters
+    one call of these tools takes ("12 months of solar and 8 of wind" for a
+    tool of one number: 2 calls). 1 when no tool takes a number, and when
+    a tool takes an identifier as a string: the request's numbers may be
+    ids then ("transfer $500 from account 12345" is one call)."""
+    if any(
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and (is_identifier_like(name) or is_grounded(name, schema))
+        for t in tools
+        for name, schema in (t.parameters.get("properties", {}) or {}).items()
+    ):
+        return 1
+    per_call = max(
+        (
+            sum(
+                1
+                for name, schema in (t.parameters.get("properties", {}) or {}).items()
+                if name in set(t.parameters.get("required", []) or [])
+                and isinstance(schema, dict)
+                and schema.get("type") in ("integer", "number")
+            )
+            for t in tools
+        ),
+        default=0,
+    )
+    if not per_call:
+        return 1
+    return max(1, sum(written_numbers(texts).values()) // per_call)
+
+
 _NONE = object()
 
 
@@ -137,11 +206,7 @@ def invented_optionals(
     properties = tool.parameters.get("properties", {}) or {}
     required = set(tool.parameters.get("required", []) or [])
     said = " " + " ".join(_squash(t) for t in texts) + " "
-    written = Counter(
-        _literal(float(whole.replace(",", "") + (fraction or "")))
-        for t in texts
-        for whole, fraction, _ in _NUMBER.findall(t)
-    )
+    written = written_numbers(texts)
     out = []
     for name, value in args.items():
         schema = properties.get(name)

@@ -70,6 +70,8 @@ class ChatRequest:
     # parameter (value_pools.number_values): it takes one of them, or a
     # one-digit number.
     number_values: dict[str, NumberChoice] = field(default_factory=dict)
+    # The fewest calls a parallel batch makes (value_pools.min_parallel_calls).
+    min_calls: int = 1
     # "tool.param" -> example values from the parameter's schema that the
     # conversation does not have: copied, they are placeholders, not values.
     unseen_examples: dict[str, list[str]] = field(default_factory=dict)

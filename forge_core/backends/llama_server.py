@@ -258,6 +258,7 @@ class LlamaServerBackend:
                 bound=request.bound_values,
                 number_digits=request.number_digits,
                 number_values=request.number_values,
+                min_calls=request.min_calls,
                 unseen_examples=request.unseen_examples,
                 named_values=request.named_values,
                 shaped_values=request.shaped_values,

@@ -13,7 +13,12 @@ from forge_core.backends.scripted import ScriptedBackend, Turn
 from forge_core.grammar import build_grammar
 from forge_core.loop import ToolOutcome, run_workflow
 from forge_core.messages import ToolCallInfo
-from forge_core.value_pools import invented_optionals, number_values
+from forge_core.value_pools import (
+    invented_optionals,
+    min_parallel_calls,
+    number_values,
+    recombined_calls,
+)
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 from tests.unit.test_choice_guardrails import accepts
 
@@ -181,3 +186,49 @@ def test_a_nested_object_says_something_and_may_skip_its_first_key() -> None:
     assert not accepts(grammar, rule, "{}")  # a budget of nothing
     # The call's own arguments may all be left out.
     assert accepts(grammar, "find-homes-args", "{}")
+
+
+def test_a_batch_call_that_only_recombines_used_numbers_is_dropped() -> None:
+    text = "The gcd of the pairs (45, 60) and (81, 63), please."
+    gcd = [
+        ("gcd", {"a": 45, "b": 60}),
+        ("gcd", {"a": 81, "b": 63}),
+        ("gcd", {"a": 45, "b": 81}),  # both numbers already used
+        ("lcm", {"a": 45, "b": 60}),  # another tool may take them again
+    ]
+    assert recombined_calls(gcd, [text]) == [2]
+    # A number the request writes twice may fill two calls.
+    twice = "Two draws with mean 5, and two more with mean 5 again."
+    draws = [("draw", {"mu": 5}), ("draw", {"mu": 5})]
+    assert recombined_calls(draws, [twice]) == []
+    assert recombined_calls(draws, ["Draw with mean 5."]) == [1]
+
+
+def test_a_parallel_batch_has_calls_enough_for_the_request_numbers() -> None:
+    savings = ToolSpec(
+        "savings",
+        "Emission savings.",
+        {
+            "type": "object",
+            "properties": {"energy": {"type": "string"}, "months": {"type": "integer"}},
+            "required": ["energy", "months"],
+        },
+    )
+    text = "Solar energy for 12 months and wind energy for 8 months."
+    assert min_parallel_calls([savings], [text]) == 2
+    assert min_parallel_calls([INTEREST], [text]) == 1  # three numbers a call
+    # Numbers may be ids where a tool takes one as a string: no minimum.
+    transfer = ToolSpec(
+        "transfer",
+        "Transfer money.",
+        {
+            "type": "object",
+            "properties": {"amount": {"type": "number"}, "account_id": {"type": "string"}},
+            "required": ["amount", "account_id"],
+        },
+    )
+    assert min_parallel_calls([transfer], ["Send $500 from account 12345."]) == 1
+    grammar = build_grammar([savings], parallel=True, min_calls=2)
+    assert grammar is not None
+    root = grammar.splitlines()[0]
+    assert root == 'root ::= "[" sp call (sp "," sp call){1,7} sp "]"', root
