@@ -124,6 +124,8 @@ async def test_include_exclude_and_prefix_register_two_servers_side_by_side() ->
             await add_mcp_tools(wf, crm, include=["lookup_order"], prefix="crm.")
         with pytest.raises(ValueError, match="no tool named nope"):
             await add_mcp_tools(orders_workflow(), crm, include=["nope"])
+        with pytest.raises(TypeError, match="a list of MCP tool names"):
+            await add_mcp_tools(orders_workflow(), crm, include="lookup_order")
         with pytest.raises(ValueError, match="cannot be a Forge tool named"):
             await add_mcp_tools(orders_workflow(), crm, prefix="9/")
         result, finished, _ = await run_script(

@@ -90,6 +90,9 @@ async def add_mcp_tools(
     for a name Forge cannot use or a clash with a tool already registered.
     Returns the registered tools.
     """
+    if isinstance(include, str) or isinstance(exclude, str):
+        # A lone name would be read as its letters.
+        raise TypeError("include= and exclude= take a list of MCP tool names, not one string")
     listed = await _list_tools(session, timeout_s)
     by_name = {t.name: t for t in listed}
     overrides = {
