@@ -315,9 +315,8 @@ class _Run:
             if request.parallel and request.number_values:
                 # Enough calls for every number the request writes.
                 allowed = set(request.allowed or [t.name for t in self.wf.tools])
-                said = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
                 request.min_calls = min_parallel_calls(
-                    [t for t in self.wf.tools if t.name in allowed], said
+                    [t for t in self.wf.tools if t.name in allowed], self.user_texts()
                 )
 
     async def count_tokens(self, messages: list[Message]) -> int:
@@ -386,8 +385,7 @@ class _Run:
         if self.opts.grounding and len(calls) > 1:
             # Extra calls that only recombine the request's numbers: a
             # parallel array the model did not know how to end.
-            users = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
-            echoes = set(recombined_calls([(c.name, c.args) for c in calls], users))
+            echoes = set(recombined_calls([(c.name, c.args) for c in calls], self.user_texts()))
             calls = [c for i, c in enumerate(calls) if i not in echoes]
         infos = [ToolCallInfo(self.call_id(c), c.name, c.args) for c in calls]
         if not await self.check_calls(infos):
@@ -489,7 +487,7 @@ class _Run:
         """Destructive tools the user's words do not ask for, minus pending
         required steps (the workflow itself asks for those)."""
         if self._asked_for is None:
-            asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+            asked = self.user_texts()
             self._asked_for = asked_for(self.wf.tools, "\n".join(asked))
         return self.destructive - self._asked_for - set(self.steps.pending())
 
@@ -547,7 +545,7 @@ class _Run:
                 for t in self.wf.tools
                 if t.name in self.wf.terminal_set and t.name != RESPOND_TOOL
             ]
-            asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+            asked = self.user_texts()
             self._asked_terminals = asked_among(terminals, "\n".join(asked))
         if not self._asked_terminals:
             return allowed
@@ -561,7 +559,7 @@ class _Run:
         """What the user asked. Not what tools returned: a result's words
         ("123.45 USD") pull in tools the user never asked about (an exchange
         rate after a stock price)."""
-        asked = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+        asked = self.user_texts()
         return "\n".join(asked)
 
     async def check_repeats(self, infos: list[ToolCallInfo]) -> bool:
@@ -654,8 +652,10 @@ class _Run:
         may count on their own ("read" page 3 after page 2)."""
         if any(m.type is MessageType.TOOL_RESULT for m in self.transcript):
             return {}
-        users = [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
-        return number_values(self.wf, users)
+        return number_values(self.wf, self.user_texts())
+
+    def user_texts(self) -> list[str]:
+        return [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
 
     def grounding_texts(self) -> list[str]:
         return [
