@@ -179,6 +179,8 @@ def min_parallel_calls(tools: list[ToolSpec], texts: list[str]) -> int:
 
 
 _NONE = object()
+# The most words a string value has; a longer one is prose (invented_optionals).
+MAX_VALUE_WORDS = 3
 
 
 def _is_number(value: Any) -> bool:
@@ -193,10 +195,11 @@ def invented_optionals(
     tool: ToolSpec, args: dict[str, Any], texts: list[str], numbers: dict[str, NumberChoice]
 ) -> list[str]:
     """The optional arguments of a call whose values the conversation never
-    gave: a string it does not contain (words compared, case and
-    punctuation aside), a number not among the ones the request gives
-    (`numbers`: number_values; none are invented when it gives none), or a
-    number that another argument of the call already took and the
+    gave: a string of at most MAX_VALUE_WORDS words it does not contain
+    (words compared, case and punctuation aside; longer is prose), a
+    number not among the ones the request gives (`numbers`:
+    number_values; none are invented when it gives none), or a number
+    that another argument of the call already took and the
     conversation writes once ("contribution": 20000 beside
     "initial_investment": 20000 for "an initial investment of $20000").
     Left out, the tool's own default applies instead of an invented value
@@ -216,7 +219,9 @@ def invented_optionals(
             continue
         if isinstance(value, str):
             words = _squash(value)
-            if words and f" {words} " not in said:
+            # A value is a few words; longer is prose the model wrote (a
+            # summary, a note), not something it should have copied.
+            if words and len(words.split()) <= MAX_VALUE_WORDS and f" {words} " not in said:
                 out.append(name)
         elif _is_number(value):
             choice = numbers.get(f"{tool.name}.{name}")

@@ -103,6 +103,9 @@ def test_optional_values_the_conversation_never_gave() -> None:
     assert invented_optionals(ATHLETE, {**args, "year": 201}, ["Find LeBron"], {}) == ["team"]
     # Words compared, not characters: "lebron-james" is what was said.
     assert invented_optionals(ATHLETE, {"name": "x", "team": "lebron-james"}, [text], numbers) == []
+    # Prose is the model's own writing, not a value to copy.
+    note = {"name": "x", "team": "played for three teams in twenty years"}
+    assert invented_optionals(ATHLETE, note, [text], numbers) == []
     # Required values are never left out, whatever they are.
     assert invented_optionals(ATHLETE, {"name": "Michael"}, [text], numbers) == []
 
