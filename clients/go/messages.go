@@ -51,6 +51,9 @@ type ServerInfo = forgev1.GetServerInfoResponse
 // Gpu is a GPU the server sees (see [ServerInfo].Gpus).
 type Gpu = forgev1.Gpu
 
+// LlamaDevice is a GPU device llama-server can see (see [ServerInfo].LlamaDevices).
+type LlamaDevice = forgev1.LlamaDevice
+
 // BackendHealth is one backend of the server's fallback chain with its health
 // (see [ServerInfo].Backends; one entry without a chain).
 type BackendHealth = forgev1.BackendHealth

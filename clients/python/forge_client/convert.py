@@ -11,6 +11,7 @@ from forge_client.messages import (
     BackendHealth,
     Gpu,
     IterationUsage,
+    LlamaDevice,
     Message,
     MessageType,
     Role,
@@ -122,5 +123,10 @@ def server_info_from_pb(info: pb.GetServerInfoResponse) -> ServerInfo:
                 last_error=b.last_error,
             )
             for b in info.backends
+        ),
+        llama_device=info.llama_device,
+        llama_devices=tuple(
+            LlamaDevice(d.name, d.description, d.memory_total_mib, d.memory_free_mib)
+            for d in info.llama_devices
         ),
     )

@@ -128,6 +128,17 @@ class Gpu:
 
 
 @dataclass(frozen=True)
+class LlamaDevice:
+    """A GPU device llama-server can see (`llama-server --list-devices`)."""
+
+    # ggml's name for it, e.g. "Vulkan0".
+    name: str = ""
+    description: str = ""
+    memory_total_mib: int = 0
+    memory_free_mib: int = 0
+
+
+@dataclass(frozen=True)
 class BackendHealth:
     """One backend of the server's fallback chain (the only one without a chain)."""
 
@@ -174,3 +185,7 @@ class ServerInfo:
     queued_runs: int = 0
     # The backends in fallback order, with their health.
     backends: tuple[BackendHealth, ...] = ()
+    # The device llama-server runs the model on: "CPU", "Vulkan0", "unknown"
+    # (an external server); "" for other backends.
+    llama_device: str = ""
+    llama_devices: tuple[LlamaDevice, ...] = ()

@@ -231,6 +231,18 @@ export interface ServerInfo {
   gpuStatus: string;
   /** The backends in fallback order with their health (one entry without a chain). */
   backends: BackendHealth[];
+  /**
+   * The device llama-server runs the model on: "CPU", "Vulkan0", "unknown"
+   * (an external server); "" for other backends.
+   */
+  llamaDevice: string;
+  /** The GPU devices llama-server can see (`llama-server --list-devices`). */
+  llamaDevices: Array<{
+    name: string;
+    description: string;
+    memoryTotalMib: number;
+    memoryFreeMib: number;
+  }>;
 }
 
 /** One backend of the server's fallback chain. */
@@ -368,6 +380,13 @@ export class ForgeClient {
           calls: Number(b.calls),
           failures: Number(b.failures),
           lastError: b.lastError,
+        })),
+        llamaDevice: r.llamaDevice,
+        llamaDevices: r.llamaDevices.map((d) => ({
+          name: d.name,
+          description: d.description,
+          memoryTotalMib: Number(d.memoryTotalMib),
+          memoryFreeMib: Number(d.memoryFreeMib),
         })),
       };
     } catch (err) {

@@ -1244,6 +1244,8 @@ class GetServerInfoResponse(_message.Message):
     GPU_STATUS_FIELD_NUMBER: _builtins.int
     QUEUED_RUNS_FIELD_NUMBER: _builtins.int
     BACKENDS_FIELD_NUMBER: _builtins.int
+    LLAMA_DEVICE_FIELD_NUMBER: _builtins.int
+    LLAMA_DEVICES_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     backend: _builtins.str
     """"llama-server", "scripted", ..."""
@@ -1273,12 +1275,25 @@ class GetServerInfoResponse(_message.Message):
     """Why no GPU is listed, when none is (e.g. "NVML not available")."""
     queued_runs: _builtins.int
     """Runs waiting for a slot right now."""
+    llama_device: _builtins.str
+    """The device a llama-server backend runs the model on: "CPU", a device
+    name from `llama-server --list-devices` ("Vulkan0"; several joined with
+    ","), "unknown" (an external server, which does not say), or "" for
+    other backends. A GPU host that reports "CPU" usually lacks the Vulkan
+    driver in its image (see the README, "On a GPU host").
+    """
     @_builtins.property
     def gpus(self) -> _containers.RepeatedCompositeFieldContainer[Global___Gpu]: ...
     @_builtins.property
     def backends(self) -> _containers.RepeatedCompositeFieldContainer[Global___BackendHealth]:
         """The backend chain in fallback order (one entry without a chain), with
         each backend's health.
+        """
+
+    @_builtins.property
+    def llama_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___LlamaDevice]:
+        """The GPU devices the managed llama-server's binary can see (empty on a
+        CPU-only host or build, and for an external server).
         """
 
     def __init__(
@@ -1300,14 +1315,46 @@ class GetServerInfoResponse(_message.Message):
         gpu_status: _builtins.str = ...,
         queued_runs: _builtins.int = ...,
         backends: _abc.Iterable[Global___BackendHealth] | None = ...,
+        llama_device: _builtins.str = ...,
+        llama_devices: _abc.Iterable[Global___LlamaDevice] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "backends", b"backends", "budget_mode", b"budget_mode", "budget_source", b"budget_source", "context_budget_tokens", b"context_budget_tokens", "gpu_status", b"gpu_status", "gpus", b"gpus", "kv_cache_type", b"kv_cache_type", "model", b"model", "queued_runs", b"queued_runs", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "backend", b"backend", "backend_mode", b"backend_mode", "backend_url", b"backend_url", "backends", b"backends", "budget_mode", b"budget_mode", "budget_source", b"budget_source", "context_budget_tokens", b"context_budget_tokens", "gpu_status", b"gpu_status", "gpus", b"gpus", "kv_cache_type", b"kv_cache_type", "llama_device", b"llama_device", "llama_devices", b"llama_devices", "model", b"model", "queued_runs", b"queued_runs", "slots", b"slots", "tool_call_mode", b"tool_call_mode", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetServerInfoResponse: _TypeAlias = GetServerInfoResponse  # noqa: Y015
+
+@_typing.final
+class LlamaDevice(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    MEMORY_TOTAL_MIB_FIELD_NUMBER: _builtins.int
+    MEMORY_FREE_MIB_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """ggml's name for it, e.g. "Vulkan0"."""
+    description: _builtins.str
+    """e.g. "NVIDIA H100 80GB HBM3"."""
+    memory_total_mib: _builtins.int
+    memory_free_mib: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        memory_total_mib: _builtins.int = ...,
+        memory_free_mib: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "memory_free_mib", b"memory_free_mib", "memory_total_mib", b"memory_total_mib", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LlamaDevice: _TypeAlias = LlamaDevice  # noqa: Y015
 
 @_typing.final
 class BackendHealth(_message.Message):

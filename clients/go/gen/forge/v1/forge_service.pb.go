@@ -2607,7 +2607,16 @@ type GetServerInfoResponse struct {
 	QueuedRuns uint32 `protobuf:"varint,15,opt,name=queued_runs,json=queuedRuns,proto3" json:"queued_runs,omitempty"`
 	// The backend chain in fallback order (one entry without a chain), with
 	// each backend's health.
-	Backends      []*BackendHealth `protobuf:"bytes,16,rep,name=backends,proto3" json:"backends,omitempty"`
+	Backends []*BackendHealth `protobuf:"bytes,16,rep,name=backends,proto3" json:"backends,omitempty"`
+	// The device a llama-server backend runs the model on: "CPU", a device
+	// name from `llama-server --list-devices` ("Vulkan0"; several joined with
+	// ","), "unknown" (an external server, which does not say), or "" for
+	// other backends. A GPU host that reports "CPU" usually lacks the Vulkan
+	// driver in its image (see the README, "On a GPU host").
+	LlamaDevice string `protobuf:"bytes,17,opt,name=llama_device,json=llamaDevice,proto3" json:"llama_device,omitempty"`
+	// The GPU devices the managed llama-server's binary can see (empty on a
+	// CPU-only host or build, and for an external server).
+	LlamaDevices  []*LlamaDevice `protobuf:"bytes,18,rep,name=llama_devices,json=llamaDevices,proto3" json:"llama_devices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2754,6 +2763,90 @@ func (x *GetServerInfoResponse) GetBackends() []*BackendHealth {
 	return nil
 }
 
+func (x *GetServerInfoResponse) GetLlamaDevice() string {
+	if x != nil {
+		return x.LlamaDevice
+	}
+	return ""
+}
+
+func (x *GetServerInfoResponse) GetLlamaDevices() []*LlamaDevice {
+	if x != nil {
+		return x.LlamaDevices
+	}
+	return nil
+}
+
+type LlamaDevice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ggml's name for it, e.g. "Vulkan0".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// e.g. "NVIDIA H100 80GB HBM3".
+	Description    string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	MemoryTotalMib uint64 `protobuf:"varint,3,opt,name=memory_total_mib,json=memoryTotalMib,proto3" json:"memory_total_mib,omitempty"`
+	MemoryFreeMib  uint64 `protobuf:"varint,4,opt,name=memory_free_mib,json=memoryFreeMib,proto3" json:"memory_free_mib,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LlamaDevice) Reset() {
+	*x = LlamaDevice{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LlamaDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LlamaDevice) ProtoMessage() {}
+
+func (x *LlamaDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LlamaDevice.ProtoReflect.Descriptor instead.
+func (*LlamaDevice) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *LlamaDevice) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LlamaDevice) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *LlamaDevice) GetMemoryTotalMib() uint64 {
+	if x != nil {
+		return x.MemoryTotalMib
+	}
+	return 0
+}
+
+func (x *LlamaDevice) GetMemoryFreeMib() uint64 {
+	if x != nil {
+		return x.MemoryFreeMib
+	}
+	return 0
+}
+
 type BackendHealth struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Its kind (llama-server, openai, ollama, anthropic, scripted).
@@ -2775,7 +2868,7 @@ type BackendHealth struct {
 
 func (x *BackendHealth) Reset() {
 	*x = BackendHealth{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +2880,7 @@ func (x *BackendHealth) String() string {
 func (*BackendHealth) ProtoMessage() {}
 
 func (x *BackendHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +2893,7 @@ func (x *BackendHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendHealth.ProtoReflect.Descriptor instead.
 func (*BackendHealth) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BackendHealth) GetName() string {
@@ -2877,7 +2970,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2889,7 +2982,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2902,7 +2995,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{30}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Gpu) GetName() string {
@@ -3117,7 +3210,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\rterminal_tool\x18\x01 \x01(\tR\fterminalTool\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\tR\x06result\x12(\n" +
 	"\x10terminal_call_id\x18\x03 \x01(\tR\x0eterminalCallId\"\x16\n" +
-	"\x14GetServerInfoRequest\"\xb8\x04\n" +
+	"\x14GetServerInfoRequest\"\x97\x05\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x14\n" +
@@ -3140,7 +3233,14 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"gpu_status\x18\x0e \x01(\tR\tgpuStatus\x12\x1f\n" +
 	"\vqueued_runs\x18\x0f \x01(\rR\n" +
 	"queuedRuns\x123\n" +
-	"\bbackends\x18\x10 \x03(\v2\x17.forge.v1.BackendHealthR\bbackends\"\x9f\x02\n" +
+	"\bbackends\x18\x10 \x03(\v2\x17.forge.v1.BackendHealthR\bbackends\x12!\n" +
+	"\fllama_device\x18\x11 \x01(\tR\vllamaDevice\x12:\n" +
+	"\rllama_devices\x18\x12 \x03(\v2\x15.forge.v1.LlamaDeviceR\fllamaDevices\"\x95\x01\n" +
+	"\vLlamaDevice\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12(\n" +
+	"\x10memory_total_mib\x18\x03 \x01(\x04R\x0ememoryTotalMib\x12&\n" +
+	"\x0fmemory_free_mib\x18\x04 \x01(\x04R\rmemoryFreeMib\"\x9f\x02\n" +
 	"\rBackendHealth\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x10\n" +
@@ -3198,7 +3298,7 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
 	(ChunkType)(0),                // 1: forge.v1.ChunkType
@@ -3232,15 +3332,16 @@ var file_forge_v1_forge_service_proto_goTypes = []any{
 	(*GuardDone)(nil),             // 29: forge.v1.GuardDone
 	(*GetServerInfoRequest)(nil),  // 30: forge.v1.GetServerInfoRequest
 	(*GetServerInfoResponse)(nil), // 31: forge.v1.GetServerInfoResponse
-	(*BackendHealth)(nil),         // 32: forge.v1.BackendHealth
-	(*Gpu)(nil),                   // 33: forge.v1.Gpu
-	nil,                           // 34: forge.v1.StartRun.LabelsEntry
-	nil,                           // 35: forge.v1.RunFailed.DetailsEntry
-	(ToolOutputPolicy)(0),         // 36: forge.v1.ToolOutputPolicy
-	(*Workflow)(nil),              // 37: forge.v1.Workflow
-	(*Message)(nil),               // 38: forge.v1.Message
-	(*RunOptions)(nil),            // 39: forge.v1.RunOptions
-	(*ToolCall)(nil),              // 40: forge.v1.ToolCall
+	(*LlamaDevice)(nil),           // 32: forge.v1.LlamaDevice
+	(*BackendHealth)(nil),         // 33: forge.v1.BackendHealth
+	(*Gpu)(nil),                   // 34: forge.v1.Gpu
+	nil,                           // 35: forge.v1.StartRun.LabelsEntry
+	nil,                           // 36: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 37: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 38: forge.v1.Workflow
+	(*Message)(nil),               // 39: forge.v1.Message
+	(*RunOptions)(nil),            // 40: forge.v1.RunOptions
+	(*ToolCall)(nil),              // 41: forge.v1.ToolCall
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	12, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
@@ -3259,46 +3360,47 @@ var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	9,  // 13: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
 	7,  // 14: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
 	6,  // 15: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
-	36, // 16: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
-	37, // 17: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	38, // 18: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	39, // 19: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	34, // 20: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	37, // 16: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	38, // 17: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	39, // 18: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	40, // 19: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	35, // 20: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
 	0,  // 21: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
 	13, // 22: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
 	1,  // 23: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
 	18, // 24: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	38, // 25: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	39, // 25: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
 	22, // 26: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
 	21, // 27: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	38, // 28: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	39, // 28: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
 	2,  // 29: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	35, // 30: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	36, // 30: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
 	21, // 31: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	38, // 32: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	37, // 33: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
-	39, // 34: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
-	38, // 35: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
-	40, // 36: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
+	39, // 32: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	38, // 33: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
+	40, // 34: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
+	39, // 35: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
+	41, // 36: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
 	27, // 37: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
 	28, // 38: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
 	29, // 39: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
 	24, // 40: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
 	19, // 41: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
-	38, // 42: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
-	33, // 43: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	32, // 44: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
-	3,  // 45: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	30, // 46: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	25, // 47: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
-	5,  // 48: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	31, // 49: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	26, // 50: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
-	48, // [48:51] is the sub-list for method output_type
-	45, // [45:48] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	39, // 42: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
+	34, // 43: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	33, // 44: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
+	32, // 45: forge.v1.GetServerInfoResponse.llama_devices:type_name -> forge.v1.LlamaDevice
+	3,  // 46: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	30, // 47: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	25, // 48: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
+	5,  // 49: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	31, // 50: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	26, // 51: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
+	49, // [49:52] is the sub-list for method output_type
+	46, // [46:49] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -3344,7 +3446,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
