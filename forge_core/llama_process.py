@@ -23,6 +23,13 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from forge_core.llama_devices import (
+    DeviceReport,
+    LlamaDevice,
+    is_device_line,
+    list_devices,
+    resolve,
+)
 from forge_core.llama_startup import (
     LlamaStartupError,
     StartupContext,
@@ -156,6 +163,10 @@ class LlamaServerConfig:
     prefix_snapshots: bool = True
     extra_args: list[str] = field(default_factory=list)
     startup_timeout_s: float = 180.0
+    # Answer one tiny completion before counting as ready, so the first
+    # caller does not pay for lazy start-up work (on a GPU the first
+    # request took 20 s: shader compilation, buffer allocation).
+    warm_up: bool = True
 
     def argv(self, port: int, slot_save_path: Path | None = None) -> list[str]:
         args = [
@@ -208,6 +219,12 @@ class ManagedLlamaServer:
         self.restarts = 0
         self._own_slot_dir = False
         self.slot_dir: Path | None = config.slot_save_path
+        # What `--list-devices` said (None: it could not say), and the
+        # start-up log's device lines of the latest spawn.
+        self.listed_devices: list[LlamaDevice] | None = None
+        self._device_lines: list[str] = []
+        # Seconds the latest warm-up took; None when none succeeded.
+        self.warm_up_s: float | None = None
 
     def attach(self, backend: LlamaServerBackend, *, wait_for_restarts: bool = True) -> None:
         """Let `backend` wait out restarts and use this server's slot files.
@@ -243,11 +260,20 @@ class ManagedLlamaServer:
             bundled_binary=bundled,
         )
 
+    def device(self) -> DeviceReport:
+        """The device the model runs on (llama_devices.resolve)."""
+        argv = self.config.argv(self.port, self.slot_dir)
+        return resolve(self.listed_devices, argv, os.environ, self._device_lines)
+
     async def start(self) -> None:
         """Start the server and wait until it serves; a failure raises
         LlamaStartupError saying why (llama_startup.py)."""
         self._stopping = False
         check_before_start(self.startup_context())
+        if self.listed_devices is None:
+            self.listed_devices = await list_devices(
+                self.config.binary, launch_env(self.config.binary)
+            )
         if self.slot_dir is None and self.config.prefix_snapshots:
             self.slot_dir = Path(tempfile.mkdtemp(prefix="forge-slots-"))
             self._own_slot_dir = True
@@ -327,14 +353,19 @@ class ManagedLlamaServer:
                 StartupFailure.BINARY_MISSING,
                 f"llama-server binary {self.config.binary} could not be executed: {exc}",
             ) from exc
+        self._device_lines = []
         self._pump = asyncio.create_task(self._read_output())
         await self._wait_healthy()
+        if self.config.warm_up:
+            await self._warm_up()
 
     async def _read_output(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         async for raw in self._proc.stdout:
             line = raw.decode(errors="replace").rstrip()
             self._log_tail.append(line)
+            if is_device_line(line):
+                self._device_lines.append(line)
             log.debug("llama-server: %s", line)
 
     async def _wait_healthy(self) -> None:
@@ -360,6 +391,34 @@ class ManagedLlamaServer:
             self._proc.kill()
             await self._proc.wait()
         raise timeout_error(self.config.startup_timeout_s, list(self._log_tail))
+
+    async def _warm_up(self) -> None:
+        """One short completion on slot 0, then the slot erased so the first
+        real prompt finds an empty cache, as it would have without this
+        (llama-server allows slot actions only with --slot-save-path; without
+        one, at most the BOS token of the warm-up prompt matches a chat one).
+        A failure is logged: the server still serves, only slower at first."""
+        started = time.monotonic()
+        try:
+            async with httpx.AsyncClient(
+                base_url=self.url, timeout=self.config.startup_timeout_s
+            ) as http:
+                resp = await http.post(
+                    "/completion",
+                    json={"prompt": "Hello", "n_predict": 2, "id_slot": 0, "cache_prompt": False},
+                )
+                resp.raise_for_status()
+                if self.slot_dir is not None:
+                    with contextlib.suppress(httpx.HTTPError):
+                        await http.post("/slots/0", params={"action": "erase"})
+        except httpx.HTTPError as exc:
+            log.warning(
+                "llama-server warm-up failed after %.1fs (%s); serving anyway",
+                time.monotonic() - started, str(exc) or type(exc).__name__,
+            )  # fmt: skip
+            return
+        self.warm_up_s = time.monotonic() - started
+        log.info("llama-server warm-up took %.2fs", self.warm_up_s)
 
     @property
     def running(self) -> bool:
@@ -402,7 +461,10 @@ async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedL
     """
     if budget_mode in (BudgetMode.FORGE_FULL, BudgetMode.FORGE_FAST):
         config = replace(config, ctx_size=0)
-    server = ManagedLlamaServer(config)
+    # forge-fast's first server only tells the model's maximum: no warm-up.
+    server = ManagedLlamaServer(
+        replace(config, warm_up=config.warm_up and budget_mode != BudgetMode.FORGE_FAST)
+    )
     await server.start()
     if budget_mode != BudgetMode.FORGE_FAST:
         return server
@@ -412,6 +474,8 @@ async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedL
     await server.stop()
     half = max(n_ctx * slots // 2, 512 * slots)
     log.info("forge-fast: model maximum %d tokens, restarting with %d", n_ctx * slots, half)
+    listed = server.listed_devices
     server = ManagedLlamaServer(replace(config, ctx_size=half, port=server.port))
+    server.listed_devices = listed
     await server.start()
     return server

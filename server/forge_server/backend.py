@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import re
-from collections.abc import AsyncIterator
+import weakref
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from forge_core.backends.fallback import (
 )
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.backends.scripted import ScriptedBackend
+from forge_core.llama_devices import DeviceReport, external, warn_if_gpu_unused
 from forge_core.llama_process import (
     LlamaServerConfig,
     ManagedLlamaServer,
@@ -33,6 +36,8 @@ from forge_core.llama_process import (
     start_managed,
 )
 from forge_core.modes import BudgetMode, ToolCallMode
+
+log = logging.getLogger(__name__)
 
 BACKENDS = ("llama-server", "scripted", "openai", "ollama", "anthropic")
 # The KV cache type llama-server uses when --cache-type-k is not given.
@@ -74,6 +79,27 @@ def parse_chain(spec: str) -> list[ChainMember]:
             overrides.append((MEMBER_KEYS[key], value))
         members.append(ChainMember(m.group(1), tuple(overrides)))
     return members
+
+
+# Each open llama-server backend's device, read when asked: a restarted
+# managed server may say something else. Weak, so a closed backend goes.
+_DEVICES: weakref.WeakKeyDictionary[LlamaServerBackend, Callable[[], DeviceReport]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def llama_device(backend: Backend) -> DeviceReport | None:
+    """The device a llama-server backend (or a chain's first llama-server
+    member) runs on; None for other backends."""
+    if isinstance(backend, LlamaServerBackend):
+        read = _DEVICES.get(backend)
+        return read() if read is not None else None
+    if isinstance(backend, FallbackBackend):
+        for member in backend.members:
+            report = llama_device(member.backend)
+            if report is not None:
+                return report
+    return None
 
 
 @dataclass(frozen=True)
@@ -196,8 +222,14 @@ async def _open_one(config: BackendConfig, *, in_chain: bool = False) -> AsyncIt
         )
         if managed is not None:
             managed.attach(backend, wait_for_restarts=not in_chain)
-        elif config.prefix_snapshots == "on":
-            backend.enable_prefix_snapshots()
+            _DEVICES[backend] = managed.device
+            report = managed.device()
+            log.info("llama-server device: %s (%s)", report.device, report.reason)
+            warn_if_gpu_unused(report)
+        else:
+            _DEVICES[backend] = external
+            if config.prefix_snapshots == "on":
+                backend.enable_prefix_snapshots()
         try:
             yield backend
         finally:

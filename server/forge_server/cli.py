@@ -17,6 +17,7 @@ from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
+from forge_server.check import check
 from forge_server.journal import Journal, open_journal
 from forge_server.journal import default_url as default_journal_url
 from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
@@ -39,6 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"forge-server {__version__}")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="start (or connect to) the configured backend as serving would, print its "
+        "backend, device, model, context, budget and slots, stop it and exit: 0 when it "
+        "works, non-zero with the reason when it cannot start",
+    )
     net = p.add_argument_group("listening")
     net.add_argument("--host", default=env("FORGE_HOST", "127.0.0.1"), help="address to bind")
     net.add_argument(
@@ -476,6 +484,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.budget_mode == BudgetMode.MANUAL and args.budget_tokens <= 0:
         raise SystemExit("--budget-mode manual needs --budget-tokens N")
     try:
+        if args.check:
+            code = asyncio.run(check(BackendConfig.from_args(args)))
+            if code:
+                raise SystemExit(code)
+            return
         asyncio.run(serve(args))
     except LlamaStartupError as exc:
         # One readable message, not a traceback: what happened, why, what to do.

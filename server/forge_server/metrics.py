@@ -6,12 +6,15 @@ do not share counters. Gauges read the service's own counts when scraped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from forge_core.backends.base import Usage
+from forge_core.llama_devices import DeviceReport
 from forge_core.messages import Message
 
 if TYPE_CHECKING:
@@ -77,6 +80,11 @@ class Metrics:
         self.active_runs.set_function(active_runs)
         self.queued_runs.set_function(queued_runs)
 
+    def watch_device(self, read: Callable[[], DeviceReport | None]) -> None:
+        """forge_llama_device_info{device="CPU"} 1, read at each scrape
+        (absent for backends that are not llama-server)."""
+        self.registry.register(_DeviceInfo(read))
+
     def message(self, message: Message) -> None:
         """Count what a guardrail added to the conversation."""
         if message.transient:
@@ -105,3 +113,27 @@ class Metrics:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+
+class _DeviceInfo(Collector):
+    # A collector, not a Gauge: the label itself is the value, and it can
+    # change when a restarted llama-server finds another device.
+    def __init__(self, read: Callable[[], DeviceReport | None]) -> None:
+        self._read = read
+
+    def describe(self) -> Iterable[Metric]:
+        # Nothing to check for clashes at registration; keeps it from
+        # reading the device before the service is built.
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        report = self._read()
+        if report is None:
+            return
+        family = GaugeMetricFamily(
+            "forge_llama_device_info",
+            "The device llama-server runs the model on (CPU, Vulkan0, unknown)",
+            labels=["device"],
+        )
+        family.add_metric([report.device], 1)
+        yield family

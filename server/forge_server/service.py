@@ -40,6 +40,7 @@ from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__, guard
 from forge_server.auth import Authenticator, Identity
+from forge_server.backend import llama_device
 from forge_server.convert import (
     SECRETS_POLICY_TO_PB,
     backend_chain,
@@ -141,6 +142,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self.metrics.watch(
             lambda: self.open_streams, lambda: self.active_runs, lambda: queued_runs(backend)
         )
+        self.metrics.watch_device(lambda: llama_device(backend))
         # None: every caller is admitted (no --auth-token-file or --auth-url).
         self.auth = auth
         self.max_active_runs = max_active_runs
@@ -253,6 +255,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         except RequestRejected as exc:
             await self._reject(context, exc)
         info = self.backend.info()
+        device = llama_device(self.backend)
         return pb.GetServerInfoResponse(
             version=__version__,
             backend=info.name,
@@ -277,6 +280,16 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             gpu_status=self.gpu_status,
             queued_runs=queued_runs(self.backend),
             backends=backends_to_pb(self.backend),
+            llama_device=device.device if device is not None else "",
+            llama_devices=[
+                pb.LlamaDevice(
+                    name=d.name,
+                    description=d.description,
+                    memory_total_mib=d.total_mib,
+                    memory_free_mib=d.free_mib,
+                )
+                for d in (device.devices if device is not None else ())
+            ],
         )
 
     async def Guard(
