@@ -188,7 +188,8 @@ def mismatch_warning(report: DeviceReport, gpus: Sequence[Gpu]) -> str:
         "without `graphics` (the NVIDIA runtime then mounts no Vulkan ICD). Fix: install "
         "libvulkan1 and libglvnd0 in the image and run with `--gpus all` and "
         "NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics; see the README, "
-        '"On a GPU host".'
+        '"On a GPU host". `VK_LOADER_DEBUG=error llama-server --list-devices` shows '
+        "why the Vulkan loader found no driver."
     )
 
 

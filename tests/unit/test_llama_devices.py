@@ -100,7 +100,9 @@ def test_nvml_gpu_with_model_on_cpu_warns_once_naming_cause_and_fix(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """NVML and the listing are fakes (no GPU in CI): NVML sees an H100,
-    llama-server lists nothing, as a container without libvulkan1 does."""
+    llama-server lists nothing, as a container without a working Vulkan
+    driver does (seen for real on an H200 host: `Available devices:` and
+    nothing else, the loader failing on libGLX_nvidia.so.0)."""
     calls = 0
 
     def nvml() -> tuple[list[Gpu], str]:
@@ -120,6 +122,7 @@ def test_nvml_gpu_with_model_on_cpu_warns_once_naming_cause_and_fix(
         "NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics",
         "--gpus all",
         "On a GPU host",
+        "VK_LOADER_DEBUG=error",
     ):
         assert words in warning
 
