@@ -184,12 +184,13 @@ def mismatch_warning(report: DeviceReport, gpus: Sequence[Gpu]) -> str:
     return (
         f"NVML sees {names}, but llama-server runs the model on the CPU "
         f"({report.reason}). Likely cause: no Vulkan driver inside the container — "
-        "libvulkan1 or libglvnd0 missing from the image, or NVIDIA_DRIVER_CAPABILITIES "
-        "without `graphics` (the NVIDIA runtime then mounts no Vulkan ICD). Fix: install "
-        "libvulkan1 and libglvnd0 in the image and run with `--gpus all` and "
-        "NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics; see the README, "
-        '"On a GPU host". `VK_LOADER_DEBUG=error llama-server --list-devices` shows '
-        "why the Vulkan loader found no driver."
+        "libvulkan1 or libglvnd0 missing from the image, no NVIDIA EGL ICD manifest "
+        "(nvidia_egl_icd.json), or NVIDIA_DRIVER_CAPABILITIES without `graphics`. Fix: "
+        "install libvulkan1 and libglvnd0 in the image (the Dockerfile's GPU=vulkan) and "
+        "run with `--gpus all` and NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics; "
+        "`VK_LOADER_DEBUG=error,warn llama-server --list-devices` shows why the Vulkan "
+        'loader found no driver. See the README, "On a GPU host", and docs/gpu-host.md '
+        '("Troubleshooting").'
     )
 
 

@@ -123,6 +123,7 @@ def test_nvml_gpu_with_model_on_cpu_warns_once_naming_cause_and_fix(
         "--gpus all",
         "On a GPU host",
         "VK_LOADER_DEBUG=error",
+        "docs/gpu-host.md",
     ):
         assert words in warning
 
