@@ -1,0 +1,92 @@
+"""Warm-up against a stand-in llama-server (issue 19, item 5): a small
+Python HTTP server started as the binary, so the order of requests and a
+failing warm-up can be seen; the real server's warm-up is tested in
+tests/integration/test_llama_device_warmup.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from forge_core.llama_process import LlamaServerConfig, ManagedLlamaServer
+
+FAKE = """#!{python}
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+if "--list-devices" in sys.argv:
+    print("Available devices:")
+    sys.exit(0)
+port = int(sys.argv[sys.argv.index("--port") + 1])
+journal = {journal!r}
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status):
+        with open(journal, "a") as f:
+            f.write(self.command + " " + self.path + "\\n")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps({{}}).encode())
+
+    def do_GET(self):
+        self.answer(200)
+
+    def do_POST(self):
+        self.answer({completion_status} if self.path == "/completion" else 200)
+
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def fake_server(tmp_path: Path, completion_status: int) -> tuple[LlamaServerConfig, Path]:
+    journal = tmp_path / "requests.txt"
+    binary = tmp_path / "llama-server"
+    binary.write_text(
+        FAKE.format(
+            python=sys.executable, journal=str(journal), completion_status=completion_status
+        )
+    )
+    binary.chmod(0o755)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    config = LlamaServerConfig(model_path=model, binary=binary, startup_timeout_s=30)
+    return config, journal
+
+
+async def test_warm_up_comes_after_health_and_before_start_returns(tmp_path: Path) -> None:
+    config, journal = fake_server(tmp_path, 200)
+    server = ManagedLlamaServer(config)
+    await server.start()
+    try:
+        requests = journal.read_text().splitlines()
+    finally:
+        await server.stop()
+    assert requests[-2:] == ["POST /completion", "POST /slots/0?action=erase"]
+    assert requests[0] == "GET /health"
+    assert server.warm_up_s is not None
+    assert server.listed_devices == []
+    assert server.device().device == "CPU"
+
+
+async def test_a_failed_warm_up_is_logged_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config, journal = fake_server(tmp_path, 500)
+    server = ManagedLlamaServer(config)
+    with caplog.at_level(logging.WARNING, logger="forge_core.llama_process"):
+        await server.start()
+    try:
+        assert server.running
+        await server.wait_ready(5)
+    finally:
+        await server.stop()
+    assert "POST /completion" in journal.read_text().splitlines()
+    assert server.warm_up_s is None
+    assert any("warm-up failed" in r.getMessage() for r in caplog.records)
