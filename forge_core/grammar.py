@@ -38,7 +38,14 @@ from forge_core.workflow import ToolSpec
 if TYPE_CHECKING:
     from forge_core.value_pools import NumberChoice
 
-__all__ = ["MAX_IDENTIFIER", "Unsupported", "build_grammar", "is_identifier_like"]
+__all__ = [
+    "MAX_IDENTIFIER",
+    "PieceGrammars",
+    "Unsupported",
+    "build_grammar",
+    "is_identifier_like",
+    "piece_grammars",
+]
 
 MAX_STRING = 200
 MAX_ITEMS = 16
@@ -131,20 +138,18 @@ def build_grammar(
     example, which come first. `workflow_name`, which the prompt shows, is
     a placeholder too (a free string is never it).
     """
-    builder = _Builder()
-    builder.bound = bound or {}
-    builder.unseen_examples = unseen_examples or {}
-    builder.named = named_values or {}
-    builder.shaped = shaped_values or {}
-    builder.workflow_name = workflow_name
-    builder.numbers = number_values or {}
-    if number_digits:
-        digits = max(1, min(number_digits, 16))
-        builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
-
-    builder.grounded = grounded
-    builder.formats = grounded_formats or {}
-    builder.labels = grounded_labels or {}
+    builder = _configured(
+        bound=bound,
+        unseen_examples=unseen_examples,
+        named_values=named_values,
+        shaped_values=shaped_values,
+        workflow_name=workflow_name,
+        number_values=number_values,
+        number_digits=number_digits,
+        grounded=grounded,
+        grounded_formats=grounded_formats,
+        grounded_labels=grounded_labels,
+    )
     try:
         calls = []
         for tool in tools:
@@ -162,6 +167,164 @@ def build_grammar(
         builder.rules["root"] = "call"
     order = ["root", "call", *[k for k in builder.rules if k not in ("root", "call")]]
     return "\n".join(f"{name} ::= {builder.rules[name]}" for name in order) + "\n"
+
+
+def _configured(
+    *,
+    bound: dict[str, list[Any]] | None,
+    unseen_examples: dict[str, list[str]] | None,
+    named_values: dict[str, list[str]] | None,
+    shaped_values: dict[str, list[str]] | None,
+    workflow_name: str,
+    number_values: dict[str, NumberChoice] | None,
+    number_digits: int,
+    grounded: list[str] | None,
+    grounded_formats: dict[str, list[str]] | None,
+    grounded_labels: dict[str, list[str]] | None,
+) -> _Builder:
+    builder = _Builder()
+    builder.bound = bound or {}
+    builder.unseen_examples = unseen_examples or {}
+    builder.named = named_values or {}
+    builder.shaped = shaped_values or {}
+    builder.workflow_name = workflow_name
+    builder.numbers = number_values or {}
+    if number_digits:
+        digits = max(1, min(number_digits, 16))
+        builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
+    builder.grounded = grounded
+    builder.formats = grounded_formats or {}
+    builder.labels = grounded_labels or {}
+    return builder
+
+
+# After the piece a request generates, what may follow it in a call and then
+# anything: the model's next token (`",` where a value ends, `"}}` where the
+# call does) passes the grammar on the sampler's fast path, and a stop string
+# (llama_pieces.py) cuts the text there. The first character is one a stop
+# string starts with, so a model that wants to go on otherwise cannot run to
+# max_tokens; after a number, no space (the stops do not end at one).
+_REST = {"rest": "[,}\\n ] [^\\x00]*", "rest-scalar": "[,}\\n] [^\\x00]*"}
+_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
+_LITERALS = re.compile(rf"{_LITERAL.pattern}(?: \| {_LITERAL.pattern})*")
+_NOT_NAMES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]')
+
+
+class PieceGrammars:
+    """Grammars for the pieces of one call that a model chooses: the tool's
+    name, each argument's value, whether another optional key follows
+    (calls.py `segmented`). Each admits exactly what the whole-call grammar
+    admits at that point, so the same values are bounded, grounded and
+    excluded; the keys and punctuation between them are Forge's to write.
+    """
+
+    def __init__(
+        self, builder: _Builder, max_tokens: int, excluded: list[tuple[str, dict[str, Any]]]
+    ):
+        self._builder = builder
+        self._max_tokens = max_tokens
+        self._excluded = excluded
+
+    def _root(self, body: str) -> str:
+        rules = self._builder.rules
+        order, todo = ["root"], [body]
+        while todo:
+            # Rule names outside literals and character classes.
+            for name in re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", _NOT_NAMES.sub(" ", todo.pop())):
+                if name in rules and name not in order:
+                    order.append(name)
+                    todo.append(rules[name])
+        lines = [f"root ::= {body}", *(f"{n} ::= {rules[n]}" for n in order[1:])]
+        words = body.split()
+        lines += [f"{rest} ::= {_REST[rest]}" for rest in _REST if rest in words]
+        return "\n".join(lines) + "\n"
+
+    def tool_name(self, names: list[str]) -> str:
+        choice = " | ".join(_literal(n) for n in names)
+        return self._root(f"sp ({choice}) rest")
+
+    def _value_rule(self, tool: ToolSpec, key: str) -> str | None:
+        builder = self._builder
+        builder._root = tool.parameters
+        builder.tool_name = tool.name
+        builder.string_bound = _string_bound(tool, self._max_tokens, False)
+        excluded = _exclusions(tool, self._excluded).get(key)
+        schema = tool.parameters.get("properties", {}).get(key)
+        try:
+            return builder.value(schema, f"{tool.name}-args-{key}", name=key, excluded=excluded)
+        except Unsupported:
+            return None
+
+    def value(self, tool: ToolSpec, key: str, stringy: bool) -> str | None:
+        """`sp <value> rest` for one top-level argument (a string when
+        `stringy`); None when the schema needs the whole-call grammar."""
+        rule = self._value_rule(tool, key)
+        if rule is None:
+            return None
+        return self._root(f"sp {rule} {'rest' if stringy else 'rest-scalar'}")
+
+    def choices(self, tool: ToolSpec, key: str) -> list[str] | None:
+        """The compact JSON texts an argument may take, when the grammar
+        lists them (an enum, grounded candidates, bound values, the
+        request's numbers); None when it admits an open set."""
+        rule = self._value_rule(tool, key)
+        body = self._builder.rules.get(rule or "", "")
+        if not _LITERALS.fullmatch(body):
+            return None
+        return [json.loads(literal) for literal in _LITERAL.findall(body)]
+
+    def args(self, tool: ToolSpec) -> str | None:
+        """The whole `args` object and the call's closing brace, for a tool
+        whose arguments are not flat; None when unsupported."""
+        builder = self._builder
+        builder.string_bound = _string_bound(tool, self._max_tokens, False)
+        builder.exclude = _exclusions(tool, self._excluded)
+        builder._root = tool.parameters
+        builder.tool_name = tool.name
+        try:
+            rule = builder.value(tool.parameters, f"{tool.name}-args", object_default=True)
+        except Unsupported:
+            return None
+        return self._root(f'sp {rule} sp "}}"')
+
+    def next_key(self, keys: list[str], first: bool) -> str:
+        """Close the arguments, or name one of `keys` (optional, in order)."""
+        names = " | ".join(_literal(k) for k in keys)
+        comma = "" if first else '"," sp '
+        # No space before the colon: the piece's stop string is `":`.
+        return self._root(f'sp ("}}" | {comma}({names}) ":") rest')
+
+
+def piece_grammars(
+    *,
+    max_tokens: int = 0,
+    excluded: list[tuple[str, dict[str, Any]]] | None = None,
+    grounded: list[str] | None = None,
+    grounded_formats: dict[str, list[str]] | None = None,
+    grounded_labels: dict[str, list[str]] | None = None,
+    bound: dict[str, list[Any]] | None = None,
+    number_digits: int = 0,
+    number_values: dict[str, NumberChoice] | None = None,
+    unseen_examples: dict[str, list[str]] | None = None,
+    named_values: dict[str, list[str]] | None = None,
+    shaped_values: dict[str, list[str]] | None = None,
+    workflow_name: str = "",
+) -> PieceGrammars:
+    """The piece grammars for one turn; the arguments mean what they mean
+    for `build_grammar`."""
+    builder = _configured(
+        bound=bound,
+        unseen_examples=unseen_examples,
+        named_values=named_values,
+        shaped_values=shaped_values,
+        workflow_name=workflow_name,
+        number_values=number_values,
+        number_digits=number_digits,
+        grounded=grounded,
+        grounded_formats=grounded_formats,
+        grounded_labels=grounded_labels,
+    )
+    return PieceGrammars(builder, max_tokens, excluded or [])
 
 
 def _count_strings(schema: Any, depth: int = 0) -> int:

@@ -1,8 +1,11 @@
-"""llama-server (llama.cpp) over its OpenAI-compatible HTTP API.
+"""llama-server (llama.cpp) over its HTTP API.
 
-The model gets the tools in its system prompt and a `response_format` JSON
-Schema that llama-server compiles into a grammar, so every answer is a
-well-formed `{"tool", "args"}` object for one of the tools allowed this turn.
+The model gets the tools in its system prompt and a grammar (grammar.py; a
+`response_format` JSON Schema where the grammar cannot express a schema), so
+every answer is a well-formed `{"tool", "args"}` object for one of the tools
+allowed this turn. A single call is made in pieces over `/completion`
+(llama_pieces.py); parallel batches, and calls whose pieces come back
+malformed, stream from `/v1/chat/completions` under the whole-call grammar.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,17 +21,19 @@ from typing import Any
 import httpx
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
+from forge_core.backends.llama_pieces import Piece, piece_call
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ForgeError, WorkflowCancelledError
-from forge_core.grammar import build_grammar
+from forge_core.grammar import build_grammar, piece_grammars
 from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 from forge_core.parsing import parse_response
 from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
 from forge_core.slots import SlotScheduler
+from forge_core.workflow import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +64,7 @@ class LlamaServerBackend:
         timeout_s: float = 600.0,
         budget_source: str = "",
         kv_cache_type: str = "",
+        call_pieces: bool = True,
     ) -> None:
         supported = (ToolCallMode.CONSTRAINED, ToolCallMode.PROMPT, ToolCallMode.NATIVE)
         if tool_call_mode not in supported:
@@ -101,6 +108,9 @@ class LlamaServerBackend:
         # restore a saved workflow prefix first).
         self._started: set[str] = set()
         self.snapshots: PrefixSnapshots | None = None
+        # Constrained single calls in pieces (llama_pieces.py); off: one
+        # grammar for the whole call.
+        self.call_pieces = call_pieces
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
         self._http = httpx.AsyncClient(
@@ -246,7 +256,7 @@ class LlamaServerBackend:
             "cache_prompt": True,
         }
         if self.constrains(request):
-            allowed = [t for t in request.tools if t.name in set(request.allowed)] or request.tools
+            allowed = allowed_tools(request)
             grammar = build_grammar(
                 allowed,
                 parallel=request.parallel,
@@ -345,9 +355,12 @@ class LlamaServerBackend:
             await self._restore_prefix(slot, request, key)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self._wait_ready else 0)
+        pieces = self.call_pieces and "grammar" in body and not request.parallel
 
         async def attempt() -> BackendReply:
-            reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
+            reply = await self._pieces(slot, request, body, on_chunk) if pieces else None
+            if reply is None:
+                reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
             self._calibrate(body, reply.usage.prompt_tokens)
             reply.usage.slot = slot
             if first:
@@ -367,6 +380,120 @@ class LlamaServerBackend:
             what="llama-server stream",
             attempts=attempts,
             before_retry=self._await_server,
+        )
+
+    async def _pieces(
+        self, slot: int, request: ChatRequest, body: dict[str, Any], on_chunk: ChunkSink | None
+    ) -> BackendReply | None:
+        """The call in pieces (llama_pieces.py); None when a piece came back
+        malformed and the whole-call grammar must make it."""
+        resp = await self._http.post("/apply-template", json={"messages": body["messages"]})
+        if resp.status_code == 503:
+            raise _Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
+        if resp.status_code != 200:
+            raise _http_error(resp.status_code, resp.text)
+        prompt = str(resp.json()["prompt"])
+        usage = Usage(model_calls=1)
+        first_prompt: list[int] = []
+
+        async def generate(call: str, grammar: str, stops: list[str], n_predict: int) -> Piece:
+            piece = {
+                "prompt": prompt + call,
+                "grammar": grammar,
+                "stop": stops,
+                "n_predict": n_predict,
+                "temperature": request.temperature,
+                "cache_prompt": True,
+                "id_slot": slot,
+            }
+            resp = await self._http.post("/completion", json=piece)
+            if resp.status_code == 503:
+                raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
+            if resp.status_code != 200:
+                raise _http_error(resp.status_code, resp.text)
+            out = resp.json()
+            timings = out.get("timings", {})
+            if not first_prompt:
+                first_prompt.append(
+                    int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
+                )
+            _add_timings(usage, timings)
+            return Piece(
+                text=str(out.get("content", "")),
+                stop=str(out.get("stop_type", "eos")),
+                stopping_word=str(out.get("stopping_word", "")),
+                tokens=int(out.get("tokens_predicted", timings.get("predicted_n", 0))),
+            )
+
+        async def next_tokens(call: str, k: int) -> list[tuple[str, float]]:
+            # Probabilities after a top-k of k: llama-server then sorts k
+            # tokens, not the whole vocabulary.
+            ask = {
+                "prompt": prompt + call,
+                "n_predict": 1,
+                "n_probs": k,
+                "post_sampling_probs": True,
+                "top_k": k,
+                "top_p": 1.0,
+                "min_p": 0.0,
+                "temperature": 1.0,
+                "cache_prompt": True,
+                "id_slot": slot,
+            }
+            resp = await self._http.post("/completion", json=ask)
+            if resp.status_code == 503:
+                raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
+            if resp.status_code != 200:
+                raise _http_error(resp.status_code, resp.text)
+            out = resp.json()
+            timings = out.get("timings", {})
+            if not first_prompt:
+                first_prompt.append(
+                    int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
+                )
+            _add_timings(usage, timings)
+            probs = (out.get("completion_probabilities") or [{}])[0].get("top_probs", [])
+            return [(str(p.get("token", "")), float(p.get("prob", 0.0))) for p in probs]
+
+        async def emit(piece: str) -> None:
+            if on_chunk is not None and piece:
+                await on_chunk(StreamChunk(ChunkType.TOOL_CALL_DELTA, piece))
+
+        grammars = piece_grammars(
+            max_tokens=request.max_tokens,
+            excluded=request.excluded_calls,
+            grounded=request.grounded_values,
+            grounded_formats=request.grounded_formats,
+            grounded_labels=request.grounded_labels,
+            bound=request.bound_values,
+            number_digits=request.number_digits,
+            number_values=request.number_values,
+            unseen_examples=request.unseen_examples,
+            named_values=request.named_values,
+            shaped_values=request.shaped_values,
+            workflow_name=request.workflow_name,
+        )
+        made = await piece_call(
+            allowed_tools(request),
+            grammars,
+            generate,
+            emit,
+            request.max_tokens,
+            next_tokens,
+            random.Random() if request.temperature > 0 else None,
+        )
+        calls = parse_response(made.text, rescue=False).calls if made is not None else None
+        if made is None or (not calls and not made.truncated):
+            log.info("run %s: a call piece came back malformed; whole-call grammar", request.run_id)
+            if on_chunk is not None:
+                await on_chunk(StreamChunk(ChunkType.RETRY))
+            return None
+        if on_chunk is not None:
+            await on_chunk(StreamChunk(ChunkType.FINAL))
+        self._calibrate(body, first_prompt[0] if first_prompt else 0)
+        response: LLMResponse = calls if calls else TextResponse(made.text)
+        return BackendReply(
+            response=response, usage=usage, raw_text=made.text, truncated=made.truncated
         )
 
     async def _await_server(self) -> None:
@@ -441,6 +568,11 @@ class LlamaServerBackend:
 
 class _Unavailable(httpx.TransportError):
     """503: the server is up but not serving (loading a model after a restart)."""
+
+
+def allowed_tools(request: ChatRequest) -> list[ToolSpec]:
+    """The tools this turn may call (all of them when none is singled out)."""
+    return [t for t in request.tools if t.name in set(request.allowed)] or request.tools
 
 
 def _prefix_key(request: ChatRequest) -> str:

@@ -129,6 +129,8 @@ class BackendConfig:
     cache_type_v: str = ""
     # "auto" | "on" | "off": prefix snapshots (auto: on for a managed server).
     prefix_snapshots: str = "auto"
+    # "on" | "off": constrained single calls in pieces (llama_pieces.py).
+    call_pieces: str = "on"
     # A ToolCallMode (llama-server).
     tool_call_mode: str = ToolCallMode.AUTO
     # A BudgetMode, and the token count for MANUAL (openai / anthropic /
@@ -220,6 +222,7 @@ async def _open_one(config: BackendConfig, *, in_chain: bool = False) -> AsyncIt
             # Only a server Forge started is known to run with these flags.
             kv_cache_type=(config.cache_type_k or DEFAULT_KV_CACHE_TYPE) if managed else "",
         )
+        backend.call_pieces = config.call_pieces != "off"
         if managed is not None:
             managed.attach(backend, wait_for_restarts=not in_chain)
             _DEVICES[backend] = managed.device

@@ -260,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
         "picks native when /props says the template supports tool calls, else constrained",
     )
     be.add_argument(
+        "--call-pieces",
+        choices=["on", "off"],
+        default=defaults.call_pieces,
+        help="llama-server, constrained: make each single call in pieces, Forge writing the "
+        "keys and punctuation and the model each choice (fast: the grammar never checks the "
+        "whole vocabulary for what Forge writes); off: one grammar for the whole call",
+    )
+    be.add_argument(
         "--script",
         type=Path,
         help="scripted backend: JSON script file, or a directory of conformance cases",

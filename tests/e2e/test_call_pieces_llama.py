@@ -1,0 +1,103 @@
+"""Calls in pieces (llama_pieces.py) on the real llama-server and model.
+
+Every call made in pieces must be a complete call of an allowed tool whose
+arguments satisfy its JSON Schema, at T=0 and T=0.8, for a flat tool (keys
+written by Forge, values by the model) and for a nested one (its arguments
+from the whole-arguments grammar). The requests the backend makes show
+which way each call went.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import jsonschema
+import pytest
+
+from forge_core.backends.base import ChatRequest
+from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.calls import ChunkType, StreamChunk
+from forge_core.llama_process import ManagedLlamaServer
+from forge_core.messages import Message, MessageRole, MessageType
+from tests.e2e.test_grammar_llama import TOOLS
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def backend(llama_server: ManagedLlamaServer) -> AsyncIterator[LlamaServerBackend]:
+    backend = await LlamaServerBackend.connect(llama_server.url, backend_mode="managed")
+    try:
+        yield backend
+    finally:
+        await backend.aclose()
+
+
+def paths(backend: LlamaServerBackend) -> list[str]:
+    """The paths of every request the backend sends from now on."""
+    seen: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request.url.path)
+
+    backend._http.event_hooks["request"].append(hook)
+    return seen
+
+
+def request(user: str, allowed: list[str], temperature: float) -> ChatRequest:
+    return ChatRequest(
+        run_id=f"pieces-{temperature}-{'-'.join(allowed)}",
+        workflow_name="travel",
+        messages=[
+            Message(MessageRole.SYSTEM, "Book travel and shop.", MessageType.SYSTEM_PROMPT),
+            Message(MessageRole.USER, user, MessageType.USER_INPUT),
+        ],
+        tools=TOOLS,
+        allowed=allowed,
+        temperature=temperature,
+    )
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+async def test_calls_in_pieces_are_complete_and_valid(
+    backend: LlamaServerBackend, temperature: float
+) -> None:
+    schemas = {t.name: t.parameters for t in TOOLS}
+    sent = paths(backend)
+    chunks: list[StreamChunk] = []
+
+    async def sink(chunk: StreamChunk) -> None:
+        chunks.append(chunk)
+
+    for allowed in (["search_flights"], ["search_flights", "add_items"], ["add_items"]):
+        sent.clear()
+        chunks.clear()
+        reply = await backend.complete(
+            request("Book two seats from Oslo to Rome, and add a lamp.", allowed, temperature),
+            sink,
+        )
+        assert isinstance(reply.response, list), reply.raw_text
+        (call,) = reply.response
+        assert call.name in allowed
+        jsonschema.validate(call.args, schemas[call.name])
+        # Made in pieces, never by the whole-call grammar's chat request:
+        # at least one request for each required value Forge cannot list.
+        assert "/v1/chat/completions" not in sent
+        free = 2 if call.name == "search_flights" else 1
+        assert sent.count("/completion") >= free
+        # The deltas streamed are the call's text, in order.
+        deltas = "".join(c.content for c in chunks if c.type == ChunkType.TOOL_CALL_DELTA)
+        assert deltas == reply.raw_text
+        assert chunks[-1].type == ChunkType.FINAL
+
+
+async def test_whole_call_grammar_when_pieces_are_off(backend: LlamaServerBackend) -> None:
+    backend.call_pieces = False
+    sent = paths(backend)
+    reply = await backend.complete(
+        request("Book two seats from Oslo to Rome.", ["search_flights"], 0.0), None
+    )
+    assert isinstance(reply.response, list)
+    assert sent.count("/v1/chat/completions") == 1
+    assert "/completion" not in sent

@@ -1,0 +1,328 @@
+"""Calls in pieces (llama_pieces.py): what Forge writes, what it asks for,
+and when it gives the call back to the whole-call grammar.
+
+The model here is a script of pieces (a fake generator): the logic under
+test is Forge's, and the real model's pieces are exercised end to end in
+tests/e2e/test_call_pieces_llama.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from forge_core.backends.llama_pieces import (
+    KEY_STOPS,
+    SCALAR_STOPS,
+    STRING_STOPS,
+    Piece,
+    PieceCall,
+    choose,
+    flat,
+    piece_call,
+)
+from forge_core.grammar import piece_grammars
+from forge_core.workflow import ToolSpec
+
+WEATHER = ToolSpec(
+    "get_weather",
+    "",
+    {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "unit": {"enum": ["c", "f"]},
+        },
+        "required": ["city"],
+    },
+)
+REPORT = ToolSpec(
+    "report",
+    "",
+    {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]},
+)
+CART = ToolSpec(
+    "add_items",
+    "",
+    {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+        "required": ["items"],
+    },
+)
+PING = ToolSpec("ping", "", {"type": "object", "properties": {}})
+
+
+class Script:
+    """Answers each request with the next scripted piece and records what
+    Forge asked: the call so far, the grammar, the stop strings."""
+
+    def __init__(self, *pieces: Piece) -> None:
+        self.pieces = list(pieces)
+        self.asked: list[tuple[str, str, list[str], int]] = []
+
+    async def __call__(self, call: str, grammar: str, stops: list[str], n: int) -> Piece:
+        self.asked.append((call, grammar, stops, n))
+        return self.pieces.pop(0)
+
+
+async def make(
+    tools: list[ToolSpec], script: Script, max_tokens: int = 512, **pools: Any
+) -> PieceCall | None:
+    emitted: list[str] = []
+
+    async def emit(text: str) -> None:
+        emitted.append(text)
+
+    made = await piece_call(tools, piece_grammars(**pools), script, emit, max_tokens)
+    if made is not None:
+        assert "".join(emitted) == made.text
+    return made
+
+
+async def test_forge_writes_the_keys_and_the_model_each_value() -> None:
+    script = Script(
+        Piece(' "get_weather', "word", '",', 4),
+        Piece(' "Oslo', "word", '"}', 3),
+        Piece(" ", "word", "}", 1),
+    )
+    made = await make([WEATHER, REPORT], script)
+    assert made is not None and not made.truncated
+    assert json.loads(made.text) == {"tool": "get_weather", "args": {"city": "Oslo"}}
+    assert made.requests == 3
+    (call, name_grammar, stops, _), (call2, _, stops2, _), (_, key_grammar, stops3, _) = (
+        script.asked
+    )
+    assert call == '{"tool":' and stops == STRING_STOPS
+    assert '"\\"get_weather\\""' in name_grammar and '"\\"report\\""' in name_grammar
+    # The prompt ends at the key's colon: the model's own ` "` token follows.
+    assert call2 == '{"tool": "get_weather", "args": {"city":' and stops2 == STRING_STOPS
+    assert stops3 == KEY_STOPS
+    assert '"\\"days\\""' in key_grammar and '"\\"unit\\""' in key_grammar
+
+
+async def test_an_optional_key_the_model_names_gets_its_value_and_later_keys_only() -> None:
+    script = Script(
+        Piece(' "Oslo', "word", '",', 3),
+        Piece(' , "days', "word", '":', 3),
+        Piece(" 3", "word", ",", 1),
+        Piece(' , "unit', "word", '":', 3),
+        Piece(' "c', "word", '"}', 2),
+    )
+    made = await make([WEATHER], script)
+    assert made is not None
+    assert json.loads(made.text) == {
+        "tool": "get_weather",
+        "args": {"city": "Oslo", "days": 3, "unit": "c"},
+    }
+    assert script.asked[2][2] == SCALAR_STOPS
+    # After "unit", the last optional key, nothing is left to ask about.
+    assert len(script.asked) == 5
+
+
+async def test_a_single_tool_without_arguments_needs_no_request() -> None:
+    script = Script()
+    made = await make([PING], script)
+    assert made is not None and json.loads(made.text) == {"tool": "ping", "args": {}}
+    assert made.requests == 0
+
+
+async def test_a_nested_tool_gets_its_arguments_from_the_whole_arguments_grammar() -> None:
+    assert not flat(CART) and flat(WEATHER)
+    script = Script(Piece(' {"items": ["lamp"]}}', "eos", "", 8))
+    made = await make([CART], script)
+    assert made is not None
+    assert json.loads(made.text) == {"tool": "add_items", "args": {"items": ["lamp"]}}
+    (_, grammar, stops, _) = script.asked[0]
+    assert stops == [] and "rest" not in grammar
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        # Cut at an escaped quote: not one whole JSON string.
+        Piece(' "a \\', "word", '",', 3),
+        # A number where a string was asked for.
+        Piece(" 12", "eos", "", 1),
+    ],
+)
+async def test_a_malformed_value_hands_the_call_back(piece: Piece) -> None:
+    made = await make([REPORT], Script(piece))
+    assert made is None
+
+
+async def test_a_name_outside_the_allowed_tools_hands_the_call_back() -> None:
+    made = await make([WEATHER, REPORT], Script(Piece(' "delete_all', "word", '",', 3)))
+    assert made is None
+
+
+async def test_a_piece_that_runs_out_of_tokens_truncates_the_call() -> None:
+    script = Script(Piece(' "Oslo and on', "limit", "", 10))
+    made = await make([REPORT], script, max_tokens=10)
+    assert made is not None and made.truncated
+    # The whole budget went to the one value; nothing more is asked.
+    assert script.asked[0][3] == 10 and len(script.asked) == 1
+
+
+async def test_value_grammars_keep_the_whole_call_grammars_limits() -> None:
+    """A grounded parameter takes only the conversation's values, a failed
+    value stays excluded, and a number only the request's numbers."""
+    grammars = piece_grammars(
+        grounded=["Oslo", "Rome"],
+        excluded=[("report", {"summary": "stuck"})],
+    )
+    city = ToolSpec(
+        "get_weather",
+        "",
+        {
+            "type": "object",
+            "properties": {"city_id": {"type": "string"}},
+            "required": ["city_id"],
+        },
+    )
+    grounded = grammars.value(city, "city_id", True)
+    assert grounded is not None
+    root = grounded.splitlines()[0]
+    body = "\n".join(grounded.splitlines()[1:])
+    assert root.startswith("root ::= sp ") and root.endswith(" rest")
+    assert '"\\"Oslo\\""' in body and '"\\"Rome\\""' in body and "char" not in body
+    excluded = grammars.value(REPORT, "summary", True)
+    assert excluded is not None and '"s"' in excluded  # the trie that leaves "stuck" out
+    assert "rest-scalar ::=" in (grammars.value(WEATHER, "days", False) or "")
+
+
+async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_grammar() -> None:
+    """LlamaServerBackend falls back to one whole-call grammar request, and
+    tells the stream to drop the deltas it sent. llama-server is replaced by
+    an httpx MockTransport here: the real model cannot be made to write a
+    malformed piece on demand."""
+    import httpx
+
+    from forge_core.backends.base import ChatRequest
+    from forge_core.backends.llama_server import LlamaServerBackend
+    from forge_core.calls import ChunkType, StreamChunk
+    from forge_core.messages import Message, MessageRole, MessageType
+
+    seen: list[str] = []
+    whole = json.dumps({"tool": "report", "args": {"summary": "ok"}})
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        if request.url.path == "/apply-template":
+            return httpx.Response(200, json={"prompt": "<prompt>"})
+        if request.url.path == "/completion":
+            body = json.loads(request.content)
+            assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
+            assert body["stop"] == STRING_STOPS and "grammar" in body
+            return httpx.Response(
+                200, json={"content": ' "a \\', "stop_type": "word", "stopping_word": '",'}
+            )
+        event = {"choices": [{"delta": {"content": whole}}]}
+        sse = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n"
+        return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
+
+    backend = LlamaServerBackend(
+        "http://llama.test",
+        model="m",
+        context_budget_tokens=4096,
+        slots=1,
+        budget_mode="backend",
+        backend_mode="external",
+    )
+    await backend._http.aclose()
+    backend._http = httpx.AsyncClient(
+        base_url="http://llama.test", transport=httpx.MockTransport(answer)
+    )
+    chunks: list[StreamChunk] = []
+
+    async def sink(chunk: StreamChunk) -> None:
+        chunks.append(chunk)
+
+    request = ChatRequest(
+        run_id="r",
+        workflow_name="w",
+        messages=[Message(MessageRole.USER, "Report it.", MessageType.USER_INPUT)],
+        tools=[REPORT],
+        allowed=["report"],
+    )
+    try:
+        reply = await backend.complete(request, sink)
+    finally:
+        await backend.aclose()
+    assert seen == ["/apply-template", "/completion", "/v1/chat/completions"]
+    assert isinstance(reply.response, list) and reply.response[0].args == {"summary": "ok"}
+    kinds = [c.type for c in chunks]
+    assert ChunkType.RETRY in kinds
+    after = kinds[kinds.index(ChunkType.RETRY) + 1 :]
+    streamed = "".join(c.content for c in chunks[len(kinds) - len(after) :] if c.content)
+    assert streamed == whole
+
+
+class Tokens:
+    """The model's likeliest next tokens, by what the prompt ends with."""
+
+    def __init__(self, table: dict[str, list[tuple[str, float]]]) -> None:
+        self.table = table
+        self.asked: list[str] = []
+
+    async def __call__(self, call: str, k: int) -> list[tuple[str, float]]:
+        self.asked.append(call)
+        for end, tokens in self.table.items():
+            if call.endswith(end):
+                return tokens[:k]
+        raise AssertionError(f"unexpected prompt {call!r}")
+
+
+async def test_forge_chooses_a_listed_value_from_the_likeliest_allowed_token() -> None:
+    """The model's favourite (`London`) is not a candidate; the likeliest
+    token that continues one is `Os`, so Oslo, and Forge writes the rest."""
+    tokens = Tokens(
+        {
+            '"city":': [(' "', 0.9), (" ", 0.05)],
+            '"city": "': [("London", 0.5), ("Os", 0.2), ("Rome", 0.1)],
+        }
+    )
+    chosen, requests = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
+    assert chosen == '"Oslo"' and requests == 2
+    # Forge wrote the common `"` itself after the model's ` "`.
+    assert tokens.asked == ['{"city":', '{"city": "']
+
+
+async def test_a_token_that_ends_a_value_must_end_it_where_a_value_may_end() -> None:
+    """`4` is a listed number, but `42` is not `4` followed by its end."""
+    tokens = Tokens({'"n":': [(" 42", 0.6), (" 4", 0.3)]})
+    chosen, _ = await choose('{"n":', ["4", "7"], tokens)
+    assert chosen == "4"
+    tokens = Tokens({'"n":': [(" 4,", 0.6)]})
+    chosen, _ = await choose('{"n":', ["4", "7"], tokens)
+    assert chosen == "4"
+
+
+async def test_no_allowed_token_among_the_likeliest_leaves_the_choice_to_the_grammar() -> None:
+    tokens = Tokens({'"city":': [(' "London', 0.9), (' "Paris', 0.1)]})
+    chosen, requests = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
+    assert chosen is None and requests == 1
+
+
+async def test_a_call_in_pieces_writes_the_chosen_tool_and_value_without_a_grammar() -> None:
+    city = ToolSpec(
+        "get_weather",
+        "",
+        {"type": "object", "properties": {"unit": {"enum": ["c", "f"]}}, "required": ["unit"]},
+    )
+    tokens = Tokens({'{"tool":': [(' "get', 0.6), (' "report', 0.3)], '"unit":': [(' "f', 0.7)]})
+    script = Script()
+    emitted: list[str] = []
+
+    async def emit(text: str) -> None:
+        emitted.append(text)
+
+    made = await piece_call([city, REPORT], piece_grammars(), script, emit, 512, tokens)
+    assert made is not None
+    assert json.loads(made.text) == {"tool": "get_weather", "args": {"unit": "f"}}
+    assert "".join(emitted) == made.text
+    # No piece went to a grammar: two requests for next-token probabilities.
+    assert script.asked == [] and made.requests == 2
