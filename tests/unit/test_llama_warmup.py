@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_process import LlamaServerConfig, ManagedLlamaServer
+from forge_core.llama_process import WARM_UP_BATCHES, LlamaServerConfig, ManagedLlamaServer
 
 FAKE = """#!{python}
 import json, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 if "--list-devices" in sys.argv:
     print("Available devices:")
+    print({devices!r}, end="")
     sys.exit(0)
 port = int(sys.argv[sys.argv.index("--port") + 1])
 journal = {journal!r}
@@ -45,12 +46,17 @@ HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
 
 
-def fake_server(tmp_path: Path, completion_status: int) -> tuple[LlamaServerConfig, Path]:
+def fake_server(
+    tmp_path: Path, completion_status: int, devices: str = ""
+) -> tuple[LlamaServerConfig, Path]:
     journal = tmp_path / "requests.txt"
     binary = tmp_path / "llama-server"
     binary.write_text(
         FAKE.format(
-            python=sys.executable, journal=str(journal), completion_status=completion_status
+            python=sys.executable,
+            journal=str(journal),
+            completion_status=completion_status,
+            devices=devices,
         )
     )
     binary.chmod(0o755)
@@ -69,6 +75,7 @@ async def test_warm_up_comes_after_health_and_before_start_returns(tmp_path: Pat
     finally:
         await server.stop()
     assert requests[-2:] == ["POST /completion", "POST /slots/0?action=erase"]
+    assert requests.count("POST /completion") == 1
     assert requests[0] == "GET /health"
     assert server.warm_up_s is not None
     assert server.listed_devices == []
@@ -90,3 +97,19 @@ async def test_a_failed_warm_up_is_logged_not_fatal(
     assert "POST /completion" in journal.read_text().splitlines()
     assert server.warm_up_s is None
     assert any("warm-up failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_on_a_gpu_the_warm_up_also_evaluates_each_batch_size(tmp_path: Path) -> None:
+    """A listed Vulkan device (a sample line: CI has no GPU): the warm-up
+    then evaluates prompts of every size in WARM_UP_BATCHES, before ready."""
+    gpu = "  Vulkan0: NVIDIA H200 (143771 MiB, 143139 MiB free)\n"
+    config, journal = fake_server(tmp_path, 200, devices=gpu)
+    server = ManagedLlamaServer(config)
+    await server.start()
+    try:
+        requests = journal.read_text().splitlines()
+    finally:
+        await server.stop()
+    assert server.device().device.startswith("Vulkan0")
+    assert requests.count("POST /completion") == 1 + len(WARM_UP_BATCHES)
+    assert requests[-1] == "POST /slots/0?action=erase"
