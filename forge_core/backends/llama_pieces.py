@@ -18,6 +18,14 @@ anything (`PieceGrammars`); a stop string ends the piece where the value
 does. The model's `",` after a value then passes on the fast path, and the
 text after the stop is never part of the call.
 
+Where the grammar lists what a piece may be (the tool names, an enum, the
+grounded candidates, bound values, the request's numbers), Forge does not
+ask for the piece under a grammar at all: it reads the model's likeliest next
+tokens (`choose`), takes the likeliest one that continues a listed value --
+the token the grammar would have let through -- and writes the rest of that
+value itself. A grammar then only ever corrects the model inside open
+values, where it must.
+
 Tools whose arguments nest (objects, arrays, unions) get their name as a
 piece and all their arguments from the whole-arguments grammar. A piece that
 does not come back as the JSON it must be (a value cut at an escaped quote)
