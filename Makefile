@@ -140,6 +140,7 @@ bench: $(STAMP)
 	$(PY) -m bench.compaction_cache
 	$(PY) -m bench.threads
 	$(PY) -m bench.contract_fuzz
+	$(PY) -m bench.constrained --slots 1,4,8
 
 # Outside benchmark (not part of `bench`: the model runs for ~10 min): Forge
 # against one plain constrained llama-server request on a seeded sample of the

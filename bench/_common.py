@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -221,6 +220,9 @@ async def wait_serving(
 ) -> None:
     """Poll the gRPC health service until `address` answers SERVING."""
     deadline = time.monotonic() + timeout_s
+    # Imported here: bench.constrained runs on hosts without grpc_health.
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     async with grpc.aio.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
