@@ -287,12 +287,14 @@ class PieceGrammars:
             return None
         return self._root(f'sp {rule} sp "}}"')
 
-    def next_key(self, keys: list[str], first: bool) -> str:
-        """Close the arguments, or name one of `keys` (optional, in order)."""
+    def next_key(self, keys: list[str], first: bool, closable: bool = True) -> str:
+        """Close the arguments (when `closable`), or name one of `keys`
+        (optional, in order)."""
         names = " | ".join(_literal(k) for k in keys)
         comma = "" if first else '"," sp '
         # No space before the colon: the piece's stop string is `":`.
-        return self._root(f'sp ("}}" | {comma}({names}) ":") rest')
+        key = f'{comma}({names}) ":"'
+        return self._root(f'sp ("}}" | {key}) rest' if closable else f"sp {key} rest")
 
 
 def piece_grammars(

@@ -43,6 +43,8 @@ from typing import Any
 from forge_core.grammar import PieceGrammars
 from forge_core.workflow import ToolSpec
 
+# What Forge writes first.
+OPENING = '{"tool":'
 # Where a string value ends: its closing quote and what the model writes
 # after it. The opening quote is followed by the value, never by these.
 STRING_STOPS = ['",', '"}', '"\n', '" ']
@@ -132,7 +134,7 @@ async def choose(
     values: list[str],
     next_tokens: NextTokens,
     rng: random.Random | None = None,
-) -> tuple[str | None, int]:
+) -> tuple[str | None, int, str]:
     """Which of `values` (compact JSON texts) the model writes after `call`,
     found from its likeliest next tokens instead of under a grammar, and the
     requests that took. Forge writes the values' common start itself and asks
@@ -141,6 +143,8 @@ async def choose(
     allow, so the greedy choice is the grammar's own. None when no allowed
     token is among the TOP_K: the grammar must decide. `rng` samples among
     the allowed tokens (temperature > 0) instead of taking the likeliest.
+    The third item is what the chosen token wrote after the value (`,` when
+    the model went on to another key, `}` when it closed), else "".
     """
     # The value follows the key's colon after an optional space, as `sp` allows.
     remaining = [(f" {v}", v) for v in values] + [(v, v) for v in values]
@@ -167,17 +171,18 @@ async def choose(
             if piece and (going or ending):
                 allowed.append((prob, text, going, ending))
         if not allowed:
-            return None, requests
+            return None, requests, ""
         if rng is None:
             _, text, going, ending = allowed[0]
         else:
             weights = [max(prob, 1e-9) for prob, *_ in allowed]
             _, text, going, ending = rng.choices(allowed, weights)[0]
         if ending and not going:
-            return max(ending, key=lambda tv: len(tv[0]))[1], requests
+            t, v = max(ending, key=lambda tv: len(tv[0]))
+            return v, requests, text[len(t) :].strip()[:1]
         remaining = going
         written = text
-    return remaining[0][1], requests
+    return remaining[0][1], requests, ""
 
 
 async def piece_call(
@@ -194,15 +199,15 @@ async def piece_call(
     With `next_tokens`, Forge chooses the tool and every listed value itself
     (`choose`); `rng` samples those choices."""
     budget = _Budget(max_tokens)
-    text = '{"tool":'
+    text = OPENING
     await emit(text)
 
-    async def pick(values: list[str]) -> str | None:
+    async def pick(values: list[str]) -> tuple[str | None, str]:
         if next_tokens is None:
-            return None
-        chosen, requests = await choose(text, values, next_tokens, rng)
+            return None, ""
+        chosen, requests, after = await choose(text, values, next_tokens, rng)
         budget.requests += requests
-        return chosen
+        return chosen, after
 
     async def ask(grammar: str, stops: list[str], limit: int) -> Piece | None:
         if budget.left <= 0:
@@ -212,7 +217,7 @@ async def piece_call(
         return piece
 
     names = [t.name for t in tools]
-    chosen = None if len(tools) == 1 else await pick([json.dumps(n) for n in names])
+    chosen, _ = (None, "") if len(tools) == 1 else await pick([json.dumps(n) for n in names])
     if len(tools) == 1:
         name = names[0]
     elif chosen is not None:
@@ -247,21 +252,42 @@ async def piece_call(
     keys = [k for k in props if k in required]
     first = True
     part = " {"
+    # What the model wrote right after the last value: "," (another key),
+    # "}" (the end) or "" (neither, or not seen). The whole-call grammar
+    # would hold it to that: after `",` only a key may follow.
+    after = ""
+    # The closing quote of a listed string Forge wrote, held back when a key
+    # choice follows: the model decides with its own `",` or `"}` token, as
+    # it would have written the value's end itself.
+    quote = ""
     while True:
         if not keys:
-            if not optional:
+            if not optional or after == "}":
+                part += quote
                 break
-            choice = grammars.next_key(optional, first)
-            # Forge's text so far ends in `{` or a value; the piece starts there.
+            # Forge's text so far ends in `{` or a value; the choice starts there.
             text += part
             await emit(part)
             part = ""
-            piece = await ask(choice, KEY_STOPS, KEY_TOKENS)
-            if piece is None or piece.stop == "limit":
-                return PieceCall(text, truncated=True, requests=budget.requests)
-            chosen = _key(piece, optional)
-            if chosen is None:
-                return None
+            comma = "" if first else ", "
+            options = {f"{quote}{comma}{json.dumps(k)}:": k for k in optional}
+            if after != ",":
+                options[quote + "}"] = "}"
+            named, _ = await pick(list(options))
+            if named is not None:
+                chosen = options[named]
+                part, quote = quote, ""
+            else:
+                text += quote
+                await emit(quote)
+                quote = ""
+                choice = grammars.next_key(optional, first, closable=after != ",")
+                piece = await ask(choice, KEY_STOPS, KEY_TOKENS)
+                if piece is None or piece.stop == "limit":
+                    return PieceCall(text, truncated=True, requests=budget.requests)
+                chosen = _key(piece, optional)
+                if chosen is None:
+                    return None
             if chosen == "}":
                 break
             keys = [chosen]
@@ -274,8 +300,10 @@ async def piece_call(
         part = ""
         stringy = _string_valued(props[key])
         listed = grammars.choices(tool, key)
-        chosen = await pick(listed) if listed else None
+        chosen, after = await pick(listed) if listed else (None, "")
         if chosen is not None:
+            if chosen.startswith('"') and not keys and optional and not after:
+                chosen, quote = chosen[:-1], '"'
             part = " " + chosen
             continue
         grammar = grammars.value(tool, key, bool(stringy))
@@ -287,6 +315,7 @@ async def piece_call(
         value = _value(piece, bool(stringy))
         if value is None:
             return None
+        after = piece.stopping_word.strip().removeprefix('"')[:1]
         part = " " + value
     part += "}}"
     text += part

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
-from forge_core.backends.llama_pieces import Piece, piece_call
+from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
@@ -395,6 +395,23 @@ class LlamaServerBackend:
         prompt = str(resp.json()["prompt"])
         usage = Usage(model_calls=1)
         first_prompt: list[int] = []
+        # The first piece's prompt ends with Forge's opening of the call,
+        # which is not the conversation's.
+        opening = await self._tokens(OPENING)
+
+        def account(timings: dict[str, Any]) -> None:
+            """The first piece's prompt is the call's prompt; what later
+            pieces evaluate anew is Forge's text of the call, so it counts as
+            completion (each piece's cached prefix is the same prompt again)."""
+            if not first_prompt:
+                first = {**timings, "prompt_n": max(0, int(timings.get("prompt_n", 0)) - opening)}
+                first_prompt.append(int(first["prompt_n"]) + int(first.get("cache_n", 0)))
+                _add_timings(usage, first)
+                return
+            usage.completion_tokens += int(timings.get("prompt_n", 0))
+            usage.completion_tokens += int(timings.get("predicted_n", 0))
+            usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
+            usage.generation_ms += float(timings.get("predicted_ms", 0.0))
 
         async def generate(call: str, grammar: str, stops: list[str], n_predict: int) -> Piece:
             piece = {
@@ -412,17 +429,16 @@ class LlamaServerBackend:
             if resp.status_code != 200:
                 raise _http_error(resp.status_code, resp.text)
             out = resp.json()
-            timings = out.get("timings", {})
-            if not first_prompt:
-                first_prompt.append(
-                    int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
-                )
-            _add_timings(usage, timings)
+            account(out.get("timings", {}))
+            log.debug(
+                "run %s: after %r, piece %r (%s %r)", request.run_id, call[-40:],
+                out.get("content"), out.get("stop_type"), out.get("stopping_word"),
+            )  # fmt: skip
             return Piece(
                 text=str(out.get("content", "")),
                 stop=str(out.get("stop_type", "eos")),
                 stopping_word=str(out.get("stopping_word", "")),
-                tokens=int(out.get("tokens_predicted", timings.get("predicted_n", 0))),
+                tokens=int(out.get("tokens_predicted", 0)),
             )
 
         async def next_tokens(call: str, k: int) -> list[tuple[str, float]]:
@@ -446,14 +462,11 @@ class LlamaServerBackend:
             if resp.status_code != 200:
                 raise _http_error(resp.status_code, resp.text)
             out = resp.json()
-            timings = out.get("timings", {})
-            if not first_prompt:
-                first_prompt.append(
-                    int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
-                )
-            _add_timings(usage, timings)
+            account(out.get("timings", {}))
             probs = (out.get("completion_probabilities") or [{}])[0].get("top_probs", [])
-            return [(str(p.get("token", "")), float(p.get("prob", 0.0))) for p in probs]
+            tokens = [(str(p.get("token", "")), float(p.get("prob", 0.0))) for p in probs]
+            log.debug("run %s: after %r, likeliest %s", request.run_id, call[-40:], tokens[:6])
+            return tokens
 
         async def emit(piece: str) -> None:
             if on_chunk is not None and piece:

@@ -86,7 +86,7 @@ async def make(
 async def test_forge_writes_the_keys_and_the_model_each_value() -> None:
     script = Script(
         Piece(' "get_weather', "word", '",', 4),
-        Piece(' "Oslo', "word", '"}', 3),
+        Piece(' "Oslo', "word", '"\n', 3),
         Piece(" ", "word", "}", 1),
     )
     made = await make([WEATHER, REPORT], script)
@@ -102,6 +102,22 @@ async def test_forge_writes_the_keys_and_the_model_each_value() -> None:
     assert call2 == '{"tool": "get_weather", "args": {"city":' and stops2 == STRING_STOPS
     assert stops3 == KEY_STOPS
     assert '"\\"days\\""' in key_grammar and '"\\"unit\\""' in key_grammar
+    assert '"}"' in key_grammar
+
+
+@pytest.mark.parametrize(("stop", "keys"), [('"}', {"city"}), ('",', {"city", "days"})])
+async def test_what_the_model_wrote_after_a_value_decides_whether_a_key_follows(
+    stop: str, keys: set[str]
+) -> None:
+    """`"}` closes the arguments without a question; after `",` the next
+    piece must name a key (the whole-call grammar would hold it to that)."""
+    script = Script(Piece(' "Oslo', "word", stop, 3), Piece(' , "days', "word", '":', 3))
+    script.pieces.append(Piece(" 3", "word", "}", 1))
+    made = await make([WEATHER], script)
+    assert made is not None and set(json.loads(made.text)["args"]) == keys
+    if stop == '",':
+        key_grammar = script.asked[1][1]
+        assert key_grammar.startswith('root ::= sp "," sp (') and '"}"' not in key_grammar
 
 
 async def test_an_optional_key_the_model_names_gets_its_value_and_later_keys_only() -> None:
@@ -213,6 +229,8 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         seen.append(request.url.path)
         if request.url.path == "/apply-template":
             return httpx.Response(200, json={"prompt": "<prompt>"})
+        if request.url.path == "/tokenize":
+            return httpx.Response(200, json={"tokens": [1, 2, 3]})
         if request.url.path == "/completion":
             body = json.loads(request.content)
             assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
@@ -252,7 +270,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         reply = await backend.complete(request, sink)
     finally:
         await backend.aclose()
-    assert seen == ["/apply-template", "/completion", "/v1/chat/completions"]
+    assert seen == ["/apply-template", "/tokenize", "/completion", "/v1/chat/completions"]
     assert isinstance(reply.response, list) and reply.response[0].args == {"summary": "ok"}
     kinds = [c.type for c in chunks]
     assert ChunkType.RETRY in kinds
@@ -285,8 +303,8 @@ async def test_forge_chooses_a_listed_value_from_the_likeliest_allowed_token() -
             '"city": "': [("London", 0.5), ("Os", 0.2), ("Rome", 0.1)],
         }
     )
-    chosen, requests = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
-    assert chosen == '"Oslo"' and requests == 2
+    chosen, requests, after = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
+    assert chosen == '"Oslo"' and requests == 2 and after == ""
     # Forge wrote the common `"` itself after the model's ` "`.
     assert tokens.asked == ['{"city":', '{"city": "']
 
@@ -294,16 +312,16 @@ async def test_forge_chooses_a_listed_value_from_the_likeliest_allowed_token() -
 async def test_a_token_that_ends_a_value_must_end_it_where_a_value_may_end() -> None:
     """`4` is a listed number, but `42` is not `4` followed by its end."""
     tokens = Tokens({'"n":': [(" 42", 0.6), (" 4", 0.3)]})
-    chosen, _ = await choose('{"n":', ["4", "7"], tokens)
+    chosen, _, _ = await choose('{"n":', ["4", "7"], tokens)
     assert chosen == "4"
     tokens = Tokens({'"n":': [(" 4,", 0.6)]})
-    chosen, _ = await choose('{"n":', ["4", "7"], tokens)
-    assert chosen == "4"
+    chosen, _, after = await choose('{"n":', ["4", "7"], tokens)
+    assert chosen == "4" and after == ","
 
 
 async def test_no_allowed_token_among_the_likeliest_leaves_the_choice_to_the_grammar() -> None:
     tokens = Tokens({'"city":': [(' "London', 0.9), (' "Paris', 0.1)]})
-    chosen, requests = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
+    chosen, requests, _ = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens)
     assert chosen is None and requests == 1
 
 
@@ -326,3 +344,36 @@ async def test_a_call_in_pieces_writes_the_chosen_tool_and_value_without_a_gramm
     assert "".join(emitted) == made.text
     # No piece went to a grammar: two requests for next-token probabilities.
     assert script.asked == [] and made.requests == 2
+
+
+async def test_the_closing_quote_of_a_chosen_value_is_the_models_to_write() -> None:
+    """Before a key choice, Forge holds back the closing quote of a listed
+    string it wrote: the model's `",` (another key) or `"}` (the end) is
+    then its own token, as under the whole-call grammar."""
+    tool = ToolSpec(
+        "t",
+        "",
+        {
+            "type": "object",
+            "properties": {"city": {"enum": ["Oslo", "Rome"]}, "unit": {"enum": ["c", "f"]}},
+            "required": ["city"],
+        },
+    )
+    tokens = Tokens(
+        {
+            '"city":': [(' "Os', 0.9)],
+            '"city": "Oslo': [('",', 0.8), ('"}}', 0.1)],
+            '"unit":': [(' "c', 0.9)],
+        }
+    )
+    made = await piece_call([tool], piece_grammars(), Script(), _emit_nothing, 512, tokens)
+    assert made is not None
+    assert json.loads(made.text) == {"tool": "t", "args": {"city": "Oslo", "unit": "c"}}
+    assert any(asked.endswith('"city": "Oslo') for asked in tokens.asked)
+    tokens = Tokens({'"city":': [(' "Os', 0.9)], '"city": "Oslo': [('"}}', 0.8), ('",', 0.1)]})
+    made = await piece_call([tool], piece_grammars(), Script(), _emit_nothing, 512, tokens)
+    assert made is not None and json.loads(made.text) == {"tool": "t", "args": {"city": "Oslo"}}
+
+
+async def _emit_nothing(text: str) -> None:
+    return None
