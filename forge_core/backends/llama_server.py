@@ -260,19 +260,8 @@ class LlamaServerBackend:
             grammar = build_grammar(
                 allowed,
                 parallel=request.parallel,
-                max_tokens=request.max_tokens,
-                excluded=request.excluded_calls,
-                grounded=request.grounded_values,
-                grounded_formats=request.grounded_formats,
-                grounded_labels=request.grounded_labels,
-                bound=request.bound_values,
-                number_digits=request.number_digits,
-                number_values=request.number_values,
                 min_calls=request.min_calls,
-                unseen_examples=request.unseen_examples,
-                named_values=request.named_values,
-                shaped_values=request.shaped_values,
-                workflow_name=request.workflow_name,
+                **_value_pools(request),
             )
             if grammar is not None:
                 body["grammar"] = grammar
@@ -413,23 +402,25 @@ class LlamaServerBackend:
             usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
             usage.generation_ms += float(timings.get("predicted_ms", 0.0))
 
-        async def generate(call: str, grammar: str, stops: list[str], n_predict: int) -> Piece:
-            piece = {
-                "prompt": prompt + call,
-                "grammar": grammar,
-                "stop": stops,
-                "n_predict": n_predict,
-                "temperature": request.temperature,
-                "cache_prompt": True,
-                "id_slot": slot,
-            }
-            resp = await self._http.post("/completion", json=piece)
+        async def completion(call: str, **params: Any) -> dict[str, Any]:
+            body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
+            resp = await self._http.post("/completion", json=body)
             if resp.status_code == 503:
                 raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
             if resp.status_code != 200:
                 raise _http_error(resp.status_code, resp.text)
-            out = resp.json()
+            out: dict[str, Any] = resp.json()
             account(out.get("timings", {}))
+            return out
+
+        async def generate(call: str, grammar: str, stops: list[str], n_predict: int) -> Piece:
+            out = await completion(
+                call,
+                grammar=grammar,
+                stop=stops,
+                n_predict=n_predict,
+                temperature=request.temperature,
+            )
             log.debug(
                 "run %s: after %r, piece %r (%s %r)", request.run_id, call[-40:],
                 out.get("content"), out.get("stop_type"), out.get("stopping_word"),
@@ -444,25 +435,16 @@ class LlamaServerBackend:
         async def next_tokens(call: str, k: int) -> list[tuple[str, float]]:
             # Probabilities after a top-k of k: llama-server then sorts k
             # tokens, not the whole vocabulary.
-            ask = {
-                "prompt": prompt + call,
-                "n_predict": 1,
-                "n_probs": k,
-                "post_sampling_probs": True,
-                "top_k": k,
-                "top_p": 1.0,
-                "min_p": 0.0,
-                "temperature": 1.0,
-                "cache_prompt": True,
-                "id_slot": slot,
-            }
-            resp = await self._http.post("/completion", json=ask)
-            if resp.status_code == 503:
-                raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
-            if resp.status_code != 200:
-                raise _http_error(resp.status_code, resp.text)
-            out = resp.json()
-            account(out.get("timings", {}))
+            out = await completion(
+                call,
+                n_predict=1,
+                n_probs=k,
+                post_sampling_probs=True,
+                top_k=k,
+                top_p=1.0,
+                min_p=0.0,
+                temperature=1.0,
+            )
             probs = (out.get("completion_probabilities") or [{}])[0].get("top_probs", [])
             tokens = [(str(p.get("token", "")), float(p.get("prob", 0.0))) for p in probs]
             log.debug("run %s: after %r, likeliest %s", request.run_id, call[-40:], tokens[:6])
@@ -472,20 +454,7 @@ class LlamaServerBackend:
             if on_chunk is not None and piece:
                 await on_chunk(StreamChunk(ChunkType.TOOL_CALL_DELTA, piece))
 
-        grammars = piece_grammars(
-            max_tokens=request.max_tokens,
-            excluded=request.excluded_calls,
-            grounded=request.grounded_values,
-            grounded_formats=request.grounded_formats,
-            grounded_labels=request.grounded_labels,
-            bound=request.bound_values,
-            number_digits=request.number_digits,
-            number_values=request.number_values,
-            unseen_examples=request.unseen_examples,
-            named_values=request.named_values,
-            shaped_values=request.shaped_values,
-            workflow_name=request.workflow_name,
-        )
+        grammars = piece_grammars(**_value_pools(request))
         made = await piece_call(
             allowed_tools(request),
             grammars,
@@ -581,6 +550,25 @@ class LlamaServerBackend:
 
 class _Unavailable(httpx.TransportError):
     """503: the server is up but not serving (loading a model after a restart)."""
+
+
+def _value_pools(request: ChatRequest) -> dict[str, Any]:
+    """What a request's grammar bounds values with (build_grammar's and
+    piece_grammars' keyword arguments)."""
+    return {
+        "max_tokens": request.max_tokens,
+        "excluded": request.excluded_calls,
+        "grounded": request.grounded_values,
+        "grounded_formats": request.grounded_formats,
+        "grounded_labels": request.grounded_labels,
+        "bound": request.bound_values,
+        "number_digits": request.number_digits,
+        "number_values": request.number_values,
+        "unseen_examples": request.unseen_examples,
+        "named_values": request.named_values,
+        "shaped_values": request.shaped_values,
+        "workflow_name": request.workflow_name,
+    }
 
 
 def allowed_tools(request: ChatRequest) -> list[ToolSpec]:
