@@ -6,6 +6,7 @@ what the model happens to prefer.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -89,7 +90,10 @@ async def test_with_many_tools_the_first_call_is_one_bm25_ranks_relevant(
             called.append(event.tool_name)
 
     async with ForgeClient(address(llama_forge)) as client:
-        await client.run(wf, request, options=RunOptions(max_iterations=3), on_event=record)
+        # Whether the model reports within three turns is its own choice;
+        # what the grammar makes certain is the first call's tool.
+        with contextlib.suppress(MaxIterationsError):
+            await client.run(wf, request, options=RunOptions(max_iterations=3), on_event=record)
     ranked = relevant([ToolSpec(n, d) for n, d in BANK_TOOLS.items()], request)
     assert ranked is not None and "find_atm" in ranked
     assert called and called[0] in {*ranked, "report"}
