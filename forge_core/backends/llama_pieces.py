@@ -68,10 +68,14 @@ class Piece:
     stop: str
     stopping_word: str = ""
     tokens: int = 0
+    # The generator already emitted `text` as it came (a value streamed to
+    # the client token by token).
+    streamed: bool = False
 
 
-# (call so far, grammar, stop strings, n_predict) -> the piece.
-GeneratePiece = Callable[[str, str, list[str], int], Awaitable[Piece]]
+# (call so far, grammar, stop strings, n_predict, stream) -> the piece; with
+# stream, the generator may emit the piece's text as the model writes it.
+GeneratePiece = Callable[[str, str, list[str], int, bool], Awaitable[Piece]]
 # (call so far, k) -> the model's k likeliest next tokens, (text, probability),
 # likeliest first.
 NextTokens = Callable[[str, int], Awaitable[list[tuple[str, float]]]]
@@ -209,10 +213,10 @@ async def piece_call(
         budget.requests += requests
         return chosen, after
 
-    async def ask(grammar: str, stops: list[str], limit: int) -> Piece | None:
+    async def ask(grammar: str, stops: list[str], limit: int, stream: bool = False) -> Piece | None:
         if budget.left <= 0:
             return None
-        piece = await generate(text, grammar, stops, min(limit, budget.left))
+        piece = await generate(text, grammar, stops, min(limit, budget.left), stream)
         budget.take(piece)
         return piece
 
@@ -239,11 +243,12 @@ async def piece_call(
         args = grammars.args(tool)
         if args is None:
             return None
-        piece = await ask(args, [], budget.left)
+        piece = await ask(args, [], budget.left, stream=True)
         if piece is None or piece.stop == "limit":
             return PieceCall(text, truncated=True, requests=budget.requests)
         text += piece.text
-        await emit(piece.text)
+        if not piece.streamed:
+            await emit(piece.text)
         return PieceCall(text, requests=budget.requests)
 
     props: dict[str, Any] = tool.parameters.get("properties", {})
@@ -309,14 +314,21 @@ async def piece_call(
         grammar = grammars.value(tool, key, bool(stringy))
         if grammar is None:
             return None
-        piece = await ask(grammar, STRING_STOPS if stringy else SCALAR_STOPS, budget.left)
+        stops = STRING_STOPS if stringy else SCALAR_STOPS
+        piece = await ask(grammar, stops, budget.left, stream=True)
         if piece is None or piece.stop == "limit":
             return PieceCall(text, truncated=True, requests=budget.requests)
-        value = _value(piece, bool(stringy))
-        if value is None:
+        if _value(piece, bool(stringy)) is None:
             return None
         after = piece.stopping_word.strip().removeprefix('"')[:1]
-        part = " " + value
+        # The value as the model wrote it (the client may have it already),
+        # and the closing quote the stop string took.
+        closing = '"' if stringy and piece.stop == "word" else ""
+        if piece.streamed:
+            text += piece.text
+            part = closing
+        else:
+            part = piece.text + closing
     part += "}}"
     text += part
     await emit(part)

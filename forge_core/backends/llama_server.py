@@ -413,8 +413,40 @@ class LlamaServerBackend:
             account(out.get("timings", {}))
             return out
 
-        async def generate(call: str, grammar: str, stops: list[str], n_predict: int) -> Piece:
-            out = await completion(
+        async def streamed(call: str, **params: Any) -> dict[str, Any]:
+            """A completion whose text goes to the client as it comes."""
+            body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
+            text: list[str] = []
+            last: dict[str, Any] = {}
+            async with self._http.stream(
+                "POST", "/completion", json={**body, "stream": True}
+            ) as resp:
+                if resp.status_code != 200:
+                    await resp.aread()
+                    if resp.status_code == 503:
+                        raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
+                    raise _http_error(resp.status_code, resp.text)
+                async for line in resp.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    event = json.loads(line[5:])
+                    if "error" in event:
+                        raise _http_error(500, json.dumps(event["error"]))
+                    if event.get("content"):
+                        text.append(event["content"])
+                        await emit(event["content"])
+                    if event.get("stop"):
+                        last = event
+            if not last:
+                raise BrokenStream("piece stream ended without its last event")
+            account(last.get("timings", {}))
+            return {**last, "content": "".join(text)}
+
+        async def generate(
+            call: str, grammar: str, stops: list[str], n_predict: int, stream: bool
+        ) -> Piece:
+            ask = completion if not stream or on_chunk is None else streamed
+            out = await ask(
                 call,
                 grammar=grammar,
                 stop=stops,
@@ -430,6 +462,7 @@ class LlamaServerBackend:
                 stop=str(out.get("stop_type", "eos")),
                 stopping_word=str(out.get("stopping_word", "")),
                 tokens=int(out.get("tokens_predicted", 0)),
+                streamed=ask is streamed,
             )
 
         async def next_tokens(call: str, k: int) -> list[tuple[str, float]]:

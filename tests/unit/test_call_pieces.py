@@ -64,7 +64,9 @@ class Script:
         self.pieces = list(pieces)
         self.asked: list[tuple[str, str, list[str], int]] = []
 
-    async def __call__(self, call: str, grammar: str, stops: list[str], n: int) -> Piece:
+    async def __call__(
+        self, call: str, grammar: str, stops: list[str], n: int, stream: bool
+    ) -> Piece:
         self.asked.append((call, grammar, stops, n))
         return self.pieces.pop(0)
 
@@ -235,9 +237,15 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
             body = json.loads(request.content)
             assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
             assert body["stop"] == STRING_STOPS and "grammar" in body
-            return httpx.Response(
-                200, json={"content": ' "a \\', "stop_type": "word", "stopping_word": '",'}
-            )
+            # A value streams, as the model writes it.
+            assert body["stream"] is True
+            events = [
+                {"content": ' "a', "stop": False},
+                {"content": " \\", "stop": False},
+                {"content": "", "stop": True, "stop_type": "word", "stopping_word": '",'},
+            ]
+            sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+            return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
         event = {"choices": [{"delta": {"content": whole}}]}
         sse = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n"
         return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
