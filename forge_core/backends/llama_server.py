@@ -405,10 +405,7 @@ class LlamaServerBackend:
         async def completion(call: str, **params: Any) -> dict[str, Any]:
             body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
             resp = await self._http.post("/completion", json=body)
-            if resp.status_code == 503:
-                raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
-            if resp.status_code != 200:
-                raise _http_error(resp.status_code, resp.text)
+            await _raise_for_status(resp)
             out: dict[str, Any] = resp.json()
             account(out.get("timings", {}))
             return out
@@ -421,11 +418,7 @@ class LlamaServerBackend:
             async with self._http.stream(
                 "POST", "/completion", json={**body, "stream": True}
             ) as resp:
-                if resp.status_code != 200:
-                    await resp.aread()
-                    if resp.status_code == 503:
-                        raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
-                    raise _http_error(resp.status_code, resp.text)
+                await _raise_for_status(resp)
                 async for line in resp.aiter_lines():
                     if not line.startswith("data:"):
                         continue
@@ -536,11 +529,7 @@ class LlamaServerBackend:
         finished = False
         truncated = False
         async with self._http.stream("POST", "/v1/chat/completions", json=body) as resp:
-            if resp.status_code != 200:
-                await resp.aread()
-                if resp.status_code == 503:
-                    raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
-                raise _http_error(resp.status_code, resp.text)
+            await _raise_for_status(resp)
             async for line in resp.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -626,6 +615,17 @@ def _add_timings(usage: Usage, timings: dict[str, Any]) -> None:
     usage.completion_tokens += int(timings.get("predicted_n", 0))
     usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
     usage.generation_ms += float(timings.get("predicted_ms", 0.0))
+
+
+async def _raise_for_status(resp: httpx.Response) -> None:
+    """A generation request that llama-server refused: 503 (loading, restarting)
+    is retried as a transport failure, anything else is the error it names."""
+    if resp.status_code == 200:
+        return
+    await resp.aread()
+    if resp.status_code == 503:
+        raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
+    raise _http_error(resp.status_code, resp.text)
 
 
 def _http_error(status: int, body: str) -> ForgeError:
