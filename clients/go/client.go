@@ -125,6 +125,7 @@ func (c *Client) Start(ctx context.Context, wf *Workflow, userMessage string, op
 		Options:       cfg.options,
 		Labels:        cfg.labels,
 		SessionId:     cfg.session,
+		Events:        cfg.eventOptions(),
 	}
 	if !cfg.reattach.off {
 		// Named here, so a stream that breaks before run_started can still

@@ -99,18 +99,19 @@ func (GuardDone) isGuardVerdict()  {}
 //
 // Run options (e.g. [WithMaxRetries], [WithGuardrails]) apply as for a run;
 // [WithEvents], [WithPriorMessages], [WithLabels], [WithApprover],
-// [WithSession] and the reattach options ([WithReattach]...) configure a
-// run's stream and are refused here. When the guard gives up (retry budget
-// spent, steps skipped too often...) Guard returns the same typed error as
-// [Client.Run] (e.g. [*ToolCallError]), its Transcript being messages; input
-// the server cannot read is a [*RequestRejectedError] naming the field.
+// [WithSession], [WithoutEvents] and the reattach options ([WithReattach]...)
+// configure a run's stream and are refused here. When the guard gives up
+// (retry budget spent, steps skipped too often...) Guard returns the same
+// typed error as [Client.Run] (e.g. [*ToolCallError]), its Transcript being
+// messages; input the server cannot read is a [*RequestRejectedError] naming
+// the field.
 func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, reply ModelReply, opts ...RunOption) (GuardVerdict, error) {
 	cfg := newRunConfig(opts)
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
-	if cfg.onEvent != nil || cfg.approver != nil || cfg.prior != nil || cfg.labels != nil || cfg.session != "" || cfg.reattachSet {
-		return nil, errors.New("forge: Guard takes run options only (not WithEvents, WithPriorMessages, WithLabels, WithApprover, WithSession or WithReattach...)")
+	if cfg.onEvent != nil || cfg.approver != nil || cfg.prior != nil || cfg.labels != nil || cfg.session != "" || cfg.reattachSet || cfg.omit != nil {
+		return nil, errors.New("forge: Guard takes run options only (not WithEvents, WithPriorMessages, WithLabels, WithApprover, WithSession, WithReattach... or WithoutEvents)")
 	}
 	res, err := c.rpc.Guard(ctx, &forgev1.GuardRequest{
 		Workflow:       wf.proto(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"time"
 
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
@@ -109,6 +110,9 @@ type runConfig struct {
 	labels   map[string]string
 	session  string
 	options  *forgev1.RunOptions
+	// omit: the event kinds the server leaves off the stream
+	// (StartRun.events.omit).
+	omit     []EventKind
 	reattach reattachConfig
 	// reattachSet: a reattach option was given (refused by Guard).
 	reattachSet bool
@@ -308,6 +312,50 @@ func WithToolTimeout(d time.Duration) RunOption {
 		}
 		c.options.ToolTimeoutMs = c.count("WithToolTimeout", int(ms))
 	}
+}
+
+// EventKind names a kind of event the run's stream may leave out (see
+// [WithoutEvents]).
+type EventKind = forgev1.EventKind
+
+// The event kinds a run may leave out.
+const (
+	// EventChunk: the model's output as it is generated ([Chunk]).
+	EventChunk EventKind = forgev1.EventKind_EVENT_KIND_CHUNK
+	// EventMessageAppended: each message the run adds ([MessageAppended]).
+	EventMessageAppended EventKind = forgev1.EventKind_EVENT_KIND_MESSAGE_APPENDED
+	// EventCompacted: [Compacted].
+	EventCompacted EventKind = forgev1.EventKind_EVENT_KIND_COMPACTED
+	// EventQueued: [Queued].
+	EventQueued EventKind = forgev1.EventKind_EVENT_KIND_QUEUED
+	// EventToolOutputScreened: [ToolOutputScreened].
+	EventToolOutputScreened EventKind = forgev1.EventKind_EVENT_KIND_TOOL_OUTPUT_SCREENED
+)
+
+// WithoutEvents asks the server not to send events of the given kinds on
+// the run's stream (the contract's StartRun.events.omit), e.g.
+// WithoutEvents(EventMessageAppended) for a caller that only wants the
+// result: fewer messages per tool round trip. The run itself, the server's
+// journal and the final transcript ([RunResult].Transcript) are the same
+// either way. One exception: when the server leaves the final transcript
+// out for size (RunCompleted.transcript_omitted) the SDK rebuilds it from
+// the [MessageAppended] events, so without them that transcript holds only
+// the prior messages. Kinds outside the constants above are refused by the
+// server with [*RequestRejectedError].
+func WithoutEvents(kinds ...EventKind) RunOption {
+	return func(c *runConfig) {
+		for _, k := range kinds {
+			if !slices.Contains(c.omit, k) {
+				c.omit = append(c.omit, k)
+			}
+		}
+	}
+}
+
+// eventOptions is the run's StartRun.events: batches always (the SDK takes
+// each batched event as if it came alone), and the kinds left out.
+func (c *runConfig) eventOptions() *forgev1.EventOptions {
+	return &forgev1.EventOptions{Batch: true, Omit: c.omit}
 }
 
 // WithStreamChunks streams the model's output as [Chunk] events.

@@ -424,7 +424,17 @@ func (l *runLoop) send(req *forgev1.RunRequest) {
 }
 
 // handle processes one server message; end is true once the run is over.
+// A batch's events are handled one by one, in order, each exactly as if it
+// had come alone (its own seq, dedup and dispatch).
 func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, end bool) {
+	if batch, ok := msg.GetKind().(*forgev1.RunResponse_Batch); ok {
+		for _, event := range batch.Batch.GetEvents() {
+			if res, err, end := l.handle(event); end {
+				return res, err, true
+			}
+		}
+		return nil, nil, false
+	}
 	seq := msg.GetSeq()
 	switch msg.GetKind().(type) {
 	case *forgev1.RunResponse_ToolCall, *forgev1.RunResponse_ApprovalRequest:
