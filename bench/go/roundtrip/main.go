@@ -4,6 +4,12 @@
 // It is started by `python -m bench.roundtrip` against its Forge server:
 //
 //	cd bench/go && go run ./roundtrip -addr 127.0.0.1:50051 -iterations 50 -runs 20
+//
+// With -echo it measures the bare Go gRPC round trip against bench/echo.py
+// instead (no Forge, no SDK; -request-bytes per message sent), printing the
+// same JSON:
+//
+//	cd bench/go && go run ./roundtrip -echo 127.0.0.1:50099 -request-bytes 18 -iterations 50 -runs 20
 package main
 
 import (
@@ -43,10 +49,20 @@ func main() {
 	iterations := flag.Int("iterations", 50, "iterations per run (the server's script)")
 	runs := flag.Int("runs", 20, "measured runs")
 	warmup := flag.Int("warmup", 1, "unmeasured runs first")
+	echo := flag.String("echo", "", "measure the bare gRPC round trip against bench/echo.py at this address instead")
+	requestBytes := flag.Int("request-bytes", 18, "with -echo: bytes per message sent")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	if *echo != "" {
+		samples, err := measureEcho(ctx, *echo, *iterations, *runs, *warmup, *requestBytes)
+		if err != nil {
+			log.Fatalf("echo %s: %v", *echo, err)
+		}
+		printSamples(samples)
+		return
+	}
 	client, err := forge.Dial(ctx, *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -70,6 +86,10 @@ func main() {
 			samples = append(samples, float64(stamps[i].Sub(stamps[i-1]).Nanoseconds())/1e3)
 		}
 	}
+	printSamples(samples)
+}
+
+func printSamples(samples []float64) {
 	if err := json.NewEncoder(os.Stdout).Encode(map[string]any{"samples_us": samples}); err != nil {
 		log.Fatal(err)
 	}
