@@ -8,7 +8,7 @@ import type * as http2 from "node:http2";
 import { connect as connectSocket } from "node:net";
 import { ConnectionLostError, fromTransportError } from "./errors.js";
 import type { ForgeEvent, RunResult } from "./events.js";
-import { ForgeService, GuardRequestSchema, StartRunSchema } from "./gen/forge/v1/forge_service_pb.js";
+import { EventKind, ForgeService, GuardRequestSchema, StartRunSchema } from "./gen/forge/v1/forge_service_pb.js";
 import { ToolCallSchema } from "./gen/forge/v1/messages_pb.js";
 import { type GuardVerdict, verdictFromPb } from "./guard.js";
 import {
@@ -136,6 +136,17 @@ export interface RunOptions {
   cancelOnPreempt?: boolean | undefined;
 }
 
+/** The events a run's stream may leave out (`StreamOptions.omitEvents`), by their `type`. */
+export type OmittableEvent = "chunk" | "message_appended" | "compacted" | "queued" | "tool_output_screened";
+
+const OMITTABLE: Readonly<Record<OmittableEvent, EventKind>> = {
+  chunk: EventKind.CHUNK,
+  message_appended: EventKind.MESSAGE_APPENDED,
+  compacted: EventKind.COMPACTED,
+  queued: EventKind.QUEUED,
+  tool_output_screened: EventKind.TOOL_OUTPUT_SCREENED,
+};
+
 export interface StreamOptions {
   options?: RunOptions | undefined;
   /** Earlier conversation to continue (e.g. the non-transient messages of a previous transcript). */
@@ -151,6 +162,18 @@ export interface StreamOptions {
    * each run starts afresh (or from `priorMessages`).
    */
   sessionId?: string | undefined;
+  /**
+   * Event kinds the server need not send on this run's stream
+   * (StartRun.events.omit), e.g. `["message_appended"]` for a caller that
+   * only wants the result: fewer messages per tool round trip. The run, the
+   * server's journal and the final transcript (`RunResult.transcript`) are
+   * the same either way, with one exception: when the server leaves the
+   * final transcript out for size (RunCompleted.transcript_omitted) the SDK
+   * rebuilds it from the `message_appended` events, so without them that
+   * transcript holds only the prior messages. An unknown kind throws a
+   * TypeError.
+   */
+  omitEvents?: readonly OmittableEvent[] | undefined;
   /** Aborting cancels the run: handlers' signals abort and the run fails with WorkflowCancelledError. */
   signal?: AbortSignal | undefined;
   /**
@@ -436,6 +459,9 @@ export class ForgeClient {
       // The client names the run, so a stream that breaks before run_started
       // can still reattach to it (or start it again if it never arrived).
       runId: reattach ? randomUUID().replaceAll("-", "") : "",
+      // Several events per message where the server has them ready (the
+      // stream takes each as if it came alone), less what the caller left out.
+      events: { batch: true, omit: omittedKinds(options.omitEvents) },
     });
     const stream = new RunStream<RunValue<W>>({
       rpc: this.rpc,
@@ -545,6 +571,21 @@ export class ForgeClient {
 /** Connect to a Forge server. */
 export function createForgeClient(options: ForgeClientOptions = {}): ForgeClient {
   return new ForgeClient(options);
+}
+
+/** StartRun.events.omit for `omitEvents` (each kind once). */
+function omittedKinds(names: readonly OmittableEvent[] | undefined): EventKind[] {
+  const kinds = new Set<EventKind>();
+  for (const name of names ?? []) {
+    const kind = Object.hasOwn(OMITTABLE, name) ? OMITTABLE[name] : undefined;
+    if (kind === undefined) {
+      throw new TypeError(
+        `forge: omitEvents: ${JSON.stringify(name)} cannot be left out (one of ${Object.keys(OMITTABLE).join(", ")})`,
+      );
+    }
+    kinds.add(kind);
+  }
+  return [...kinds];
 }
 
 function checkDeadline(ms: number | undefined): number | undefined {

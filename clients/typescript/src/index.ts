@@ -19,6 +19,7 @@ export {
   ForgeClient,
   type ForgeClientOptions,
   type GuardOptions,
+  type OmittableEvent,
   type RunCallOptions,
   type RunOptions,
   type BackendHealth,

@@ -465,7 +465,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         }
         if (this.abandonError !== undefined) {
           // Dropped: the cancel is on its way; handle nothing more.
-          if (response.kind.case === "runCompleted" || response.kind.case === "runFailed") {
+          if (isTerminal(response)) {
             outcome = { error: this.abandonError };
           }
           continue;
@@ -525,6 +525,17 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   /** Handle one server message; returns the run's outcome on its terminal event. */
   private handle(response: RunResponse): Outcome<V> | undefined {
     const kind = response.kind;
+    if (kind.case === "batch") {
+      // Each event as if it had come alone, in order (its own seq); the
+      // batch's seq is its last event's and is not a separate event.
+      for (const event of kind.value.events) {
+        const outcome = this.handle(event);
+        if (outcome !== undefined) {
+          return outcome;
+        }
+      }
+      return undefined;
+    }
     const seq = Number(response.seq);
     if (kind.case === "toolCall" || kind.case === "approvalRequest") {
       // Sent again on a reattach while unanswered: deduplicated by call id instead.
@@ -837,6 +848,15 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       }
     }
   }
+}
+
+/** The run's last event (run_completed or run_failed), alone or in a batch. */
+function isTerminal(response: RunResponse): boolean {
+  const kind = response.kind;
+  if (kind.case === "batch") {
+    return kind.value.events.some(isTerminal);
+  }
+  return kind.case === "runCompleted" || kind.case === "runFailed";
 }
 
 /** A stream break worth reattaching after: the transport failed, or the server is unavailable for now. */
