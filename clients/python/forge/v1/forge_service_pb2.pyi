@@ -21,6 +21,30 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _EventKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _EventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    EVENT_KIND_UNSPECIFIED: _EventKind.ValueType  # 0
+    EVENT_KIND_CHUNK: _EventKind.ValueType  # 1
+    EVENT_KIND_MESSAGE_APPENDED: _EventKind.ValueType  # 2
+    EVENT_KIND_COMPACTED: _EventKind.ValueType  # 3
+    EVENT_KIND_QUEUED: _EventKind.ValueType  # 4
+    EVENT_KIND_TOOL_OUTPUT_SCREENED: _EventKind.ValueType  # 5
+
+class EventKind(_EventKind, metaclass=_EventKindEnumTypeWrapper):
+    """The events a client may leave out (EventOptions.omit)."""
+
+EVENT_KIND_UNSPECIFIED: EventKind.ValueType  # 0
+EVENT_KIND_CHUNK: EventKind.ValueType  # 1
+EVENT_KIND_MESSAGE_APPENDED: EventKind.ValueType  # 2
+EVENT_KIND_COMPACTED: EventKind.ValueType  # 3
+EVENT_KIND_QUEUED: EventKind.ValueType  # 4
+EVENT_KIND_TOOL_OUTPUT_SCREENED: EventKind.ValueType  # 5
+Global___EventKind: _TypeAlias = EventKind  # noqa: Y015
+
 class _ToolErrorKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -239,11 +263,14 @@ class RunResponse(_message.Message):
     TOOL_CALL_CANCELLED_FIELD_NUMBER: _builtins.int
     APPROVAL_REQUEST_FIELD_NUMBER: _builtins.int
     TOOL_OUTPUT_SCREENED_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The event's number within its run: 1, 2, 3... with no gaps, the same
     after a reattach and after a server restart (the journal keeps it).
-    0 only on the run_started that opens a reattached stream.
+    0 only on the run_started that opens a reattached stream. Events a
+    client left out (StartRun.events.omit) leave gaps on its stream. A
+    batch carries the seq of its last event.
     """
     @_builtins.property
     def run_started(self) -> Global___RunStarted: ...
@@ -267,6 +294,12 @@ class RunResponse(_message.Message):
     def approval_request(self) -> Global___ApprovalRequest: ...
     @_builtins.property
     def tool_output_screened(self) -> Global___ToolOutputScreened: ...
+    @_builtins.property
+    def batch(self) -> Global___EventBatch:
+        """Several events in one message; only to a client that asked for it
+        (StartRun.events.batch).
+        """
+
     def __init__(
         self,
         *,
@@ -281,17 +314,79 @@ class RunResponse(_message.Message):
         tool_call_cancelled: Global___ToolCallCancelled | None = ...,
         approval_request: Global___ApprovalRequest | None = ...,
         tool_output_screened: Global___ToolOutputScreened | None = ...,
+        batch: Global___EventBatch | None = ...,
         seq: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "batch", b"batch", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "seq", b"seq", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_request", b"approval_request", "batch", b"batch", "chunk", b"chunk", "compacted", b"compacted", "kind", b"kind", "message_appended", b"message_appended", "queued", b"queued", "run_completed", b"run_completed", "run_failed", b"run_failed", "run_started", b"run_started", "seq", b"seq", "tool_call", b"tool_call", "tool_call_cancelled", b"tool_call_cancelled", "tool_output_screened", b"tool_output_screened"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request", "tool_output_screened"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["run_started", "chunk", "tool_call", "message_appended", "run_completed", "run_failed", "compacted", "queued", "tool_call_cancelled", "approval_request", "tool_output_screened", "batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___RunResponse: _TypeAlias = RunResponse  # noqa: Y015
+
+@_typing.final
+class EventBatch(_message.Message):
+    """Events the run produced while the stream was busy sending, in seq order,
+    each with its own seq, as if each had come alone. The server never holds
+    an event back to fill a batch: it sends what is ready when the stream can
+    take the next message, so a batch only saves messages, never adds latency.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___RunResponse]: ...
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___RunResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EventBatch: _TypeAlias = EventBatch  # noqa: Y015
+
+@_typing.final
+class EventOptions(_message.Message):
+    """What the run's stream carries (StartRun.events)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BATCH_FIELD_NUMBER: _builtins.int
+    OMIT_FIELD_NUMBER: _builtins.int
+    batch: _builtins.bool
+    """Events may arrive bundled in EventBatch messages. One message per tool
+    round trip instead of three (the call, and the assistant and tool
+    messages appended): what an SDK should ask for.
+    """
+    @_builtins.property
+    def omit(self) -> _containers.RepeatedScalarFieldContainer[Global___EventKind.ValueType]:
+        """Event kinds the client does not want on this stream. Only the kinds
+        below may be left out; the run, its journal and its final transcript
+        are the same either way. Naming any other kind is INVALID_ARGUMENT
+        (field start.events.omit).
+        """
+
+    def __init__(
+        self,
+        *,
+        batch: _builtins.bool = ...,
+        omit: _abc.Iterable[Global___EventKind.ValueType] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "omit", b"omit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EventOptions: _TypeAlias = EventOptions  # noqa: Y015
 
 @_typing.final
 class ToolOutputScreened(_message.Message):
@@ -532,6 +627,7 @@ class StartRun(_message.Message):
     LABELS_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
     RUN_ID_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     user_message: _builtins.str
     """The new user turn. Appended after prior_messages."""
     session_id: _builtins.str
@@ -559,6 +655,12 @@ class StartRun(_message.Message):
     def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Free-form labels echoed in logs (e.g. a caller's request id)."""
 
+    @_builtins.property
+    def events(self) -> Global___EventOptions:
+        """How events are sent on this run's streams (a reattach included).
+        Unset: every event, one message each.
+        """
+
     def __init__(
         self,
         *,
@@ -569,10 +671,11 @@ class StartRun(_message.Message):
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         session_id: _builtins.str = ...,
         run_id: _builtins.str = ...,
+        events: Global___EventOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "workflow", b"workflow"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "options", b"options", "workflow", b"workflow"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "run_id", b"run_id", "session_id", b"session_id", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "labels", b"labels", "options", b"options", "prior_messages", b"prior_messages", "run_id", b"run_id", "session_id", b"session_id", "user_message", b"user_message", "workflow", b"workflow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -66,6 +66,9 @@ class ForgeServiceStub:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+    the run's events (the run
+    is cancelled)
     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
     server and its journal do
     not have (or pruned)
@@ -141,6 +144,9 @@ class ForgeServiceServicer:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+    the run's events (the run
+    is cancelled)
     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
     server and its journal do
     not have (or pruned)
@@ -250,6 +256,9 @@ class ForgeService:
     (streams count from their
     first byte, not from `start`)
     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+    UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+    the run's events (the run
+    is cancelled)
     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
     server and its journal do
     not have (or pruned)

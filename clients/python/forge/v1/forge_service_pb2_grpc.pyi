@@ -67,6 +67,9 @@ class ForgeServiceStub:
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+                                                      the run's events (the run
+                                                      is cancelled)
         NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
                                                       server and its journal do
                                                       not have (or pruned)
@@ -143,6 +146,9 @@ class ForgeServiceAsyncStub(ForgeServiceStub):
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+                                                      the run's events (the run
+                                                      is cancelled)
         NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
                                                       server and its journal do
                                                       not have (or pruned)
@@ -215,6 +221,9 @@ class ForgeServiceServicer(metaclass=_abc_1.ABCMeta):
                                                       (streams count from their
                                                       first byte, not from `start`)
         UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+        UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+                                                      the run's events (the run
+                                                      is cancelled)
         NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
                                                       server and its journal do
                                                       not have (or pruned)

@@ -21,6 +21,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// The events a client may leave out (EventOptions.omit).
+type EventKind int32
+
+const (
+	EventKind_EVENT_KIND_UNSPECIFIED          EventKind = 0
+	EventKind_EVENT_KIND_CHUNK                EventKind = 1
+	EventKind_EVENT_KIND_MESSAGE_APPENDED     EventKind = 2
+	EventKind_EVENT_KIND_COMPACTED            EventKind = 3
+	EventKind_EVENT_KIND_QUEUED               EventKind = 4
+	EventKind_EVENT_KIND_TOOL_OUTPUT_SCREENED EventKind = 5
+)
+
+// Enum value maps for EventKind.
+var (
+	EventKind_name = map[int32]string{
+		0: "EVENT_KIND_UNSPECIFIED",
+		1: "EVENT_KIND_CHUNK",
+		2: "EVENT_KIND_MESSAGE_APPENDED",
+		3: "EVENT_KIND_COMPACTED",
+		4: "EVENT_KIND_QUEUED",
+		5: "EVENT_KIND_TOOL_OUTPUT_SCREENED",
+	}
+	EventKind_value = map[string]int32{
+		"EVENT_KIND_UNSPECIFIED":          0,
+		"EVENT_KIND_CHUNK":                1,
+		"EVENT_KIND_MESSAGE_APPENDED":     2,
+		"EVENT_KIND_COMPACTED":            3,
+		"EVENT_KIND_QUEUED":               4,
+		"EVENT_KIND_TOOL_OUTPUT_SCREENED": 5,
+	}
+)
+
+func (x EventKind) Enum() *EventKind {
+	p := new(EventKind)
+	*p = x
+	return p
+}
+
+func (x EventKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EventKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_forge_v1_forge_service_proto_enumTypes[0].Descriptor()
+}
+
+func (EventKind) Type() protoreflect.EnumType {
+	return &file_forge_v1_forge_service_proto_enumTypes[0]
+}
+
+func (x EventKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EventKind.Descriptor instead.
+func (EventKind) EnumDescriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{0}
+}
+
 type ToolErrorKind int32
 
 const (
@@ -65,11 +124,11 @@ func (x ToolErrorKind) String() string {
 }
 
 func (ToolErrorKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_forge_service_proto_enumTypes[0].Descriptor()
+	return file_forge_v1_forge_service_proto_enumTypes[1].Descriptor()
 }
 
 func (ToolErrorKind) Type() protoreflect.EnumType {
-	return &file_forge_v1_forge_service_proto_enumTypes[0]
+	return &file_forge_v1_forge_service_proto_enumTypes[1]
 }
 
 func (x ToolErrorKind) Number() protoreflect.EnumNumber {
@@ -78,7 +137,7 @@ func (x ToolErrorKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolErrorKind.Descriptor instead.
 func (ToolErrorKind) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{0}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{1}
 }
 
 type ChunkType int32
@@ -124,11 +183,11 @@ func (x ChunkType) String() string {
 }
 
 func (ChunkType) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_forge_service_proto_enumTypes[1].Descriptor()
+	return file_forge_v1_forge_service_proto_enumTypes[2].Descriptor()
 }
 
 func (ChunkType) Type() protoreflect.EnumType {
-	return &file_forge_v1_forge_service_proto_enumTypes[1]
+	return &file_forge_v1_forge_service_proto_enumTypes[2]
 }
 
 func (x ChunkType) Number() protoreflect.EnumNumber {
@@ -137,7 +196,7 @@ func (x ChunkType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ChunkType.Descriptor instead.
 func (ChunkType) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{1}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
 }
 
 // Why a run failed. Each value is also an UPPER_SNAKE reason string
@@ -208,11 +267,11 @@ func (x FailureReason) String() string {
 }
 
 func (FailureReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_forge_v1_forge_service_proto_enumTypes[2].Descriptor()
+	return file_forge_v1_forge_service_proto_enumTypes[3].Descriptor()
 }
 
 func (FailureReason) Type() protoreflect.EnumType {
-	return &file_forge_v1_forge_service_proto_enumTypes[2]
+	return &file_forge_v1_forge_service_proto_enumTypes[3]
 }
 
 func (x FailureReason) Number() protoreflect.EnumNumber {
@@ -221,7 +280,7 @@ func (x FailureReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailureReason.Descriptor instead.
 func (FailureReason) EnumDescriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{2}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
 }
 
 // Client -> server envelope.
@@ -434,10 +493,13 @@ type RunResponse struct {
 	//	*RunResponse_ToolCallCancelled
 	//	*RunResponse_ApprovalRequest
 	//	*RunResponse_ToolOutputScreened
+	//	*RunResponse_Batch
 	Kind isRunResponse_Kind `protobuf_oneof:"kind"`
 	// The event's number within its run: 1, 2, 3... with no gaps, the same
 	// after a reattach and after a server restart (the journal keeps it).
-	// 0 only on the run_started that opens a reattached stream.
+	// 0 only on the run_started that opens a reattached stream. Events a
+	// client left out (StartRun.events.omit) leave gaps on its stream. A
+	// batch carries the seq of its last event.
 	Seq           uint64 `protobuf:"varint,20,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -579,6 +641,15 @@ func (x *RunResponse) GetToolOutputScreened() *ToolOutputScreened {
 	return nil
 }
 
+func (x *RunResponse) GetBatch() *EventBatch {
+	if x != nil {
+		if x, ok := x.Kind.(*RunResponse_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
 func (x *RunResponse) GetSeq() uint64 {
 	if x != nil {
 		return x.Seq
@@ -634,6 +705,12 @@ type RunResponse_ToolOutputScreened struct {
 	ToolOutputScreened *ToolOutputScreened `protobuf:"bytes,11,opt,name=tool_output_screened,json=toolOutputScreened,proto3,oneof"`
 }
 
+type RunResponse_Batch struct {
+	// Several events in one message; only to a client that asked for it
+	// (StartRun.events.batch).
+	Batch *EventBatch `protobuf:"bytes,12,opt,name=batch,proto3,oneof"`
+}
+
 func (*RunResponse_RunStarted) isRunResponse_Kind() {}
 
 func (*RunResponse_Chunk) isRunResponse_Kind() {}
@@ -656,6 +733,116 @@ func (*RunResponse_ApprovalRequest) isRunResponse_Kind() {}
 
 func (*RunResponse_ToolOutputScreened) isRunResponse_Kind() {}
 
+func (*RunResponse_Batch) isRunResponse_Kind() {}
+
+// Events the run produced while the stream was busy sending, in seq order,
+// each with its own seq, as if each had come alone. The server never holds
+// an event back to fill a batch: it sends what is ready when the stream can
+// take the next message, so a batch only saves messages, never adds latency.
+type EventBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*RunResponse         `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventBatch) Reset() {
+	*x = EventBatch{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventBatch) ProtoMessage() {}
+
+func (x *EventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventBatch.ProtoReflect.Descriptor instead.
+func (*EventBatch) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *EventBatch) GetEvents() []*RunResponse {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+// What the run's stream carries (StartRun.events).
+type EventOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Events may arrive bundled in EventBatch messages. One message per tool
+	// round trip instead of three (the call, and the assistant and tool
+	// messages appended): what an SDK should ask for.
+	Batch bool `protobuf:"varint,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	// Event kinds the client does not want on this stream. Only the kinds
+	// below may be left out; the run, its journal and its final transcript
+	// are the same either way. Naming any other kind is INVALID_ARGUMENT
+	// (field start.events.omit).
+	Omit          []EventKind `protobuf:"varint,2,rep,packed,name=omit,proto3,enum=forge.v1.EventKind" json:"omit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventOptions) Reset() {
+	*x = EventOptions{}
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventOptions) ProtoMessage() {}
+
+func (x *EventOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventOptions.ProtoReflect.Descriptor instead.
+func (*EventOptions) Descriptor() ([]byte, []int) {
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EventOptions) GetBatch() bool {
+	if x != nil {
+		return x.Batch
+	}
+	return false
+}
+
+func (x *EventOptions) GetOmit() []EventKind {
+	if x != nil {
+		return x.Omit
+	}
+	return nil
+}
+
 // A tool's output (or error) held secrets and was redacted or withheld
 // before the model saw it (Workflow.tool_output_secrets). The secrets
 // themselves are never sent back, logged or kept; the client still has the
@@ -676,7 +863,7 @@ type ToolOutputScreened struct {
 
 func (x *ToolOutputScreened) Reset() {
 	*x = ToolOutputScreened{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +875,7 @@ func (x *ToolOutputScreened) String() string {
 func (*ToolOutputScreened) ProtoMessage() {}
 
 func (x *ToolOutputScreened) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[3]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +888,7 @@ func (x *ToolOutputScreened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputScreened.ProtoReflect.Descriptor instead.
 func (*ToolOutputScreened) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{3}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolOutputScreened) GetCallId() string {
@@ -762,7 +949,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +961,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[4]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +974,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{4}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ApprovalRequest) GetCallId() string {
@@ -831,7 +1018,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +1030,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[5]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +1043,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{5}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApprovalDecision) GetCallId() string {
@@ -894,7 +1081,7 @@ type ToolCallCancelled struct {
 
 func (x *ToolCallCancelled) Reset() {
 	*x = ToolCallCancelled{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1093,7 @@ func (x *ToolCallCancelled) String() string {
 func (*ToolCallCancelled) ProtoMessage() {}
 
 func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[6]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1106,7 @@ func (x *ToolCallCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallCancelled.ProtoReflect.Descriptor instead.
 func (*ToolCallCancelled) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{6}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCallCancelled) GetCallId() string {
@@ -954,7 +1141,7 @@ type Compacted struct {
 
 func (x *Compacted) Reset() {
 	*x = Compacted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1153,7 @@ func (x *Compacted) String() string {
 func (*Compacted) ProtoMessage() {}
 
 func (x *Compacted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[7]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1166,7 @@ func (x *Compacted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compacted.ProtoReflect.Descriptor instead.
 func (*Compacted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{7}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Compacted) GetIteration() uint32 {
@@ -1046,7 +1233,7 @@ type Queued struct {
 
 func (x *Queued) Reset() {
 	*x = Queued{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1245,7 @@ func (x *Queued) String() string {
 func (*Queued) ProtoMessage() {}
 
 func (x *Queued) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[8]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1258,7 @@ func (x *Queued) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queued.ProtoReflect.Descriptor instead.
 func (*Queued) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{8}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Queued) GetPosition() uint32 {
@@ -1115,14 +1302,17 @@ type StartRun struct {
 	// client whose stream breaks before run_started can still reattach; empty:
 	// the server picks one. An id the server or its journal already has is
 	// ALREADY_EXISTS reason RUN_EXISTS.
-	RunId         string `protobuf:"bytes,7,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	RunId string `protobuf:"bytes,7,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// How events are sent on this run's streams (a reattach included).
+	// Unset: every event, one message each.
+	Events        *EventOptions `protobuf:"bytes,8,opt,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1324,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[9]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1337,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{9}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StartRun) GetWorkflow() *Workflow {
@@ -1199,6 +1389,13 @@ func (x *StartRun) GetRunId() string {
 	return ""
 }
 
+func (x *StartRun) GetEvents() *EventOptions {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 type ToolError struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Message string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -1211,7 +1408,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1420,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[10]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1433,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{10}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -1275,7 +1472,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1484,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[11]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1497,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{11}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -1362,7 +1559,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1571,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[12]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1584,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{12}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelRun) GetReason() string {
@@ -1421,7 +1618,7 @@ type RunStarted struct {
 
 func (x *RunStarted) Reset() {
 	*x = RunStarted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1630,7 @@ func (x *RunStarted) String() string {
 func (*RunStarted) ProtoMessage() {}
 
 func (x *RunStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[13]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1643,7 @@ func (x *RunStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStarted.ProtoReflect.Descriptor instead.
 func (*RunStarted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{13}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunStarted) GetRunId() string {
@@ -1516,7 +1713,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1725,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[14]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1738,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{14}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StreamChunk) GetType() ChunkType {
@@ -1579,7 +1776,7 @@ type Coercion struct {
 
 func (x *Coercion) Reset() {
 	*x = Coercion{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1788,7 @@ func (x *Coercion) String() string {
 func (*Coercion) ProtoMessage() {}
 
 func (x *Coercion) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[15]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1801,7 @@ func (x *Coercion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coercion.ProtoReflect.Descriptor instead.
 func (*Coercion) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{15}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Coercion) GetPath() string {
@@ -1644,7 +1841,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1853,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[16]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1866,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{16}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolCallRequest) GetCallId() string {
@@ -1719,7 +1916,7 @@ type MessageAppended struct {
 
 func (x *MessageAppended) Reset() {
 	*x = MessageAppended{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1928,7 @@ func (x *MessageAppended) String() string {
 func (*MessageAppended) ProtoMessage() {}
 
 func (x *MessageAppended) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[17]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1941,7 @@ func (x *MessageAppended) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAppended.ProtoReflect.Descriptor instead.
 func (*MessageAppended) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{17}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MessageAppended) GetMessage() *Message {
@@ -1781,7 +1978,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +1990,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[18]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +2003,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{18}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Usage) GetModelCalls() uint32 {
@@ -1886,7 +2083,7 @@ type IterationUsage struct {
 
 func (x *IterationUsage) Reset() {
 	*x = IterationUsage{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2095,7 @@ func (x *IterationUsage) String() string {
 func (*IterationUsage) ProtoMessage() {}
 
 func (x *IterationUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[19]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2108,7 @@ func (x *IterationUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IterationUsage.ProtoReflect.Descriptor instead.
 func (*IterationUsage) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{19}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *IterationUsage) GetIteration() uint32 {
@@ -1994,7 +2191,7 @@ type RunCompleted struct {
 
 func (x *RunCompleted) Reset() {
 	*x = RunCompleted{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2203,7 @@ func (x *RunCompleted) String() string {
 func (*RunCompleted) ProtoMessage() {}
 
 func (x *RunCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[20]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2216,7 @@ func (x *RunCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCompleted.ProtoReflect.Descriptor instead.
 func (*RunCompleted) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{20}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunCompleted) GetTerminalTool() string {
@@ -2088,7 +2285,7 @@ type RunFailed struct {
 
 func (x *RunFailed) Reset() {
 	*x = RunFailed{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2297,7 @@ func (x *RunFailed) String() string {
 func (*RunFailed) ProtoMessage() {}
 
 func (x *RunFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[21]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2310,7 @@ func (x *RunFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunFailed.ProtoReflect.Descriptor instead.
 func (*RunFailed) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{21}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunFailed) GetReason() FailureReason {
@@ -2186,7 +2383,7 @@ type GuardRequest struct {
 
 func (x *GuardRequest) Reset() {
 	*x = GuardRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2395,7 @@ func (x *GuardRequest) String() string {
 func (*GuardRequest) ProtoMessage() {}
 
 func (x *GuardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[22]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2408,7 @@ func (x *GuardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardRequest.ProtoReflect.Descriptor instead.
 func (*GuardRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{22}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GuardRequest) GetWorkflow() *Workflow {
@@ -2264,7 +2461,7 @@ type GuardResponse struct {
 
 func (x *GuardResponse) Reset() {
 	*x = GuardResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2473,7 @@ func (x *GuardResponse) String() string {
 func (*GuardResponse) ProtoMessage() {}
 
 func (x *GuardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[23]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2486,7 @@ func (x *GuardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardResponse.ProtoReflect.Descriptor instead.
 func (*GuardResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{23}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GuardResponse) GetVerdict() isGuardResponse_Verdict {
@@ -2380,7 +2577,7 @@ type GuardCalls struct {
 
 func (x *GuardCalls) Reset() {
 	*x = GuardCalls{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2589,7 @@ func (x *GuardCalls) String() string {
 func (*GuardCalls) ProtoMessage() {}
 
 func (x *GuardCalls) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[24]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2405,7 +2602,7 @@ func (x *GuardCalls) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardCalls.ProtoReflect.Descriptor instead.
 func (*GuardCalls) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{24}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GuardCalls) GetCalls() []*ToolCallRequest {
@@ -2430,7 +2627,7 @@ type GuardRetry struct {
 
 func (x *GuardRetry) Reset() {
 	*x = GuardRetry{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2639,7 @@ func (x *GuardRetry) String() string {
 func (*GuardRetry) ProtoMessage() {}
 
 func (x *GuardRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[25]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2652,7 @@ func (x *GuardRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardRetry.ProtoReflect.Descriptor instead.
 func (*GuardRetry) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{25}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GuardRetry) GetMessages() []*Message {
@@ -2490,7 +2687,7 @@ type GuardDone struct {
 
 func (x *GuardDone) Reset() {
 	*x = GuardDone{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2699,7 @@ func (x *GuardDone) String() string {
 func (*GuardDone) ProtoMessage() {}
 
 func (x *GuardDone) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[26]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2712,7 @@ func (x *GuardDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardDone.ProtoReflect.Descriptor instead.
 func (*GuardDone) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{26}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GuardDone) GetTerminalTool() string {
@@ -2547,7 +2744,7 @@ type GetServerInfoRequest struct {
 
 func (x *GetServerInfoRequest) Reset() {
 	*x = GetServerInfoRequest{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +2756,7 @@ func (x *GetServerInfoRequest) String() string {
 func (*GetServerInfoRequest) ProtoMessage() {}
 
 func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[27]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +2769,7 @@ func (x *GetServerInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetServerInfoRequest) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{27}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
 }
 
 type GetServerInfoResponse struct {
@@ -2623,7 +2820,7 @@ type GetServerInfoResponse struct {
 
 func (x *GetServerInfoResponse) Reset() {
 	*x = GetServerInfoResponse{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2832,7 @@ func (x *GetServerInfoResponse) String() string {
 func (*GetServerInfoResponse) ProtoMessage() {}
 
 func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[28]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2845,7 @@ func (x *GetServerInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetServerInfoResponse) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{28}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetServerInfoResponse) GetVersion() string {
@@ -2791,7 +2988,7 @@ type LlamaDevice struct {
 
 func (x *LlamaDevice) Reset() {
 	*x = LlamaDevice{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2803,7 +3000,7 @@ func (x *LlamaDevice) String() string {
 func (*LlamaDevice) ProtoMessage() {}
 
 func (x *LlamaDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[29]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2816,7 +3013,7 @@ func (x *LlamaDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlamaDevice.ProtoReflect.Descriptor instead.
 func (*LlamaDevice) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{29}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LlamaDevice) GetName() string {
@@ -2868,7 +3065,7 @@ type BackendHealth struct {
 
 func (x *BackendHealth) Reset() {
 	*x = BackendHealth{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +3077,7 @@ func (x *BackendHealth) String() string {
 func (*BackendHealth) ProtoMessage() {}
 
 func (x *BackendHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[30]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +3090,7 @@ func (x *BackendHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackendHealth.ProtoReflect.Descriptor instead.
 func (*BackendHealth) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{30}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BackendHealth) GetName() string {
@@ -2970,7 +3167,7 @@ type Gpu struct {
 
 func (x *Gpu) Reset() {
 	*x = Gpu{}
-	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3179,7 @@ func (x *Gpu) String() string {
 func (*Gpu) ProtoMessage() {}
 
 func (x *Gpu) ProtoReflect() protoreflect.Message {
-	mi := &file_forge_v1_forge_service_proto_msgTypes[31]
+	mi := &file_forge_v1_forge_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3192,7 @@ func (x *Gpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gpu.ProtoReflect.Descriptor instead.
 func (*Gpu) Descriptor() ([]byte, []int) {
-	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{31}
+	return file_forge_v1_forge_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Gpu) GetName() string {
@@ -3035,7 +3232,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x04kind\"A\n" +
 	"\vReattachRun\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\xd0\x05\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\xfe\x05\n" +
 	"\vRunResponse\x127\n" +
 	"\vrun_started\x18\x01 \x01(\v2\x14.forge.v1.RunStartedH\x00R\n" +
 	"runStarted\x12-\n" +
@@ -3050,9 +3247,16 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x13tool_call_cancelled\x18\t \x01(\v2\x1b.forge.v1.ToolCallCancelledH\x00R\x11toolCallCancelled\x12F\n" +
 	"\x10approval_request\x18\n" +
 	" \x01(\v2\x19.forge.v1.ApprovalRequestH\x00R\x0fapprovalRequest\x12P\n" +
-	"\x14tool_output_screened\x18\v \x01(\v2\x1c.forge.v1.ToolOutputScreenedH\x00R\x12toolOutputScreened\x12\x10\n" +
+	"\x14tool_output_screened\x18\v \x01(\v2\x1c.forge.v1.ToolOutputScreenedH\x00R\x12toolOutputScreened\x12,\n" +
+	"\x05batch\x18\f \x01(\v2\x14.forge.v1.EventBatchH\x00R\x05batch\x12\x10\n" +
 	"\x03seq\x18\x14 \x01(\x04R\x03seqB\x06\n" +
-	"\x04kind\"\xd9\x01\n" +
+	"\x04kind\";\n" +
+	"\n" +
+	"EventBatch\x12-\n" +
+	"\x06events\x18\x01 \x03(\v2\x15.forge.v1.RunResponseR\x06events\"M\n" +
+	"\fEventOptions\x12\x14\n" +
+	"\x05batch\x18\x01 \x01(\bR\x05batch\x12'\n" +
+	"\x04omit\x18\x02 \x03(\x0e2\x13.forge.v1.EventKindR\x04omit\"\xd9\x01\n" +
 	"\x12ToolOutputScreened\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x122\n" +
@@ -3083,7 +3287,7 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x06Queued\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\rR\bposition\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\rR\titeration\x12\x1c\n" +
-	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xf0\x02\n" +
+	"\tpreempted\x18\x03 \x01(\bR\tpreempted\"\xa0\x03\n" +
 	"\bStartRun\x12.\n" +
 	"\bworkflow\x18\x01 \x01(\v2\x12.forge.v1.WorkflowR\bworkflow\x12!\n" +
 	"\fuser_message\x18\x02 \x01(\tR\vuserMessage\x128\n" +
@@ -3092,7 +3296,8 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x06labels\x18\x05 \x03(\v2\x1e.forge.v1.StartRun.LabelsEntryR\x06labels\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x06 \x01(\tR\tsessionId\x12\x15\n" +
-	"\x06run_id\x18\a \x01(\tR\x05runId\x1a9\n" +
+	"\x06run_id\x18\a \x01(\tR\x05runId\x12.\n" +
+	"\x06events\x18\b \x01(\v2\x16.forge.v1.EventOptionsR\x06events\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +
@@ -3255,7 +3460,14 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\x03Gpu\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10vram_total_bytes\x18\x02 \x01(\x04R\x0evramTotalBytes\x12&\n" +
-	"\x0fvram_free_bytes\x18\x03 \x01(\x04R\rvramFreeBytes*\x8b\x01\n" +
+	"\x0fvram_free_bytes\x18\x03 \x01(\x04R\rvramFreeBytes*\xb4\x01\n" +
+	"\tEventKind\x12\x1a\n" +
+	"\x16EVENT_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10EVENT_KIND_CHUNK\x10\x01\x12\x1f\n" +
+	"\x1bEVENT_KIND_MESSAGE_APPENDED\x10\x02\x12\x18\n" +
+	"\x14EVENT_KIND_COMPACTED\x10\x03\x12\x15\n" +
+	"\x11EVENT_KIND_QUEUED\x10\x04\x12#\n" +
+	"\x1fEVENT_KIND_TOOL_OUTPUT_SCREENED\x10\x05*\x8b\x01\n" +
 	"\rToolErrorKind\x12\x1f\n" +
 	"\x1bTOOL_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TOOL_ERROR_KIND_HARD\x10\x01\x12\x1e\n" +
@@ -3297,110 +3509,117 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 	return file_forge_v1_forge_service_proto_rawDescData
 }
 
-var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_forge_v1_forge_service_proto_goTypes = []any{
-	(ToolErrorKind)(0),            // 0: forge.v1.ToolErrorKind
-	(ChunkType)(0),                // 1: forge.v1.ChunkType
-	(FailureReason)(0),            // 2: forge.v1.FailureReason
-	(*RunRequest)(nil),            // 3: forge.v1.RunRequest
-	(*ReattachRun)(nil),           // 4: forge.v1.ReattachRun
-	(*RunResponse)(nil),           // 5: forge.v1.RunResponse
-	(*ToolOutputScreened)(nil),    // 6: forge.v1.ToolOutputScreened
-	(*ApprovalRequest)(nil),       // 7: forge.v1.ApprovalRequest
-	(*ApprovalDecision)(nil),      // 8: forge.v1.ApprovalDecision
-	(*ToolCallCancelled)(nil),     // 9: forge.v1.ToolCallCancelled
-	(*Compacted)(nil),             // 10: forge.v1.Compacted
-	(*Queued)(nil),                // 11: forge.v1.Queued
-	(*StartRun)(nil),              // 12: forge.v1.StartRun
-	(*ToolError)(nil),             // 13: forge.v1.ToolError
-	(*ToolResult)(nil),            // 14: forge.v1.ToolResult
-	(*CancelRun)(nil),             // 15: forge.v1.CancelRun
-	(*RunStarted)(nil),            // 16: forge.v1.RunStarted
-	(*StreamChunk)(nil),           // 17: forge.v1.StreamChunk
-	(*Coercion)(nil),              // 18: forge.v1.Coercion
-	(*ToolCallRequest)(nil),       // 19: forge.v1.ToolCallRequest
-	(*MessageAppended)(nil),       // 20: forge.v1.MessageAppended
-	(*Usage)(nil),                 // 21: forge.v1.Usage
-	(*IterationUsage)(nil),        // 22: forge.v1.IterationUsage
-	(*RunCompleted)(nil),          // 23: forge.v1.RunCompleted
-	(*RunFailed)(nil),             // 24: forge.v1.RunFailed
-	(*GuardRequest)(nil),          // 25: forge.v1.GuardRequest
-	(*GuardResponse)(nil),         // 26: forge.v1.GuardResponse
-	(*GuardCalls)(nil),            // 27: forge.v1.GuardCalls
-	(*GuardRetry)(nil),            // 28: forge.v1.GuardRetry
-	(*GuardDone)(nil),             // 29: forge.v1.GuardDone
-	(*GetServerInfoRequest)(nil),  // 30: forge.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil), // 31: forge.v1.GetServerInfoResponse
-	(*LlamaDevice)(nil),           // 32: forge.v1.LlamaDevice
-	(*BackendHealth)(nil),         // 33: forge.v1.BackendHealth
-	(*Gpu)(nil),                   // 34: forge.v1.Gpu
-	nil,                           // 35: forge.v1.StartRun.LabelsEntry
-	nil,                           // 36: forge.v1.RunFailed.DetailsEntry
-	(ToolOutputPolicy)(0),         // 37: forge.v1.ToolOutputPolicy
-	(*Workflow)(nil),              // 38: forge.v1.Workflow
-	(*Message)(nil),               // 39: forge.v1.Message
-	(*RunOptions)(nil),            // 40: forge.v1.RunOptions
-	(*ToolCall)(nil),              // 41: forge.v1.ToolCall
+	(EventKind)(0),                // 0: forge.v1.EventKind
+	(ToolErrorKind)(0),            // 1: forge.v1.ToolErrorKind
+	(ChunkType)(0),                // 2: forge.v1.ChunkType
+	(FailureReason)(0),            // 3: forge.v1.FailureReason
+	(*RunRequest)(nil),            // 4: forge.v1.RunRequest
+	(*ReattachRun)(nil),           // 5: forge.v1.ReattachRun
+	(*RunResponse)(nil),           // 6: forge.v1.RunResponse
+	(*EventBatch)(nil),            // 7: forge.v1.EventBatch
+	(*EventOptions)(nil),          // 8: forge.v1.EventOptions
+	(*ToolOutputScreened)(nil),    // 9: forge.v1.ToolOutputScreened
+	(*ApprovalRequest)(nil),       // 10: forge.v1.ApprovalRequest
+	(*ApprovalDecision)(nil),      // 11: forge.v1.ApprovalDecision
+	(*ToolCallCancelled)(nil),     // 12: forge.v1.ToolCallCancelled
+	(*Compacted)(nil),             // 13: forge.v1.Compacted
+	(*Queued)(nil),                // 14: forge.v1.Queued
+	(*StartRun)(nil),              // 15: forge.v1.StartRun
+	(*ToolError)(nil),             // 16: forge.v1.ToolError
+	(*ToolResult)(nil),            // 17: forge.v1.ToolResult
+	(*CancelRun)(nil),             // 18: forge.v1.CancelRun
+	(*RunStarted)(nil),            // 19: forge.v1.RunStarted
+	(*StreamChunk)(nil),           // 20: forge.v1.StreamChunk
+	(*Coercion)(nil),              // 21: forge.v1.Coercion
+	(*ToolCallRequest)(nil),       // 22: forge.v1.ToolCallRequest
+	(*MessageAppended)(nil),       // 23: forge.v1.MessageAppended
+	(*Usage)(nil),                 // 24: forge.v1.Usage
+	(*IterationUsage)(nil),        // 25: forge.v1.IterationUsage
+	(*RunCompleted)(nil),          // 26: forge.v1.RunCompleted
+	(*RunFailed)(nil),             // 27: forge.v1.RunFailed
+	(*GuardRequest)(nil),          // 28: forge.v1.GuardRequest
+	(*GuardResponse)(nil),         // 29: forge.v1.GuardResponse
+	(*GuardCalls)(nil),            // 30: forge.v1.GuardCalls
+	(*GuardRetry)(nil),            // 31: forge.v1.GuardRetry
+	(*GuardDone)(nil),             // 32: forge.v1.GuardDone
+	(*GetServerInfoRequest)(nil),  // 33: forge.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil), // 34: forge.v1.GetServerInfoResponse
+	(*LlamaDevice)(nil),           // 35: forge.v1.LlamaDevice
+	(*BackendHealth)(nil),         // 36: forge.v1.BackendHealth
+	(*Gpu)(nil),                   // 37: forge.v1.Gpu
+	nil,                           // 38: forge.v1.StartRun.LabelsEntry
+	nil,                           // 39: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 40: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 41: forge.v1.Workflow
+	(*Message)(nil),               // 42: forge.v1.Message
+	(*RunOptions)(nil),            // 43: forge.v1.RunOptions
+	(*ToolCall)(nil),              // 44: forge.v1.ToolCall
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
-	12, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
-	14, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
-	15, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
-	8,  // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
-	4,  // 4: forge.v1.RunRequest.reattach:type_name -> forge.v1.ReattachRun
-	16, // 5: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
-	17, // 6: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
-	19, // 7: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
-	20, // 8: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
-	23, // 9: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
-	24, // 10: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
-	10, // 11: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
-	11, // 12: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
-	9,  // 13: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
-	7,  // 14: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
-	6,  // 15: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
-	37, // 16: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
-	38, // 17: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	39, // 18: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	40, // 19: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
-	35, // 20: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
-	0,  // 21: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
-	13, // 22: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
-	1,  // 23: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
-	18, // 24: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	39, // 25: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	22, // 26: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	21, // 27: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	39, // 28: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	2,  // 29: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	36, // 30: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	21, // 31: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	39, // 32: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	38, // 33: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
-	40, // 34: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
-	39, // 35: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
-	41, // 36: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
-	27, // 37: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
-	28, // 38: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
-	29, // 39: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
-	24, // 40: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
-	19, // 41: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
-	39, // 42: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
-	34, // 43: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	33, // 44: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
-	32, // 45: forge.v1.GetServerInfoResponse.llama_devices:type_name -> forge.v1.LlamaDevice
-	3,  // 46: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	30, // 47: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	25, // 48: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
-	5,  // 49: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	31, // 50: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	26, // 51: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
-	49, // [49:52] is the sub-list for method output_type
-	46, // [46:49] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	15, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
+	17, // 1: forge.v1.RunRequest.tool_result:type_name -> forge.v1.ToolResult
+	18, // 2: forge.v1.RunRequest.cancel:type_name -> forge.v1.CancelRun
+	11, // 3: forge.v1.RunRequest.approval:type_name -> forge.v1.ApprovalDecision
+	5,  // 4: forge.v1.RunRequest.reattach:type_name -> forge.v1.ReattachRun
+	19, // 5: forge.v1.RunResponse.run_started:type_name -> forge.v1.RunStarted
+	20, // 6: forge.v1.RunResponse.chunk:type_name -> forge.v1.StreamChunk
+	22, // 7: forge.v1.RunResponse.tool_call:type_name -> forge.v1.ToolCallRequest
+	23, // 8: forge.v1.RunResponse.message_appended:type_name -> forge.v1.MessageAppended
+	26, // 9: forge.v1.RunResponse.run_completed:type_name -> forge.v1.RunCompleted
+	27, // 10: forge.v1.RunResponse.run_failed:type_name -> forge.v1.RunFailed
+	13, // 11: forge.v1.RunResponse.compacted:type_name -> forge.v1.Compacted
+	14, // 12: forge.v1.RunResponse.queued:type_name -> forge.v1.Queued
+	12, // 13: forge.v1.RunResponse.tool_call_cancelled:type_name -> forge.v1.ToolCallCancelled
+	10, // 14: forge.v1.RunResponse.approval_request:type_name -> forge.v1.ApprovalRequest
+	9,  // 15: forge.v1.RunResponse.tool_output_screened:type_name -> forge.v1.ToolOutputScreened
+	7,  // 16: forge.v1.RunResponse.batch:type_name -> forge.v1.EventBatch
+	6,  // 17: forge.v1.EventBatch.events:type_name -> forge.v1.RunResponse
+	0,  // 18: forge.v1.EventOptions.omit:type_name -> forge.v1.EventKind
+	40, // 19: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	41, // 20: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	42, // 21: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	43, // 22: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	38, // 23: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
+	8,  // 24: forge.v1.StartRun.events:type_name -> forge.v1.EventOptions
+	1,  // 25: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
+	16, // 26: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
+	2,  // 27: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
+	21, // 28: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
+	42, // 29: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	25, // 30: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	24, // 31: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	42, // 32: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	3,  // 33: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	39, // 34: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	24, // 35: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	42, // 36: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	41, // 37: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
+	43, // 38: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
+	42, // 39: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
+	44, // 40: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
+	30, // 41: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
+	31, // 42: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
+	32, // 43: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
+	27, // 44: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
+	22, // 45: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
+	42, // 46: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
+	37, // 47: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	36, // 48: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
+	35, // 49: forge.v1.GetServerInfoResponse.llama_devices:type_name -> forge.v1.LlamaDevice
+	4,  // 50: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	33, // 51: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	28, // 52: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
+	6,  // 53: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	34, // 54: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	29, // 55: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
+	53, // [53:56] is the sub-list for method output_type
+	50, // [50:53] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -3429,12 +3648,13 @@ func file_forge_v1_forge_service_proto_init() {
 		(*RunResponse_ToolCallCancelled)(nil),
 		(*RunResponse_ApprovalRequest)(nil),
 		(*RunResponse_ToolOutputScreened)(nil),
+		(*RunResponse_Batch)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[11].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[13].OneofWrappers = []any{
 		(*ToolResult_Output)(nil),
 		(*ToolResult_Error)(nil),
 	}
-	file_forge_v1_forge_service_proto_msgTypes[23].OneofWrappers = []any{
+	file_forge_v1_forge_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*GuardResponse_Calls)(nil),
 		(*GuardResponse_Retry)(nil),
 		(*GuardResponse_Done)(nil),
@@ -3445,8 +3665,8 @@ func file_forge_v1_forge_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   34,
+			NumEnums:      4,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

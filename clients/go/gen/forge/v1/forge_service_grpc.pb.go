@@ -68,6 +68,9 @@ const (
 //     (streams count from their
 //     first byte, not from `start`)
 //     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+//     UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+//     the run's events (the run
+//     is cancelled)
 //     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
 //     server and its journal do
 //     not have (or pruned)
@@ -181,6 +184,9 @@ func (c *forgeServiceClient) Guard(ctx context.Context, in *GuardRequest, opts .
 //     (streams count from their
 //     first byte, not from `start`)
 //     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+//     UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+//     the run's events (the run
+//     is cancelled)
 //     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
 //     server and its journal do
 //     not have (or pruned)

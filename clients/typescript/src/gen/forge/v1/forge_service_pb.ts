@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file forge/v1/forge_service.proto.
  */
 export const file_forge_v1_forge_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSLoAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSAASKQoIcmVhdHRhY2gYBSABKAsyFS5mb3JnZS52MS5SZWF0dGFjaFJ1bkgAQgYKBGtpbmQiMAoLUmVhdHRhY2hSdW4SDgoGcnVuX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCK5BAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAEgsKA3NlcRgUIAEoBEIGCgRraW5kIp4BChJUb29sT3V0cHV0U2NyZWVuZWQSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSKgoGYWN0aW9uGAMgASgOMhouZm9yZ2UudjEuVG9vbE91dHB1dFBvbGljeRIUCgxzZWNyZXRfdHlwZXMYBCADKAkSDwoHc2VjcmV0cxgFIAEoDRIRCglpdGVyYXRpb24YBiABKA0iYAoPQXBwcm92YWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDSJFChBBcHByb3ZhbERlY2lzaW9uEg8KB2NhbGxfaWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIjQKEVRvb2xDYWxsQ2FuY2VsbGVkEg8KB2NhbGxfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIp0BCglDb21wYWN0ZWQSEQoJaXRlcmF0aW9uGAEgASgNEg0KBXBoYXNlGAIgASgNEhUKDXRva2Vuc19iZWZvcmUYAyABKA0SFAoMdG9rZW5zX2FmdGVyGAQgASgNEhcKD21lc3NhZ2VzX2JlZm9yZRgFIAEoDRIWCg5tZXNzYWdlc19hZnRlchgGIAEoDRIQCghzdHJhdGVneRgHIAEoCSJACgZRdWV1ZWQSEAoIcG9zaXRpb24YASABKA0SEQoJaXRlcmF0aW9uGAIgASgNEhEKCXByZWVtcHRlZBgDIAEoCCKbAgoIU3RhcnRSdW4SJAoId29ya2Zsb3cYASABKAsyEi5mb3JnZS52MS5Xb3JrZmxvdxIUCgx1c2VyX21lc3NhZ2UYAiABKAkSKQoOcHJpb3JfbWVzc2FnZXMYAyADKAsyES5mb3JnZS52MS5NZXNzYWdlEiUKB29wdGlvbnMYBCABKAsyFC5mb3JnZS52MS5SdW5PcHRpb25zEi4KBmxhYmVscxgFIAMoCzIeLmZvcmdlLnYxLlN0YXJ0UnVuLkxhYmVsc0VudHJ5EhIKCnNlc3Npb25faWQYBiABKAkSDgoGcnVuX2lkGAcgASgJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUQoJVG9vbEVycm9yEg8KB21lc3NhZ2UYASABKAkSJQoEa2luZBgCIAEoDjIXLmZvcmdlLnYxLlRvb2xFcnJvcktpbmQSDAoEdHlwZRgDIAEoCSJgCgpUb29sUmVzdWx0Eg8KB2NhbGxfaWQYASABKAkSEAoGb3V0cHV0GAIgASgJSAASJAoFZXJyb3IYAyABKAsyEy5mb3JnZS52MS5Ub29sRXJyb3JIAEIJCgdvdXRjb21lIhsKCUNhbmNlbFJ1bhIOCgZyZWFzb24YASABKAkiuAEKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhYKDnRvb2xfY2FsbF9tb2RlGAUgASgJEhgKEHJlYXR0YWNoX2dyYWNlX3MYByABKA0SEgoKcmVhdHRhY2hlZBgIIAEoCBIVCg1iYWNrZW5kX2NoYWluGAYgAygJIlQKC1N0cmVhbUNodW5rEiEKBHR5cGUYASABKA4yEy5mb3JnZS52MS5DaHVua1R5cGUSDwoHY29udGVudBgCIAEoCRIRCglpdGVyYXRpb24YAyABKA0iRQoIQ29lcmNpb24SDAoEcGF0aBgBIAEoCRIVCg1vcmlnaW5hbF9qc29uGAIgASgJEhQKDGNvZXJjZWRfanNvbhgDIAEoCSKHAQoPVG9vbENhbGxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDRIlCgljb2VyY2lvbnMYBSADKAsyEi5mb3JnZS52MS5Db2VyY2lvbiJECg9NZXNzYWdlQXBwZW5kZWQSIgoHbWVzc2FnZRgBIAEoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDQoFaW5kZXgYAiABKA0i3QEKBVVzYWdlEhMKC21vZGVsX2NhbGxzGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKAQSGQoRY29tcGxldGlvbl90b2tlbnMYAyABKAQSHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYBCABKAQSEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAESFwoPY2FjaGVfaGl0X3JhdGlvGAcgASgBEiwKCml0ZXJhdGlvbnMYCCADKAsyGC5mb3JnZS52MS5JdGVyYXRpb25Vc2FnZSK6AQoOSXRlcmF0aW9uVXNhZ2USEQoJaXRlcmF0aW9uGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKA0SHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYAyABKA0SFwoPY2FjaGVfaGl0X3JhdGlvGAQgASgBEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEgwKBHNsb3QYByABKAUSDwoHYmFja2VuZBgIIAEoCSLGAQoMUnVuQ29tcGxldGVkEhUKDXRlcm1pbmFsX3Rvb2wYASABKAkSDgoGcmVzdWx0GAIgASgJEhIKCml0ZXJhdGlvbnMYAyABKA0SHgoFdXNhZ2UYBCABKAsyDy5mb3JnZS52MS5Vc2FnZRIlCgp0cmFuc2NyaXB0GAUgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIYChB0ZXJtaW5hbF9jYWxsX2lkGAYgASgJEhoKEnRyYW5zY3JpcHRfb21pdHRlZBgHIAEoCCKfAgoJUnVuRmFpbGVkEicKBnJlYXNvbhgBIAEoDjIXLmZvcmdlLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIxCgdkZXRhaWxzGAMgAygLMiAuZm9yZ2UudjEuUnVuRmFpbGVkLkRldGFpbHNFbnRyeRISCgppdGVyYXRpb25zGAQgASgNEh4KBXVzYWdlGAUgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgGIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGgoSdHJhbnNjcmlwdF9vbWl0dGVkGAcgASgIGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIsIBCgxHdWFyZFJlcXVlc3QSJAoId29ya2Zsb3cYASABKAsyEi5mb3JnZS52MS5Xb3JrZmxvdxIlCgdvcHRpb25zGAIgASgLMhQuZm9yZ2UudjEuUnVuT3B0aW9ucxIjCghtZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USEgoKcmVwbHlfdGV4dBgEIAEoCRIsChByZXBseV90b29sX2NhbGxzGAUgAygLMhIuZm9yZ2UudjEuVG9vbENhbGwitAEKDUd1YXJkUmVzcG9uc2USJQoFY2FsbHMYASABKAsyFC5mb3JnZS52MS5HdWFyZENhbGxzSAASJQoFcmV0cnkYAiABKAsyFC5mb3JnZS52MS5HdWFyZFJldHJ5SAASIwoEZG9uZRgDIAEoCzITLmZvcmdlLnYxLkd1YXJkRG9uZUgAEiUKBmZhaWxlZBgEIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAQgkKB3ZlcmRpY3QiNgoKR3VhcmRDYWxscxIoCgVjYWxscxgBIAMoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdCJSCgpHdWFyZFJldHJ5EiMKCG1lc3NhZ2VzGAEgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIOCgZyZWFzb24YAiABKAkSDwoHYXR0ZW1wdBgDIAEoDSJMCglHdWFyZERvbmUSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSGAoQdGVybWluYWxfY2FsbF9pZBgDIAEoCSIWChRHZXRTZXJ2ZXJJbmZvUmVxdWVzdCLGAwoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SEwoLYnVkZ2V0X21vZGUYBSABKAkSDQoFc2xvdHMYBiABKA0SFAoMYmFja2VuZF9tb2RlGAcgASgJEhMKC2JhY2tlbmRfdXJsGAggASgJEhYKDnRvb2xfY2FsbF9tb2RlGAkgASgJEhMKC2FjdGl2ZV9ydW5zGAogASgNEhUKDWt2X2NhY2hlX3R5cGUYCyABKAkSFQoNYnVkZ2V0X3NvdXJjZRgMIAEoCRIbCgRncHVzGA0gAygLMg0uZm9yZ2UudjEuR3B1EhIKCmdwdV9zdGF0dXMYDiABKAkSEwoLcXVldWVkX3J1bnMYDyABKA0SKQoIYmFja2VuZHMYECADKAsyFy5mb3JnZS52MS5CYWNrZW5kSGVhbHRoEhQKDGxsYW1hX2RldmljZRgRIAEoCRIsCg1sbGFtYV9kZXZpY2VzGBIgAygLMhUuZm9yZ2UudjEuTGxhbWFEZXZpY2UiYwoLTGxhbWFEZXZpY2USDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIYChBtZW1vcnlfdG90YWxfbWliGAMgASgEEhcKD21lbW9yeV9mcmVlX21pYhgEIAEoBCK9AQoNQmFja2VuZEhlYWx0aBIMCgRuYW1lGAEgASgJEg0KBW1vZGVsGAIgASgJEgsKA3VybBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSHAoUY29vbGRvd25fcmVtYWluaW5nX3MYBSABKAESHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYBiABKA0SDQoFY2FsbHMYByABKAQSEAoIZmFpbHVyZXMYCCABKAQSEgoKbGFzdF9lcnJvchgJIAEoCSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCqLAQoNVG9vbEVycm9yS2luZBIfChtUT09MX0VSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUT09MX0VSUk9SX0tJTkRfSEFSRBABEh4KGlRPT0xfRVJST1JfS0lORF9SRVNPTFVUSU9OEAISHwobVE9PTF9FUlJPUl9LSU5EX1VOUkVBQ0hBQkxFEAMqjgEKCUNodW5rVHlwZRIaChZDSFVOS19UWVBFX1VOU1BFQ0lGSUVEEAASGQoVQ0hVTktfVFlQRV9URVhUX0RFTFRBEAESHgoaQ0hVTktfVFlQRV9UT09MX0NBTExfREVMVEEQAhIUChBDSFVOS19UWVBFX0ZJTkFMEAMSFAoQQ0hVTktfVFlQRV9SRVRSWRAEKv4CCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASHAoYRkFJTFVSRV9SRUFTT05fVE9PTF9DQUxMEAESIQodRkFJTFVSRV9SRUFTT05fVE9PTF9FWEVDVVRJT04QAhIjCh9GQUlMVVJFX1JFQVNPTl9TVEVQX0VORk9SQ0VNRU5UEAMSHwobRkFJTFVSRV9SRUFTT05fUFJFUkVRVUlTSVRFEAQSIQodRkFJTFVSRV9SRUFTT05fTUFYX0lURVJBVElPTlMQBRIcChhGQUlMVVJFX1JFQVNPTl9DQU5DRUxMRUQQBhIaChZGQUlMVVJFX1JFQVNPTl9CQUNLRU5EEAcSKgomRkFJTFVSRV9SRUFTT05fQ09OVEVYVF9CVURHRVRfRVhDRUVERUQQCBIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBAJEiAKHEZBSUxVUkVfUkVBU09OX1NIVVRUSU5HX0RPV04QCjLSAQoMRm9yZ2VTZXJ2aWNlEjYKA1J1bhIULmZvcmdlLnYxLlJ1blJlcXVlc3QaFS5mb3JnZS52MS5SdW5SZXNwb25zZSgBMAESUAoNR2V0U2VydmVySW5mbxIeLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXF1ZXN0Gh8uZm9yZ2UudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlEjgKBUd1YXJkEhYuZm9yZ2UudjEuR3VhcmRSZXF1ZXN0GhcuZm9yZ2UudjEuR3VhcmRSZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
+  fileDesc("Chxmb3JnZS92MS9mb3JnZV9zZXJ2aWNlLnByb3RvEghmb3JnZS52MSLoAQoKUnVuUmVxdWVzdBIjCgVzdGFydBgBIAEoCzISLmZvcmdlLnYxLlN0YXJ0UnVuSAASKwoLdG9vbF9yZXN1bHQYAiABKAsyFC5mb3JnZS52MS5Ub29sUmVzdWx0SAASJQoGY2FuY2VsGAMgASgLMhMuZm9yZ2UudjEuQ2FuY2VsUnVuSAASLgoIYXBwcm92YWwYBCABKAsyGi5mb3JnZS52MS5BcHByb3ZhbERlY2lzaW9uSAASKQoIcmVhdHRhY2gYBSABKAsyFS5mb3JnZS52MS5SZWF0dGFjaFJ1bkgAQgYKBGtpbmQiMAoLUmVhdHRhY2hSdW4SDgoGcnVuX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCLgBAoLUnVuUmVzcG9uc2USKwoLcnVuX3N0YXJ0ZWQYASABKAsyFC5mb3JnZS52MS5SdW5TdGFydGVkSAASJgoFY2h1bmsYAiABKAsyFS5mb3JnZS52MS5TdHJlYW1DaHVua0gAEi4KCXRvb2xfY2FsbBgDIAEoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdEgAEjUKEG1lc3NhZ2VfYXBwZW5kZWQYBCABKAsyGS5mb3JnZS52MS5NZXNzYWdlQXBwZW5kZWRIABIvCg1ydW5fY29tcGxldGVkGAUgASgLMhYuZm9yZ2UudjEuUnVuQ29tcGxldGVkSAASKQoKcnVuX2ZhaWxlZBgGIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAEigKCWNvbXBhY3RlZBgHIAEoCzITLmZvcmdlLnYxLkNvbXBhY3RlZEgAEiIKBnF1ZXVlZBgIIAEoCzIQLmZvcmdlLnYxLlF1ZXVlZEgAEjoKE3Rvb2xfY2FsbF9jYW5jZWxsZWQYCSABKAsyGy5mb3JnZS52MS5Ub29sQ2FsbENhbmNlbGxlZEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYCiABKAsyGS5mb3JnZS52MS5BcHByb3ZhbFJlcXVlc3RIABI8ChR0b29sX291dHB1dF9zY3JlZW5lZBgLIAEoCzIcLmZvcmdlLnYxLlRvb2xPdXRwdXRTY3JlZW5lZEgAEiUKBWJhdGNoGAwgASgLMhQuZm9yZ2UudjEuRXZlbnRCYXRjaEgAEgsKA3NlcRgUIAEoBEIGCgRraW5kIjMKCkV2ZW50QmF0Y2gSJQoGZXZlbnRzGAEgAygLMhUuZm9yZ2UudjEuUnVuUmVzcG9uc2UiQAoMRXZlbnRPcHRpb25zEg0KBWJhdGNoGAEgASgIEiEKBG9taXQYAiADKA4yEy5mb3JnZS52MS5FdmVudEtpbmQingEKElRvb2xPdXRwdXRTY3JlZW5lZBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZhY3Rpb24YAyABKA4yGi5mb3JnZS52MS5Ub29sT3V0cHV0UG9saWN5EhQKDHNlY3JldF90eXBlcxgEIAMoCRIPCgdzZWNyZXRzGAUgASgNEhEKCWl0ZXJhdGlvbhgGIAEoDSJgCg9BcHByb3ZhbFJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEQoJaXRlcmF0aW9uGAQgASgNIkUKEEFwcHJvdmFsRGVjaXNpb24SDwoHY2FsbF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkiNAoRVG9vbENhbGxDYW5jZWxsZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkinQEKCUNvbXBhY3RlZBIRCglpdGVyYXRpb24YASABKA0SDQoFcGhhc2UYAiABKA0SFQoNdG9rZW5zX2JlZm9yZRgDIAEoDRIUCgx0b2tlbnNfYWZ0ZXIYBCABKA0SFwoPbWVzc2FnZXNfYmVmb3JlGAUgASgNEhYKDm1lc3NhZ2VzX2FmdGVyGAYgASgNEhAKCHN0cmF0ZWd5GAcgASgJIkAKBlF1ZXVlZBIQCghwb3NpdGlvbhgBIAEoDRIRCglpdGVyYXRpb24YAiABKA0SEQoJcHJlZW1wdGVkGAMgASgIIsMCCghTdGFydFJ1bhIkCgh3b3JrZmxvdxgBIAEoCzISLmZvcmdlLnYxLldvcmtmbG93EhQKDHVzZXJfbWVzc2FnZRgCIAEoCRIpCg5wcmlvcl9tZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USJQoHb3B0aW9ucxgEIAEoCzIULmZvcmdlLnYxLlJ1bk9wdGlvbnMSLgoGbGFiZWxzGAUgAygLMh4uZm9yZ2UudjEuU3RhcnRSdW4uTGFiZWxzRW50cnkSEgoKc2Vzc2lvbl9pZBgGIAEoCRIOCgZydW5faWQYByABKAkSJgoGZXZlbnRzGAggASgLMhYuZm9yZ2UudjEuRXZlbnRPcHRpb25zGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUQoJVG9vbEVycm9yEg8KB21lc3NhZ2UYASABKAkSJQoEa2luZBgCIAEoDjIXLmZvcmdlLnYxLlRvb2xFcnJvcktpbmQSDAoEdHlwZRgDIAEoCSJgCgpUb29sUmVzdWx0Eg8KB2NhbGxfaWQYASABKAkSEAoGb3V0cHV0GAIgASgJSAASJAoFZXJyb3IYAyABKAsyEy5mb3JnZS52MS5Ub29sRXJyb3JIAEIJCgdvdXRjb21lIhsKCUNhbmNlbFJ1bhIOCgZyZWFzb24YASABKAkiuAEKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDQoFbW9kZWwYAyABKAkSHQoVY29udGV4dF9idWRnZXRfdG9rZW5zGAQgASgNEhYKDnRvb2xfY2FsbF9tb2RlGAUgASgJEhgKEHJlYXR0YWNoX2dyYWNlX3MYByABKA0SEgoKcmVhdHRhY2hlZBgIIAEoCBIVCg1iYWNrZW5kX2NoYWluGAYgAygJIlQKC1N0cmVhbUNodW5rEiEKBHR5cGUYASABKA4yEy5mb3JnZS52MS5DaHVua1R5cGUSDwoHY29udGVudBgCIAEoCRIRCglpdGVyYXRpb24YAyABKA0iRQoIQ29lcmNpb24SDAoEcGF0aBgBIAEoCRIVCg1vcmlnaW5hbF9qc29uGAIgASgJEhQKDGNvZXJjZWRfanNvbhgDIAEoCSKHAQoPVG9vbENhbGxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhEKCWl0ZXJhdGlvbhgEIAEoDRIlCgljb2VyY2lvbnMYBSADKAsyEi5mb3JnZS52MS5Db2VyY2lvbiJECg9NZXNzYWdlQXBwZW5kZWQSIgoHbWVzc2FnZRgBIAEoCzIRLmZvcmdlLnYxLk1lc3NhZ2USDQoFaW5kZXgYAiABKA0i3QEKBVVzYWdlEhMKC21vZGVsX2NhbGxzGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKAQSGQoRY29tcGxldGlvbl90b2tlbnMYAyABKAQSHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYBCABKAQSEQoJcHJvbXB0X21zGAUgASgBEhUKDWdlbmVyYXRpb25fbXMYBiABKAESFwoPY2FjaGVfaGl0X3JhdGlvGAcgASgBEiwKCml0ZXJhdGlvbnMYCCADKAsyGC5mb3JnZS52MS5JdGVyYXRpb25Vc2FnZSK6AQoOSXRlcmF0aW9uVXNhZ2USEQoJaXRlcmF0aW9uGAEgASgNEhUKDXByb21wdF90b2tlbnMYAiABKA0SHAoUY2FjaGVkX3Byb21wdF90b2tlbnMYAyABKA0SFwoPY2FjaGVfaGl0X3JhdGlvGAQgASgBEhEKCXByb21wdF9tcxgFIAEoARIVCg1nZW5lcmF0aW9uX21zGAYgASgBEgwKBHNsb3QYByABKAUSDwoHYmFja2VuZBgIIAEoCSLGAQoMUnVuQ29tcGxldGVkEhUKDXRlcm1pbmFsX3Rvb2wYASABKAkSDgoGcmVzdWx0GAIgASgJEhIKCml0ZXJhdGlvbnMYAyABKA0SHgoFdXNhZ2UYBCABKAsyDy5mb3JnZS52MS5Vc2FnZRIlCgp0cmFuc2NyaXB0GAUgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIYChB0ZXJtaW5hbF9jYWxsX2lkGAYgASgJEhoKEnRyYW5zY3JpcHRfb21pdHRlZBgHIAEoCCKfAgoJUnVuRmFpbGVkEicKBnJlYXNvbhgBIAEoDjIXLmZvcmdlLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIxCgdkZXRhaWxzGAMgAygLMiAuZm9yZ2UudjEuUnVuRmFpbGVkLkRldGFpbHNFbnRyeRISCgppdGVyYXRpb25zGAQgASgNEh4KBXVzYWdlGAUgASgLMg8uZm9yZ2UudjEuVXNhZ2USJQoKdHJhbnNjcmlwdBgGIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USGgoSdHJhbnNjcmlwdF9vbWl0dGVkGAcgASgIGi4KDERldGFpbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIsIBCgxHdWFyZFJlcXVlc3QSJAoId29ya2Zsb3cYASABKAsyEi5mb3JnZS52MS5Xb3JrZmxvdxIlCgdvcHRpb25zGAIgASgLMhQuZm9yZ2UudjEuUnVuT3B0aW9ucxIjCghtZXNzYWdlcxgDIAMoCzIRLmZvcmdlLnYxLk1lc3NhZ2USEgoKcmVwbHlfdGV4dBgEIAEoCRIsChByZXBseV90b29sX2NhbGxzGAUgAygLMhIuZm9yZ2UudjEuVG9vbENhbGwitAEKDUd1YXJkUmVzcG9uc2USJQoFY2FsbHMYASABKAsyFC5mb3JnZS52MS5HdWFyZENhbGxzSAASJQoFcmV0cnkYAiABKAsyFC5mb3JnZS52MS5HdWFyZFJldHJ5SAASIwoEZG9uZRgDIAEoCzITLmZvcmdlLnYxLkd1YXJkRG9uZUgAEiUKBmZhaWxlZBgEIAEoCzITLmZvcmdlLnYxLlJ1bkZhaWxlZEgAQgkKB3ZlcmRpY3QiNgoKR3VhcmRDYWxscxIoCgVjYWxscxgBIAMoCzIZLmZvcmdlLnYxLlRvb2xDYWxsUmVxdWVzdCJSCgpHdWFyZFJldHJ5EiMKCG1lc3NhZ2VzGAEgAygLMhEuZm9yZ2UudjEuTWVzc2FnZRIOCgZyZWFzb24YAiABKAkSDwoHYXR0ZW1wdBgDIAEoDSJMCglHdWFyZERvbmUSFQoNdGVybWluYWxfdG9vbBgBIAEoCRIOCgZyZXN1bHQYAiABKAkSGAoQdGVybWluYWxfY2FsbF9pZBgDIAEoCSIWChRHZXRTZXJ2ZXJJbmZvUmVxdWVzdCLGAwoVR2V0U2VydmVySW5mb1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSDwoHYmFja2VuZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIdChVjb250ZXh0X2J1ZGdldF90b2tlbnMYBCABKA0SEwoLYnVkZ2V0X21vZGUYBSABKAkSDQoFc2xvdHMYBiABKA0SFAoMYmFja2VuZF9tb2RlGAcgASgJEhMKC2JhY2tlbmRfdXJsGAggASgJEhYKDnRvb2xfY2FsbF9tb2RlGAkgASgJEhMKC2FjdGl2ZV9ydW5zGAogASgNEhUKDWt2X2NhY2hlX3R5cGUYCyABKAkSFQoNYnVkZ2V0X3NvdXJjZRgMIAEoCRIbCgRncHVzGA0gAygLMg0uZm9yZ2UudjEuR3B1EhIKCmdwdV9zdGF0dXMYDiABKAkSEwoLcXVldWVkX3J1bnMYDyABKA0SKQoIYmFja2VuZHMYECADKAsyFy5mb3JnZS52MS5CYWNrZW5kSGVhbHRoEhQKDGxsYW1hX2RldmljZRgRIAEoCRIsCg1sbGFtYV9kZXZpY2VzGBIgAygLMhUuZm9yZ2UudjEuTGxhbWFEZXZpY2UiYwoLTGxhbWFEZXZpY2USDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIYChBtZW1vcnlfdG90YWxfbWliGAMgASgEEhcKD21lbW9yeV9mcmVlX21pYhgEIAEoBCK9AQoNQmFja2VuZEhlYWx0aBIMCgRuYW1lGAEgASgJEg0KBW1vZGVsGAIgASgJEgsKA3VybBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSHAoUY29vbGRvd25fcmVtYWluaW5nX3MYBSABKAESHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYBiABKA0SDQoFY2FsbHMYByABKAQSEAoIZmFpbHVyZXMYCCABKAQSEgoKbGFzdF9lcnJvchgJIAEoCSJGCgNHcHUSDAoEbmFtZRgBIAEoCRIYChB2cmFtX3RvdGFsX2J5dGVzGAIgASgEEhcKD3ZyYW1fZnJlZV9ieXRlcxgDIAEoBCq0AQoJRXZlbnRLaW5kEhoKFkVWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIUChBFVkVOVF9LSU5EX0NIVU5LEAESHwobRVZFTlRfS0lORF9NRVNTQUdFX0FQUEVOREVEEAISGAoURVZFTlRfS0lORF9DT01QQUNURUQQAxIVChFFVkVOVF9LSU5EX1FVRVVFRBAEEiMKH0VWRU5UX0tJTkRfVE9PTF9PVVRQVVRfU0NSRUVORUQQBSqLAQoNVG9vbEVycm9yS2luZBIfChtUT09MX0VSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIYChRUT09MX0VSUk9SX0tJTkRfSEFSRBABEh4KGlRPT0xfRVJST1JfS0lORF9SRVNPTFVUSU9OEAISHwobVE9PTF9FUlJPUl9LSU5EX1VOUkVBQ0hBQkxFEAMqjgEKCUNodW5rVHlwZRIaChZDSFVOS19UWVBFX1VOU1BFQ0lGSUVEEAASGQoVQ0hVTktfVFlQRV9URVhUX0RFTFRBEAESHgoaQ0hVTktfVFlQRV9UT09MX0NBTExfREVMVEEQAhIUChBDSFVOS19UWVBFX0ZJTkFMEAMSFAoQQ0hVTktfVFlQRV9SRVRSWRAEKv4CCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASHAoYRkFJTFVSRV9SRUFTT05fVE9PTF9DQUxMEAESIQodRkFJTFVSRV9SRUFTT05fVE9PTF9FWEVDVVRJT04QAhIjCh9GQUlMVVJFX1JFQVNPTl9TVEVQX0VORk9SQ0VNRU5UEAMSHwobRkFJTFVSRV9SRUFTT05fUFJFUkVRVUlTSVRFEAQSIQodRkFJTFVSRV9SRUFTT05fTUFYX0lURVJBVElPTlMQBRIcChhGQUlMVVJFX1JFQVNPTl9DQU5DRUxMRUQQBhIaChZGQUlMVVJFX1JFQVNPTl9CQUNLRU5EEAcSKgomRkFJTFVSRV9SRUFTT05fQ09OVEVYVF9CVURHRVRfRVhDRUVERUQQCBIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBAJEiAKHEZBSUxVUkVfUkVBU09OX1NIVVRUSU5HX0RPV04QCjLSAQoMRm9yZ2VTZXJ2aWNlEjYKA1J1bhIULmZvcmdlLnYxLlJ1blJlcXVlc3QaFS5mb3JnZS52MS5SdW5SZXNwb25zZSgBMAESUAoNR2V0U2VydmVySW5mbxIeLmZvcmdlLnYxLkdldFNlcnZlckluZm9SZXF1ZXN0Gh8uZm9yZ2UudjEuR2V0U2VydmVySW5mb1Jlc3BvbnNlEjgKBUd1YXJkEhYuZm9yZ2UudjEuR3VhcmRSZXF1ZXN0GhcuZm9yZ2UudjEuR3VhcmRSZXNwb25zZUJAWj5naXRodWIuY29tL2ZvcmdlLXNpZGVjYXIvZm9yZ2UvY2xpZW50cy9nby9nZW4vZm9yZ2UvdjE7Zm9yZ2V2MWIGcHJvdG8z", [file_forge_v1_messages, file_forge_v1_workflow]);
 
 /**
  * Client -> server envelope.
@@ -176,12 +176,23 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
      */
     value: ToolOutputScreened;
     case: "toolOutputScreened";
+  } | {
+    /**
+     * Several events in one message; only to a client that asked for it
+     * (StartRun.events.batch).
+     *
+     * @generated from field: forge.v1.EventBatch batch = 12;
+     */
+    value: EventBatch;
+    case: "batch";
   } | { case: undefined; value?: undefined };
 
   /**
    * The event's number within its run: 1, 2, 3... with no gaps, the same
    * after a reattach and after a server restart (the journal keeps it).
-   * 0 only on the run_started that opens a reattached stream.
+   * 0 only on the run_started that opens a reattached stream. Events a
+   * client left out (StartRun.events.omit) leave gaps on its stream. A
+   * batch carries the seq of its last event.
    *
    * @generated from field: uint64 seq = 20;
    */
@@ -194,6 +205,61 @@ export type RunResponse = Message<"forge.v1.RunResponse"> & {
  */
 export const RunResponseSchema: GenMessage<RunResponse> = /*@__PURE__*/
   messageDesc(file_forge_v1_forge_service, 2);
+
+/**
+ * Events the run produced while the stream was busy sending, in seq order,
+ * each with its own seq, as if each had come alone. The server never holds
+ * an event back to fill a batch: it sends what is ready when the stream can
+ * take the next message, so a batch only saves messages, never adds latency.
+ *
+ * @generated from message forge.v1.EventBatch
+ */
+export type EventBatch = Message<"forge.v1.EventBatch"> & {
+  /**
+   * @generated from field: repeated forge.v1.RunResponse events = 1;
+   */
+  events: RunResponse[];
+};
+
+/**
+ * Describes the message forge.v1.EventBatch.
+ * Use `create(EventBatchSchema)` to create a new message.
+ */
+export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 3);
+
+/**
+ * What the run's stream carries (StartRun.events).
+ *
+ * @generated from message forge.v1.EventOptions
+ */
+export type EventOptions = Message<"forge.v1.EventOptions"> & {
+  /**
+   * Events may arrive bundled in EventBatch messages. One message per tool
+   * round trip instead of three (the call, and the assistant and tool
+   * messages appended): what an SDK should ask for.
+   *
+   * @generated from field: bool batch = 1;
+   */
+  batch: boolean;
+
+  /**
+   * Event kinds the client does not want on this stream. Only the kinds
+   * below may be left out; the run, its journal and its final transcript
+   * are the same either way. Naming any other kind is INVALID_ARGUMENT
+   * (field start.events.omit).
+   *
+   * @generated from field: repeated forge.v1.EventKind omit = 2;
+   */
+  omit: EventKind[];
+};
+
+/**
+ * Describes the message forge.v1.EventOptions.
+ * Use `create(EventOptionsSchema)` to create a new message.
+ */
+export const EventOptionsSchema: GenMessage<EventOptions> = /*@__PURE__*/
+  messageDesc(file_forge_v1_forge_service, 4);
 
 /**
  * A tool's output (or error) held secrets and was redacted or withheld
@@ -244,7 +310,7 @@ export type ToolOutputScreened = Message<"forge.v1.ToolOutputScreened"> & {
  * Use `create(ToolOutputScreenedSchema)` to create a new message.
  */
 export const ToolOutputScreenedSchema: GenMessage<ToolOutputScreened> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 3);
+  messageDesc(file_forge_v1_forge_service, 5);
 
 /**
  * The model asked for a destructive tool and the run was started with
@@ -282,7 +348,7 @@ export type ApprovalRequest = Message<"forge.v1.ApprovalRequest"> & {
  * Use `create(ApprovalRequestSchema)` to create a new message.
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 4);
+  messageDesc(file_forge_v1_forge_service, 6);
 
 /**
  * The client's answer to an ApprovalRequest.
@@ -313,7 +379,7 @@ export type ApprovalDecision = Message<"forge.v1.ApprovalDecision"> & {
  * Use `create(ApprovalDecisionSchema)` to create a new message.
  */
 export const ApprovalDecisionSchema: GenMessage<ApprovalDecision> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 5);
+  messageDesc(file_forge_v1_forge_service, 7);
 
 /**
  * The server stopped waiting for a tool call (its timeout passed, or the run
@@ -340,7 +406,7 @@ export type ToolCallCancelled = Message<"forge.v1.ToolCallCancelled"> & {
  * Use `create(ToolCallCancelledSchema)` to create a new message.
  */
 export const ToolCallCancelledSchema: GenMessage<ToolCallCancelled> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 6);
+  messageDesc(file_forge_v1_forge_service, 8);
 
 /**
  * The conversation sent to the model was compacted before this iteration.
@@ -392,7 +458,7 @@ export type Compacted = Message<"forge.v1.Compacted"> & {
  * Use `create(CompactedSchema)` to create a new message.
  */
 export const CompactedSchema: GenMessage<Compacted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 7);
+  messageDesc(file_forge_v1_forge_service, 9);
 
 /**
  * The run waits for a model server slot. Sent when it starts waiting and when
@@ -425,7 +491,7 @@ export type Queued = Message<"forge.v1.Queued"> & {
  * Use `create(QueuedSchema)` to create a new message.
  */
 export const QueuedSchema: GenMessage<Queued> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 8);
+  messageDesc(file_forge_v1_forge_service, 10);
 
 /**
  * @generated from message forge.v1.StartRun
@@ -482,6 +548,14 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
    * @generated from field: string run_id = 7;
    */
   runId: string;
+
+  /**
+   * How events are sent on this run's streams (a reattach included).
+   * Unset: every event, one message each.
+   *
+   * @generated from field: forge.v1.EventOptions events = 8;
+   */
+  events?: EventOptions | undefined;
 };
 
 /**
@@ -489,7 +563,7 @@ export type StartRun = Message<"forge.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 9);
+  messageDesc(file_forge_v1_forge_service, 11);
 
 /**
  * @generated from message forge.v1.ToolError
@@ -518,7 +592,7 @@ export type ToolError = Message<"forge.v1.ToolError"> & {
  * Use `create(ToolErrorSchema)` to create a new message.
  */
 export const ToolErrorSchema: GenMessage<ToolError> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 10);
+  messageDesc(file_forge_v1_forge_service, 12);
 
 /**
  * The client's answer to one ToolCallRequest.
@@ -556,7 +630,7 @@ export type ToolResult = Message<"forge.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 11);
+  messageDesc(file_forge_v1_forge_service, 13);
 
 /**
  * Asks the server to stop the run; it answers with run_failed(CANCELLED).
@@ -575,7 +649,7 @@ export type CancelRun = Message<"forge.v1.CancelRun"> & {
  * Use `create(CancelRunSchema)` to create a new message.
  */
 export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 12);
+  messageDesc(file_forge_v1_forge_service, 14);
 
 /**
  * @generated from message forge.v1.RunStarted
@@ -639,7 +713,7 @@ export type RunStarted = Message<"forge.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 13);
+  messageDesc(file_forge_v1_forge_service, 15);
 
 /**
  * @generated from message forge.v1.StreamChunk
@@ -666,7 +740,7 @@ export type StreamChunk = Message<"forge.v1.StreamChunk"> & {
  * Use `create(StreamChunkSchema)` to create a new message.
  */
 export const StreamChunkSchema: GenMessage<StreamChunk> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 14);
+  messageDesc(file_forge_v1_forge_service, 16);
 
 /**
  * A near-miss argument the server fixed before validation, e.g. the string
@@ -698,7 +772,7 @@ export type Coercion = Message<"forge.v1.Coercion"> & {
  * Use `create(CoercionSchema)` to create a new message.
  */
 export const CoercionSchema: GenMessage<Coercion> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 15);
+  messageDesc(file_forge_v1_forge_service, 17);
 
 /**
  * "Run this tool in your process and send back a ToolResult."
@@ -740,7 +814,7 @@ export type ToolCallRequest = Message<"forge.v1.ToolCallRequest"> & {
  * Use `create(ToolCallRequestSchema)` to create a new message.
  */
 export const ToolCallRequestSchema: GenMessage<ToolCallRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 16);
+  messageDesc(file_forge_v1_forge_service, 18);
 
 /**
  * Every message the run adds to the conversation, in order.
@@ -766,7 +840,7 @@ export type MessageAppended = Message<"forge.v1.MessageAppended"> & {
  * Use `create(MessageAppendedSchema)` to create a new message.
  */
 export const MessageAppendedSchema: GenMessage<MessageAppended> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 17);
+  messageDesc(file_forge_v1_forge_service, 19);
 
 /**
  * Token and time accounting over the whole run, summed from the backend's
@@ -825,7 +899,7 @@ export type Usage = Message<"forge.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 18);
+  messageDesc(file_forge_v1_forge_service, 20);
 
 /**
  * One model call's accounting.
@@ -886,7 +960,7 @@ export type IterationUsage = Message<"forge.v1.IterationUsage"> & {
  * Use `create(IterationUsageSchema)` to create a new message.
  */
 export const IterationUsageSchema: GenMessage<IterationUsage> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 19);
+  messageDesc(file_forge_v1_forge_service, 21);
 
 /**
  * @generated from message forge.v1.RunCompleted
@@ -946,7 +1020,7 @@ export type RunCompleted = Message<"forge.v1.RunCompleted"> & {
  * Use `create(RunCompletedSchema)` to create a new message.
  */
 export const RunCompletedSchema: GenMessage<RunCompleted> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 20);
+  messageDesc(file_forge_v1_forge_service, 22);
 
 /**
  * @generated from message forge.v1.RunFailed
@@ -997,7 +1071,7 @@ export type RunFailed = Message<"forge.v1.RunFailed"> & {
  * Use `create(RunFailedSchema)` to create a new message.
  */
 export const RunFailedSchema: GenMessage<RunFailed> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 21);
+  messageDesc(file_forge_v1_forge_service, 23);
 
 /**
  * @generated from message forge.v1.GuardRequest
@@ -1044,7 +1118,7 @@ export type GuardRequest = Message<"forge.v1.GuardRequest"> & {
  * Use `create(GuardRequestSchema)` to create a new message.
  */
 export const GuardRequestSchema: GenMessage<GuardRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 22);
+  messageDesc(file_forge_v1_forge_service, 24);
 
 /**
  * @generated from message forge.v1.GuardResponse
@@ -1095,7 +1169,7 @@ export type GuardResponse = Message<"forge.v1.GuardResponse"> & {
  * Use `create(GuardResponseSchema)` to create a new message.
  */
 export const GuardResponseSchema: GenMessage<GuardResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 23);
+  messageDesc(file_forge_v1_forge_service, 25);
 
 /**
  * @generated from message forge.v1.GuardCalls
@@ -1115,7 +1189,7 @@ export type GuardCalls = Message<"forge.v1.GuardCalls"> & {
  * Use `create(GuardCallsSchema)` to create a new message.
  */
 export const GuardCallsSchema: GenMessage<GuardCalls> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 24);
+  messageDesc(file_forge_v1_forge_service, 26);
 
 /**
  * @generated from message forge.v1.GuardRetry
@@ -1149,7 +1223,7 @@ export type GuardRetry = Message<"forge.v1.GuardRetry"> & {
  * Use `create(GuardRetrySchema)` to create a new message.
  */
 export const GuardRetrySchema: GenMessage<GuardRetry> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 25);
+  messageDesc(file_forge_v1_forge_service, 27);
 
 /**
  * @generated from message forge.v1.GuardDone
@@ -1176,7 +1250,7 @@ export type GuardDone = Message<"forge.v1.GuardDone"> & {
  * Use `create(GuardDoneSchema)` to create a new message.
  */
 export const GuardDoneSchema: GenMessage<GuardDone> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 26);
+  messageDesc(file_forge_v1_forge_service, 28);
 
 /**
  * @generated from message forge.v1.GetServerInfoRequest
@@ -1189,7 +1263,7 @@ export type GetServerInfoRequest = Message<"forge.v1.GetServerInfoRequest"> & {
  * Use `create(GetServerInfoRequestSchema)` to create a new message.
  */
 export const GetServerInfoRequestSchema: GenMessage<GetServerInfoRequest> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 27);
+  messageDesc(file_forge_v1_forge_service, 29);
 
 /**
  * @generated from message forge.v1.GetServerInfoResponse
@@ -1324,7 +1398,7 @@ export type GetServerInfoResponse = Message<"forge.v1.GetServerInfoResponse"> & 
  * Use `create(GetServerInfoResponseSchema)` to create a new message.
  */
 export const GetServerInfoResponseSchema: GenMessage<GetServerInfoResponse> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 28);
+  messageDesc(file_forge_v1_forge_service, 30);
 
 /**
  * @generated from message forge.v1.LlamaDevice
@@ -1360,7 +1434,7 @@ export type LlamaDevice = Message<"forge.v1.LlamaDevice"> & {
  * Use `create(LlamaDeviceSchema)` to create a new message.
  */
 export const LlamaDeviceSchema: GenMessage<LlamaDevice> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 29);
+  messageDesc(file_forge_v1_forge_service, 31);
 
 /**
  * @generated from message forge.v1.BackendHealth
@@ -1425,7 +1499,7 @@ export type BackendHealth = Message<"forge.v1.BackendHealth"> & {
  * Use `create(BackendHealthSchema)` to create a new message.
  */
 export const BackendHealthSchema: GenMessage<BackendHealth> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 30);
+  messageDesc(file_forge_v1_forge_service, 32);
 
 /**
  * @generated from message forge.v1.Gpu
@@ -1452,7 +1526,50 @@ export type Gpu = Message<"forge.v1.Gpu"> & {
  * Use `create(GpuSchema)` to create a new message.
  */
 export const GpuSchema: GenMessage<Gpu> = /*@__PURE__*/
-  messageDesc(file_forge_v1_forge_service, 31);
+  messageDesc(file_forge_v1_forge_service, 33);
+
+/**
+ * The events a client may leave out (EventOptions.omit).
+ *
+ * @generated from enum forge.v1.EventKind
+ */
+export enum EventKind {
+  /**
+   * @generated from enum value: EVENT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: EVENT_KIND_CHUNK = 1;
+   */
+  CHUNK = 1,
+
+  /**
+   * @generated from enum value: EVENT_KIND_MESSAGE_APPENDED = 2;
+   */
+  MESSAGE_APPENDED = 2,
+
+  /**
+   * @generated from enum value: EVENT_KIND_COMPACTED = 3;
+   */
+  COMPACTED = 3,
+
+  /**
+   * @generated from enum value: EVENT_KIND_QUEUED = 4;
+   */
+  QUEUED = 4,
+
+  /**
+   * @generated from enum value: EVENT_KIND_TOOL_OUTPUT_SCREENED = 5;
+   */
+  TOOL_OUTPUT_SCREENED = 5,
+}
+
+/**
+ * Describes the enum forge.v1.EventKind.
+ */
+export const EventKindSchema: GenEnum<EventKind> = /*@__PURE__*/
+  enumDesc(file_forge_v1_forge_service, 0);
 
 /**
  * @generated from enum forge.v1.ToolErrorKind
@@ -1494,7 +1611,7 @@ export enum ToolErrorKind {
  * Describes the enum forge.v1.ToolErrorKind.
  */
 export const ToolErrorKindSchema: GenEnum<ToolErrorKind> = /*@__PURE__*/
-  enumDesc(file_forge_v1_forge_service, 0);
+  enumDesc(file_forge_v1_forge_service, 1);
 
 /**
  * @generated from enum forge.v1.ChunkType
@@ -1538,7 +1655,7 @@ export enum ChunkType {
  * Describes the enum forge.v1.ChunkType.
  */
 export const ChunkTypeSchema: GenEnum<ChunkType> = /*@__PURE__*/
-  enumDesc(file_forge_v1_forge_service, 1);
+  enumDesc(file_forge_v1_forge_service, 2);
 
 /**
  * Why a run failed. Each value is also an UPPER_SNAKE reason string
@@ -1624,7 +1741,7 @@ export enum FailureReason {
  * Describes the enum forge.v1.FailureReason.
  */
 export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
-  enumDesc(file_forge_v1_forge_service, 2);
+  enumDesc(file_forge_v1_forge_service, 3);
 
 /**
  * ForgeService runs guarded tool-calling workflows against a local model.
@@ -1667,6 +1784,9 @@ export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
  *                                                   (streams count from their
  *                                                   first byte, not from `start`)
  *     UNAVAILABLE        reason SHUTTING_DOWN       the server is draining
+ *     UNAVAILABLE        reason JOURNAL_UNAVAILABLE the journal failed to keep
+ *                                                   the run's events (the run
+ *                                                   is cancelled)
  *     NOT_FOUND          reason RUN_NOT_FOUND       reattach to a run the
  *                                                   server and its journal do
  *                                                   not have (or pruned)
