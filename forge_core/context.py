@@ -228,6 +228,14 @@ def estimate_tokens(messages: list[Message]) -> int:
     """A backend-free estimate (4 characters a token, plus per-message framing)."""
     total = 0
     for m in messages:
+        # Kept on the message while its content and calls stay the same
+        # objects: the whole conversation is estimated every turn.
+        cached = m.__dict__.get("_estimate")
+        if cached is not None and cached[0] is m.content and cached[1] == len(m.tool_calls):
+            total += cached[2]
+            continue
         text = m.content + "".join(c.name + c.arguments_json() for c in m.tool_calls)
-        total += len(text) // 4 + 4
+        tokens = len(text) // 4 + 4
+        m.__dict__["_estimate"] = (m.content, len(m.tool_calls), tokens)
+        total += tokens
     return total

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -98,15 +99,21 @@ def extract_candidates(texts: Iterable[str], names: Iterable[str] = ()) -> list[
                 seen.setdefault(value, None)
 
     for text in texts:
-        for match in _QUOTED.finditer(text):
-            add(next(g for g in match.groups() if g is not None))
-        for match in _EMAIL.finditer(text):
-            add(match.group(0))
-        for match in _TOKEN.finditer(text):
-            token = match.group(0).rstrip(_TRIM)
-            if len(token) >= 2 and _id_like(token):
-                add(token)
+        for value in _values_in(text):
+            add(value)
     return list(seen)
+
+
+# Per text: a run asks about the same (growing) conversation every turn.
+@lru_cache(maxsize=4096)
+def _values_in(text: str) -> tuple[str, ...]:
+    out = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)]
+    out += [m.group(0) for m in _EMAIL.finditer(text)]
+    for match in _TOKEN.finditer(text):
+        token = match.group(0).rstrip(_TRIM)
+        if len(token) >= 2 and _id_like(token):
+            out.append(token)
+    return tuple(out)
 
 
 _EMAIL_NAME = re.compile(r"(^|_|-)(e-?)?mail(_?address)?$|[a-z0-9]E-?[mM]ail(Address)?$")

@@ -32,6 +32,7 @@ from forge_core.backends.base import (
     ToolCall,
     Usage,
 )
+from forge_core.cancel import CancelSignal
 from forge_core.coercion import coerce_arguments
 from forge_core.context import CompactionResult, Compactor, estimate_tokens
 from forge_core.errors import (
@@ -125,7 +126,7 @@ async def run_workflow(
         on_chunk=on_chunk,
         on_compact=on_compact,
         on_queue=on_queue,
-        cancel=cancel or asyncio.Event(),
+        cancel=cancel or CancelSignal(),
         run_id=run_id or uuid.uuid4().hex,
         approver=approver,
         on_screen=on_screen,
@@ -181,6 +182,14 @@ class _Run:
         self.cancel = cancel
         self.run_id = run_id
         self.transcript: list[Message] = []
+        # The transcript's user and tool-result texts, kept up to date as it
+        # grows (it is only ever appended to): asked for several times a turn.
+        self._scanned = 0
+        self._user_texts: list[str] = []
+        self._result_texts: list[str] = []
+        self._grounding_texts: list[str] = []
+        # (list, length, tokens, last message) of the last estimate.
+        self._estimated: tuple[list[Message], int, int, Message | None] | None = None
         self.usage = Usage()
         self.iteration = 0
         self.steps = StepTracker(workflow)
@@ -275,7 +284,7 @@ class _Run:
             # The user's words first, then the newest results: when there are
             # more candidates than the grammar takes, the oldest results'
             # go (a closing code in the last of six listings stays).
-            users = {m.content for m in self.transcript if m.type is MessageType.USER_INPUT}
+            users = set(self.user_texts())
             recent = [t for t in texts if t in users] + [
                 t for t in reversed(texts) if t not in users
             ]
@@ -322,7 +331,23 @@ class _Run:
     async def count_tokens(self, messages: list[Message]) -> int:
         if isinstance(self.backend, TokenCounting):
             return await self.backend.count_tokens(self.request(messages))
-        return estimate_tokens(messages)
+        # The model's view grows by appends between compactions (which make
+        # a new list): only what was appended since the last count is new.
+        last = self._estimated
+        if last is not None and last[0] is messages and last[1] <= len(messages):
+            n, total = last[1], last[2]
+            if n == 0 or messages[n - 1] is last[3]:
+                total += estimate_tokens(messages[n:])
+                self._estimated = (
+                    messages,
+                    len(messages),
+                    total,
+                    messages[-1] if messages else None,
+                )
+                return total
+        total = estimate_tokens(messages)
+        self._estimated = (messages, len(messages), total, messages[-1] if messages else None)
+        return total
 
     async def fit_context(self) -> None:
         """Compact the model's view when it nears the budget; fail if it cannot fit."""
@@ -530,7 +555,7 @@ class _Run:
         if keep is None:
             return allowed
         # A result may point at the next tool by name ("call confirm_order").
-        results = [m.content for m in self.transcript if m.type is MessageType.TOOL_RESULT]
+        results = self.scan()[1]
         named = {t.name for t in candidates if results and t.name in results[-1]}
         narrowed = [name for name in base if name in keep or name in always or name in named]
         return narrowed or allowed
@@ -650,19 +675,30 @@ class _Run:
         first tool result: the first calls take their numbers from the
         request (where an invented one is the common failure); later ones
         may count on their own ("read" page 3 after page 2)."""
-        if any(m.type is MessageType.TOOL_RESULT for m in self.transcript):
+        if self.scan()[1]:
             return {}
         return number_values(self.wf, self.user_texts())
 
+    def scan(self) -> tuple[list[str], list[str], list[str]]:
+        """The transcript's user texts, tool-result texts, and both in order
+        leaving out empty ones (grounding), read once per message."""
+        for m in self.transcript[self._scanned :]:
+            if m.type is MessageType.USER_INPUT:
+                self._user_texts.append(m.content)
+            elif m.type is MessageType.TOOL_RESULT:
+                self._result_texts.append(m.content)
+            else:
+                continue
+            if m.content:
+                self._grounding_texts.append(m.content)
+        self._scanned = len(self.transcript)
+        return self._user_texts, self._result_texts, self._grounding_texts
+
     def user_texts(self) -> list[str]:
-        return [m.content for m in self.transcript if m.type is MessageType.USER_INPUT]
+        return list(self.scan()[0])
 
     def grounding_texts(self) -> list[str]:
-        return [
-            m.content
-            for m in self.transcript
-            if m.type in (MessageType.USER_INPUT, MessageType.TOOL_RESULT) and m.content
-        ]
+        return list(self.scan()[2])
 
     def grounded_values(self, seen: list[str]) -> list[str]:
         """Candidates from what the user said and what tools returned (`seen`);
@@ -1094,6 +1130,8 @@ class _Run:
         if self.cancel.is_set():
             work.close()
             raise self.cancelled()
+        if isinstance(self.cancel, CancelSignal):
+            return await self._interruptible(work, self.cancel)
         task = asyncio.ensure_future(work)
         stopper = asyncio.ensure_future(self.cancel.wait())
         try:
@@ -1106,6 +1144,34 @@ class _Run:
         if task.cancelled() or not task.done():
             raise self.cancelled()
         return task.result()
+
+    async def _interruptible(self, work: Coroutine[Any, Any, T], signal: CancelSignal) -> T:
+        """`work` awaited in this task, which the signal cancels when set."""
+        task = asyncio.current_task()
+        assert task is not None
+        fired = False
+
+        def interrupt() -> None:
+            nonlocal fired
+            # Set by this task itself: nothing to interrupt (the next
+            # until_cancelled sees it), and a cancel requested of the running
+            # task would land on whatever it awaits next.
+            if asyncio.current_task() is not task:
+                fired = True
+                task.cancel()
+
+        signal.add_callback(interrupt)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            # Only this signal's cancellation becomes the run's outcome; one
+            # from outside (the task itself was cancelled) goes on up.
+            if fired and task.cancelling() == 1:
+                task.uncancel()
+                raise self.cancelled() from None
+            raise
+        finally:
+            signal.remove_callback(interrupt)
 
     def cancelled(self) -> WorkflowCancelledError:
         return WorkflowCancelledError(

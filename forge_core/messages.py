@@ -54,7 +54,13 @@ class ToolCallInfo:
     coercions: tuple[Coercion, ...] = ()
 
     def arguments_json(self) -> str:
-        return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
+        # Asked for every turn (token estimates, the wire, the journal):
+        # encoded once. A frozen call's args are never changed in place.
+        cached: str | None = self.__dict__.get("_arguments_json")
+        if cached is None:
+            cached = json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
+            self.__dict__["_arguments_json"] = cached
+        return cached
 
 
 @dataclass

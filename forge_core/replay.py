@@ -43,6 +43,7 @@ from forge_core.backends.base import (
     ToolCall,
     Usage,
 )
+from forge_core.cancel import CancelSignal
 from forge_core.context import estimate_tokens
 from forge_core.errors import ForgeError
 from forge_core.loop import (
@@ -307,7 +308,7 @@ async def next_turn(
         on_chunk=on_chunk,
         on_compact=None,
         on_queue=None,
-        cancel=asyncio.Event(),
+        cancel=CancelSignal(),
         run_id=run_id or uuid.uuid4().hex,
     )
     replay.run = run
@@ -420,7 +421,7 @@ async def resume_run(
         on_chunk=on_chunk,
         on_compact=new(on_compact),
         on_queue=on_queue,
-        cancel=cancel or asyncio.Event(),
+        cancel=cancel or CancelSignal(),
         run_id=run_id or uuid.uuid4().hex,
         approver=approver,
         on_screen=new(on_screen),

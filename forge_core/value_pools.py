@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from forge_core.binding import bound_values
@@ -40,8 +41,13 @@ _WORDS = re.compile(r"[a-z0-9]+")
 def number_digits(texts: list[str]) -> int:
     """One digit more than the longest number the user or a tool wrote (a
     sum may carry), at least MIN_NUMBER_DIGITS: longer is an invented value."""
-    longest = max((len(m) for t in texts for m in _DIGIT_RUN.findall(t)), default=0)
+    longest = max((_longest_digits(t) for t in texts), default=0)
     return max(MIN_NUMBER_DIGITS, longest + 1)
+
+
+@lru_cache(maxsize=4096)
+def _longest_digits(text: str) -> int:
+    return max((len(m) for m in _DIGIT_RUN.findall(text)), default=0)
 
 
 # A number as people write it: "2,000", "4.18", "-3", "5%", "5 percent".
@@ -118,10 +124,18 @@ def number_values(wf: Workflow, texts: list[str]) -> dict[str, NumberChoice]:
 def written_numbers(texts: list[str]) -> Counter[str]:
     """How often `texts` write each number (as the grammar writes it; a
     percentage as written, "5%" is 5)."""
-    return Counter(
+    out: Counter[str] = Counter()
+    for t in texts:
+        out.update(_numbers_in(t))
+    return out
+
+
+# Per text: a run asks about the same (growing) conversation every turn.
+@lru_cache(maxsize=4096)
+def _numbers_in(text: str) -> tuple[str, ...]:
+    return tuple(
         _literal(float(whole.replace(",", "") + (fraction or "")))
-        for t in texts
-        for whole, fraction, _ in _NUMBER.findall(t)
+        for whole, fraction, _ in _NUMBER.findall(text)
     )
 
 
@@ -187,6 +201,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@lru_cache(maxsize=4096)
 def _squash(text: str) -> str:
     return " ".join(_WORDS.findall(text.lower()))
 
@@ -208,8 +223,9 @@ def invented_optionals(
     choices, not values, and stay; so does the schema's default."""
     properties = tool.parameters.get("properties", {}) or {}
     required = set(tool.parameters.get("required", []) or [])
-    said = " " + " ".join(_squash(t) for t in texts) + " "
-    written = written_numbers(texts)
+    # Built on first use: most calls have no optional argument to check.
+    said = ""
+    written: Counter[str] | None = None
     out = []
     for name, value in args.items():
         schema = properties.get(name)
@@ -219,6 +235,7 @@ def invented_optionals(
             continue
         if isinstance(value, str):
             words = _squash(value)
+            said = said or " " + " ".join(_squash(t) for t in texts) + " "
             # A value is a few words; longer is prose the model wrote (a
             # summary, a note), not something it should have copied.
             if words and len(words.split()) <= MAX_VALUE_WORDS and f" {words} " not in said:
@@ -232,6 +249,8 @@ def invented_optionals(
             )
             # Without any number in the conversation, a number is the model's
             # own choice ("read" page 3 of "read the pages"), not an invention.
+            if written is None:
+                written = written_numbers(texts)
             if choice is not None and (
                 literal not in choice.literals or (taken and written[literal] < 2)
             ):

@@ -21,6 +21,7 @@ from forge_core.backends.base import (
     ToolCall,
 )
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, calls, text
+from forge_core.cancel import CancelSignal
 from forge_core.errors import (
     FailureReason,
     ForgeError,
@@ -777,8 +778,13 @@ async def test_retries_consume_iterations() -> None:
 
 # --------------------------------------------------------------------------- cancellation
 
+# A plain asyncio.Event (raced against each await) and the CancelSignal the
+# server uses (the awaiting task is interrupted): the same outcomes.
+CANCELS = pytest.mark.parametrize("make_cancel", [asyncio.Event, CancelSignal])
 
-async def test_cancel_while_executor_is_blocked() -> None:
+
+@CANCELS
+async def test_cancel_while_executor_is_blocked(make_cancel: Callable[[], asyncio.Event]) -> None:
     started = asyncio.Event()
     seen_cancel = asyncio.Event()
 
@@ -793,7 +799,7 @@ async def test_cancel_while_executor_is_blocked() -> None:
                 raise
             raise AssertionError("unreachable")
 
-    cancel = asyncio.Event()
+    cancel = make_cancel()
     backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
     task = asyncio.create_task(run([], backend=backend, executor=Blocking(), cancel=cancel))
     await asyncio.wait_for(started.wait(), 1.0)
@@ -808,8 +814,9 @@ async def test_cancel_while_executor_is_blocked() -> None:
     assert len(backend.requests) == 1  # the model is not asked again
 
 
-async def test_cancel_while_model_is_thinking() -> None:
-    cancel = asyncio.Event()
+@CANCELS
+async def test_cancel_while_model_is_thinking(make_cancel: Callable[[], asyncio.Event]) -> None:
+    cancel = make_cancel()
     slow = Turn([ToolCall("fetch", {"id": "1"})], delay_s=5.0)
     task = asyncio.create_task(run([slow], cancel=cancel))
     await asyncio.sleep(0.02)
@@ -818,13 +825,64 @@ async def test_cancel_while_model_is_thinking() -> None:
         await asyncio.wait_for(task, 1.0)
 
 
-async def test_cancel_set_before_the_run_makes_no_model_call() -> None:
-    cancel = asyncio.Event()
+@CANCELS
+async def test_cancel_set_before_the_run_makes_no_model_call(
+    make_cancel: Callable[[], asyncio.Event],
+) -> None:
+    cancel = make_cancel()
     cancel.set()
     backend = ScriptedBackend(scripts={WF: [call("fetch", id="1")]})
     with pytest.raises(WorkflowCancelledError):
         await run([], backend=backend, cancel=cancel)
     assert len(backend.requests) == 0
+
+
+async def test_a_cancelled_task_is_not_turned_into_a_cancelled_run() -> None:
+    """Cancelling the run's task from outside (the server moving the run to
+    another replica) ends it with CancelledError, not WorkflowCancelledError,
+    even with a CancelSignal waiting."""
+    slow = Turn([ToolCall("fetch", {"id": "1"})], delay_s=5.0)
+    task = asyncio.create_task(run([slow], cancel=CancelSignal()))
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 1.0)
+
+
+async def test_after_a_signalled_cancel_the_task_awaits_normally() -> None:
+    """The signal's interruption is taken back once it became the run's
+    outcome: the task that ran the workflow goes on awaiting (the server
+    sends run_failed from it)."""
+    cancel = CancelSignal()
+    slow = Turn([ToolCall("fetch", {"id": "1"})], delay_s=5.0)
+
+    async def body() -> str:
+        with pytest.raises(WorkflowCancelledError):
+            await run([slow], cancel=cancel)
+        await asyncio.sleep(0.01)
+        return "went on"
+
+    task = asyncio.create_task(body())
+    await asyncio.sleep(0.02)
+    cancel.set()
+    assert await asyncio.wait_for(task, 1.0) == "went on"
+
+
+async def test_a_cancel_set_by_the_run_itself_ends_it_at_the_next_step() -> None:
+    """Set from inside the engine's own task (a tool executor), the signal
+    interrupts nothing mid-step: the next model call sees it."""
+    cancel = CancelSignal()
+
+    class Cancelling(RecordingExecutor):
+        async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            cancel.set()
+            await asyncio.sleep(0)
+            return await super().execute(calls, iteration)
+
+    backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
+    with pytest.raises(WorkflowCancelledError):
+        await run([], backend=backend, executor=Cancelling(), cancel=cancel)
+    assert len(backend.requests) == 1
 
 
 # --------------------------------------------------------------------------- callbacks
