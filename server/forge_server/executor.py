@@ -126,6 +126,9 @@ class StreamToolExecutor:
         try:
             for call in calls:
                 await self._send(pb.RunResponse(tool_call=tool_call_to_pb(call, iteration)))
+            if len(calls) == 1:
+                # The common case, without gather's task per call.
+                return [await self._wait(calls[0], futures[calls[0].call_id])]
             return list(await asyncio.gather(*(self._wait(c, futures[c.call_id]) for c in calls)))
         finally:
             for call_id, future in futures.items():

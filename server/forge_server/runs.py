@@ -20,10 +20,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from forge.v1 import forge_service_pb2 as pb
+from forge_core.cancel import CancelSignal
 from forge_core.tool_execution import ToolOutcome
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor
@@ -36,11 +38,17 @@ log = logging.getLogger(__name__)
 OUTBOX_SIZE = 256
 
 
+# What Attachment.ready() answers when nothing is ready.
+EMPTY = object()
+
+Item = pb.RunResponse | RequestRejected | None
+
+
 class Attachment:
     """One stream's view of a run: the backlog it asked for, then live events."""
 
     def __init__(self, backlog: list[pb.RunResponse]) -> None:
-        self.backlog = backlog
+        self.backlog = deque(backlog)
         self.queue: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(
             OUTBOX_SIZE
         )
@@ -60,15 +68,20 @@ class Attachment:
         with contextlib.suppress(asyncio.QueueFull):
             self.queue.put_nowait(last)
 
-    async def items(self) -> AsyncIterator[pb.RunResponse | RequestRejected | None]:
-        for event in self.backlog:
-            yield event
-        self.backlog = []
-        while True:
-            item = await self.queue.get()
-            yield item
-            if item is None:
-                return
+    async def next(self) -> Item:
+        """The next item: a backlog event, else a live one (waits for it).
+        None ends the stream; a RequestRejected ends it with that error."""
+        if self.backlog:
+            return self.backlog.popleft()
+        return await self.queue.get()
+
+    def ready(self) -> Item | object:
+        """The next item if there is one already, else EMPTY."""
+        if self.backlog:
+            return self.backlog.popleft()
+        if self.queue.empty():
+            return EMPTY
+        return self.queue.get_nowait()
 
 
 @dataclass
@@ -81,9 +94,11 @@ class LiveRun:
     grace_s: float
     executor: StreamToolExecutor = field(init=False)
     tool_timeout_s: float = 600.0
+    omit: frozenset[str] = frozenset()
+    batch: bool = False
     seq: int = 0
     log: list[pb.RunResponse] = field(default_factory=list)
-    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    cancel: CancelSignal = field(default_factory=CancelSignal)
     shutting_down: bool = False
     # Why the run was cancelled, when the server did it (no reattach in time).
     cancel_reason: str = ""
@@ -102,6 +117,8 @@ class LiveRun:
     # calls it waited on) is not the run's and must reach neither the
     # journal nor a client.
     stopped: bool = False
+    # Journal writes of emitted events, oldest first, until committed.
+    _unjournaled: deque[Awaitable[object]] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
@@ -115,7 +132,12 @@ class LiveRun:
             response.seq = self.seq
             if self.journal is not None:
                 data = response.SerializeToString()
-                await self.journal.append(self.run_id, self.seq, data, len(data))
+                # Not awaited here: the engine goes on while the journal
+                # commits; a stream sends an event only once it is committed
+                # (durable()), so no client sees one that a crash would lose.
+                self._unjournaled.append(
+                    self.journal.append(self.run_id, self.seq, data, len(data))
+                )
             self.log.append(response)
             kind = response.WhichOneof("kind")
             if kind == "tool_call":
@@ -126,8 +148,22 @@ class LiveRun:
             # holds the run up (backpressure); a stream that goes away is
             # closed by detach, which frees the queue.
             attachment = self.attachment
-            if attachment is not None and not attachment.kicked:
+            if attachment is not None and not attachment.kicked and kind not in self.omit:
                 await attachment.put(response)
+
+    def builds(self, kind: str) -> bool:
+        """Whether an event of `kind` is worth building: a stream or the
+        journal takes it."""
+        return kind not in self.omit or self.journal is not None
+
+    async def durable(self) -> None:
+        """Until every event emitted so far is in the journal."""
+        while self._unjournaled:
+            write = self._unjournaled[0]
+            await write
+            # Another caller may have waited on the same write and moved on.
+            if self._unjournaled and self._unjournaled[0] is write:
+                self._unjournaled.popleft()
 
     def asked(self, call_id: str) -> bool:
         """Whether this run ever sent `call_id` (before a restart included)."""
@@ -160,7 +196,9 @@ class LiveRun:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
-        backlog = [e for e in self.log if e.seq > after_seq]
+        backlog = [
+            e for e in self.log if e.seq > after_seq and e.WhichOneof("kind") not in self.omit
+        ]
         waiting = set(self.executor.waiting())
         backlog += [e for key, e in self._asked.items() if e.seq <= after_seq and key in waiting]
         attachment = Attachment(backlog)

@@ -59,7 +59,7 @@ from forge_server.journal import Journal
 from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
 from forge_server.logs import MAX_LOGGED_VALUE, run_logger
 from forge_server.metrics import Metrics
-from forge_server.runs import Attachment, LiveRun, now
+from forge_server.runs import EMPTY, Attachment, LiveRun, now
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,18 @@ _RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # How often the journal's old runs are pruned.
 PRUNE_EVERY_S = 600.0
 
+# The most events one EventBatch carries.
+MAX_BATCH_EVENTS = 64
+
+# EventKind -> the RunResponse kind it leaves out.
+_OMITTABLE = {
+    pb.EVENT_KIND_CHUNK: "chunk",
+    pb.EVENT_KIND_MESSAGE_APPENDED: "message_appended",
+    pb.EVENT_KIND_COMPACTED: "compacted",
+    pb.EVENT_KIND_QUEUED: "queued",
+    pb.EVENT_KIND_TOOL_OUTPUT_SCREENED: "tool_output_screened",
+}
+
 
 @dataclass
 class _Start:
@@ -97,6 +109,9 @@ class _Start:
     raw: bytes = b""
     # Chosen by the client ("": the server picks).
     run_id: str = ""
+    # StartRun.events: kinds left out, and whether events are bundled.
+    omit: frozenset[str] = frozenset()
+    batch: bool = False
 
 
 @dataclass
@@ -186,6 +201,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                         log.info("run %s: handing it over to another replica", run_id)
                         await run.stop()
                         self._forget(run)
+                        with contextlib.suppress(Exception):
+                            await run.durable()
                         await self.journal.release(run_id, self.holder)
                 if time.monotonic() - last_prune > PRUNE_EVERY_S:
                     last_prune = time.monotonic()
@@ -238,6 +255,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
         await run.stop()
         self._forget(run)
+        # The next holder must find every event it was sent.
+        with contextlib.suppress(Exception):
+            await run.durable()
         await self.journal.release(run.run_id, self.holder)
 
     async def _idle_within(self, timeout_s: float | None) -> bool:
@@ -398,8 +418,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse],
     ) -> AsyncGenerator[pb.RunResponse, None]:
         reader = asyncio.create_task(self._read_rest(request_iterator, run, attachment, context))
+        batch = run is not None and run.batch
+        held: object = EMPTY
         try:
-            async for item in attachment.items():
+            while True:
+                item = await attachment.next() if held is EMPTY else held
+                held = EMPTY
                 if item is None:
                     return
                 if isinstance(item, RequestRejected):
@@ -410,12 +434,43 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     )  # fmt: skip
                     await self._reject(context, item)
                     return
-                yield fit(item, self.max_message_bytes)
+                assert isinstance(item, pb.RunResponse)
+                if run is not None and not await self._durable(run, context):
+                    return
+                if not batch:
+                    yield fit(item, self.max_message_bytes)
+                    continue
+                # What the run produced while the last message was on the
+                # wire goes out in one message.
+                events, held = bundle(item, attachment, self.max_message_bytes)
+                yield events
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
             if run is not None:
                 run.detach(attachment)
+
+    async def _durable(
+        self, run: LiveRun, context: grpc.aio.ServicerContext[pb.RunRequest, pb.RunResponse]
+    ) -> bool:
+        """Wait until the run's events are journaled; False (the stream is
+        ended, and the run) when the journal failed."""
+        try:
+            await run.durable()
+        except Exception as exc:
+            log.exception("run %s: the journal failed; ending the run", run.run_id)
+            run.cancel.set()
+            await self._reject(
+                context,
+                RequestRejected(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "JOURNAL_UNAVAILABLE",
+                    "",
+                    f"the server could not journal the run's events: {exc!r}",
+                ),
+            )
+            return False
+        return True
 
     async def _read_first(self, requests: AsyncIterator[pb.RunRequest]) -> _Start | pb.ReattachRun:
         try:
@@ -468,6 +523,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             self.journal,
             self.reattach_grace_s,
             tool_timeout_s=start.options.tool_timeout_s,
+            omit=start.omit,
+            batch=start.batch,
         )
         run.executor.on_round_trip(self.metrics.tool_round_trips.observe)
         self.active_runs += 1
@@ -649,6 +706,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             if index < journaled:
                 return
             self.metrics.message(message)
+            if not run.builds("message_appended"):
+                return
             await emit(
                 pb.RunResponse(
                     message_appended=pb.MessageAppended(message=message_to_pb(message), index=index)
@@ -656,6 +715,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
 
         async def on_chunk(chunk: StreamChunk, iteration: int) -> None:
+            if not run.builds("chunk"):
+                return
             await emit(
                 pb.RunResponse(
                     chunk=pb.StreamChunk(
@@ -821,6 +882,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 await run.end()
                 if self.journal is not None:
                     with contextlib.suppress(Exception):
+                        # Its size counts every event: all committed first.
+                        await run.durable()
                         await self.journal.finish(run_id, status, now())
                 rlog.info("run %s closed", run_id)
 
@@ -1022,7 +1085,24 @@ def _parse_start(msg: pb.StartRun) -> _Start:
         msg.session_id,
         msg.SerializeToString(),
         msg.run_id,
+        omit=_omitted(msg.events),
+        batch=msg.events.batch,
     )
+
+
+def _omitted(events: pb.EventOptions) -> frozenset[str]:
+    kinds = []
+    for i, value in enumerate(events.omit):
+        kind = _OMITTABLE.get(value)
+        if kind is None:
+            raise WorkflowError(
+                f"start.events.omit[{i}]",
+                f"{value} is not an event kind that can be left out (one of "
+                + ", ".join(pb.EventKind.Name(k) for k in _OMITTABLE)
+                + ")",
+            )
+        kinds.append(kind)
+    return frozenset(kinds)
 
 
 def _unparsable(what: str, exc: DecodeError) -> RequestRejected:
@@ -1037,6 +1117,33 @@ def _unparsable(what: str, exc: DecodeError) -> RequestRejected:
 def _echo(value: str) -> str:
     """A client-chosen string quoted in an error, short enough for a trailer."""
     return repr(clip(value, 64))
+
+
+def bundle(
+    first: pb.RunResponse, attachment: Attachment, limit: int
+) -> tuple[pb.RunResponse, object]:
+    """`first` and the events ready after it, as one message (an EventBatch
+    when there are several) within `limit` bytes; and what was taken but not
+    sent (EMPTY, the end of the stream, or an event for the next message)."""
+    first = fit(first, limit)
+    events = [first]
+    # Batch framing: a tag and a length per event, and the batch's own.
+    room = limit - first.ByteSize() - 32
+    held: object = EMPTY
+    while len(events) < MAX_BATCH_EVENTS:
+        item = attachment.ready()
+        if not isinstance(item, pb.RunResponse):
+            held = item
+            break
+        size = item.ByteSize()
+        if size + 16 > room:
+            held = item
+            break
+        room -= size + 16
+        events.append(item)
+    if len(events) == 1:
+        return first, held
+    return pb.RunResponse(batch=pb.EventBatch(events=events), seq=events[-1].seq), held
 
 
 def fit(response: pb.RunResponse, limit: int) -> pb.RunResponse:

@@ -9,6 +9,7 @@ sleeping.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -447,3 +448,53 @@ async def test_a_taken_run_id_is_run_exists(journal: Journal) -> None:
     with pytest.raises(RunExists):
         await journal.create_run("dup", b"other", "", "", "B", now=T0 + 1)
     assert (await load(journal, "dup")).start == b"s"
+
+
+async def test_appends_under_way_together_all_commit(journal: Journal) -> None:
+    """append() starts the write and returns: a run's events of one turn (and
+    other runs') go together, and each completes only once committed."""
+    await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+    await journal.create_run("r2", b"s", "", "", "h1", now=T0)
+    writes = [journal.append("r1", seq, f"e{seq}".encode(), 3) for seq in range(1, 101)]
+    writes += [journal.append("r2", seq, b"x", 1) for seq in range(1, 51)]
+    await asyncio.gather(*writes)
+    assert [seq for seq, _ in (await load(journal, "r1")).events] == list(range(1, 101))
+    assert len((await load(journal, "r2")).events) == 50
+
+
+async def test_a_statement_after_appends_sees_them(journal: Journal) -> None:
+    """finish() sums the run's events: asked right after appends that were
+    not awaited, it still counts every one of them."""
+    await journal.create_run("r1", b"start", "", "", "h1", now=T0)
+    writes = [journal.append("r1", seq, b"0123456789", 10) for seq in range(1, 31)]
+    if isinstance(journal, SqliteJournal):
+        await journal.finish("r1", COMPLETED, T0 + 1)
+        await asyncio.gather(*writes)
+        sizes = dict(journal.db.execute("SELECT run_id, bytes FROM runs").fetchall())
+        assert sizes["r1"] == len(b"start") + 30 * 10
+    else:
+        await asyncio.gather(*writes)
+        await journal.finish("r1", COMPLETED, T0 + 1)
+    assert len((await load(journal, "r1")).events) == 30
+
+
+async def test_one_bad_write_fails_alone(tmp_path: Path) -> None:
+    """Writes batched into one commit: a write that cannot be kept (an event
+    seq the run already has) fails by itself; the others beside it commit."""
+    journal = SqliteJournal(tmp_path / "j.db")
+    await journal.open()
+    try:
+        await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+        await journal.append("r1", 1, b"first", 5)
+        writes = [
+            journal.append("r1", 2, b"e2", 2),
+            journal.append("r1", 1, b"again", 5),
+            journal.append("r1", 3, b"e3", 2),
+        ]
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        assert isinstance(outcomes[1], sqlite3.IntegrityError)
+        assert not isinstance(outcomes[0], Exception)
+        assert not isinstance(outcomes[2], Exception)
+        assert (await load(journal, "r1")).events == [(1, b"first"), (2, b"e2"), (3, b"e3")]
+    finally:
+        await journal.aclose()

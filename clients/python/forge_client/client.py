@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import inspect
@@ -321,6 +322,25 @@ class RunResult:
     run_id: str = ""
 
 
+_OMITTABLE = {
+    "chunk": pb.EVENT_KIND_CHUNK,
+    "message_appended": pb.EVENT_KIND_MESSAGE_APPENDED,
+    "compacted": pb.EVENT_KIND_COMPACTED,
+    "queued": pb.EVENT_KIND_QUEUED,
+    "tool_output_screened": pb.EVENT_KIND_TOOL_OUTPUT_SCREENED,
+}
+
+
+def _event_kinds(names: Sequence[str]) -> list[pb.EventKind.ValueType]:
+    unknown = [n for n in names if n not in _OMITTABLE]
+    if unknown:
+        raise ValueError(
+            f"omit_events: {', '.join(map(repr, unknown))} cannot be left out "
+            f"(one of {', '.join(_OMITTABLE)})"
+        )
+    return [_OMITTABLE[n] for n in names]
+
+
 _CHUNK_NAMES = {
     pb.CHUNK_TYPE_TEXT_DELTA: "text_delta",
     pb.CHUNK_TYPE_TOOL_CALL_DELTA: "tool_call_delta",
@@ -420,6 +440,7 @@ class ForgeClient:
         labels: dict[str, str] | None = None,
         approve: Approver | None = None,
         session_id: str = "",
+        omit_events: Sequence[str] = (),
     ) -> RunStream:
         """Open the run's stream. Iterate the returned RunStream for events;
         its `result` is set once iteration ends (or a typed error is raised).
@@ -429,7 +450,10 @@ class ForgeClient:
         Messages from an earlier transcript (protobuf messages, as earlier
         releases returned, are still accepted). `session_id` carries the
         conversation across runs on the server: with no `prior_messages`,
-        the run continues the session's last completed conversation."""
+        the run continues the session's last completed conversation.
+        `omit_events` names event kinds the server need not send ("chunk",
+        "message_appended", "compacted", "queued", "tool_output_screened"):
+        the run and its final transcript are the same without them."""
         start = pb.StartRun(
             workflow=workflow.to_proto(),
             user_message=user_message,
@@ -440,6 +464,8 @@ class ForgeClient:
             # Named here, so a stream that breaks before run_started can
             # still reattach (or start the run again if it never arrived).
             run_id=uuid.uuid4().hex if self._reattach else "",
+            # Several events per message where the run has them ready.
+            events=pb.EventOptions(batch=True, omit=_event_kinds(omit_events)),
         )
         call = self._stub.Run(metadata=self._metadata)
         return RunStream(
@@ -463,6 +489,7 @@ class ForgeClient:
         on_event: Callable[[Event], Awaitable[None] | None] | None = None,
         approve: Approver | None = None,
         session_id: str = "",
+        omit_events: Sequence[str] = (),
     ) -> RunResult:
         """Run the workflow to its terminal tool and return the result.
 
@@ -477,6 +504,7 @@ class ForgeClient:
             labels=labels,
             approve=approve,
             session_id=session_id,
+            omit_events=omit_events,
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
@@ -609,6 +637,8 @@ class RunStream:
         self._calls_seen: set[str] = set()
         self._approvals_seen: set[str] = set()
         self._answers: dict[str, pb.RunRequest] = {}
+        # The rest of an EventBatch, handled one by one.
+        self._batched: collections.deque[pb.RunResponse] = collections.deque()
         self._decisions: dict[str, pb.RunRequest] = {}
         # The calls (and approvals) the current stream asked for: an answer
         # goes only on a stream that asked for it. (A server that resumed the
@@ -836,11 +866,17 @@ class RunStream:
             while True:
                 for local in self._take_local():
                     yield local
-                try:
-                    response = await self._read()
-                except _Broken as broken:
-                    await self._reconnect(broken)
-                    continue
+                if self._batched:
+                    response = self._batched.popleft()
+                else:
+                    try:
+                        response = await self._read()
+                    except _Broken as broken:
+                        await self._reconnect(broken)
+                        continue
+                    if response.WhichOneof("kind") == "batch":
+                        self._batched.extend(response.batch.events)
+                        continue
                 # Tasks queue their event before sending what the server
                 # answers, so this keeps them ahead of that answer.
                 for local in self._take_local():

@@ -19,6 +19,7 @@ for them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -68,8 +69,10 @@ class Journal(Protocol):
         """Raises RunExists when `run_id` is taken."""
         ...
 
-    async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
-        """Event `seq` of the run (and its status when it is the last)."""
+    def append(self, run_id: str, seq: int, event: bytes, size: int) -> Awaitable[object]:
+        """Event `seq` of the run. The write is under way when this returns
+        (a run's events need not wait for each other); await the result for
+        its commit."""
         ...
 
     async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:

@@ -13,7 +13,9 @@ statement wrap them in a transaction.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -152,8 +154,12 @@ class PostgresJournal:
             ),
         )
 
-    async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
-        # One statement per event (the run's size is summed when it ends).
+    def append(self, run_id: str, seq: int, event: bytes, size: int) -> Awaitable[object]:
+        # One statement per event (the run's size is summed when it ends),
+        # under way at once: the caller awaits the commit only where it must.
+        return asyncio.ensure_future(self._append(run_id, seq, event))
+
+    async def _append(self, run_id: str, seq: int, event: bytes) -> None:
         await self._write(
             "INSERT INTO events (run_id, seq, event) VALUES (%s, %s, %s)", (run_id, seq, event)
         )

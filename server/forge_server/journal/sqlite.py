@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun, RunExists
+from forge_server.journal.group_commit import GroupCommit
 
 T = TypeVar("T")
 
@@ -73,9 +74,34 @@ class SqliteJournal:
         self.url = f"sqlite:///{path}"
         self._db: sqlite3.Connection | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forge-journal")
+        # Events and results: many writes per commit (group_commit.py).
+        self._group = GroupCommit(self._write_all, self._in_thread)
+
+    def _in_thread(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        return asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
     async def _run(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        # After the queued writes: statements keep the order they were asked in.
+        await self._group.idle()
+        return await self._in_thread(fn, *args)
+
+    def _write_all(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[int | Exception]:
+        """One transaction for a batch of writes; each write's row count. A
+        batch that fails is written again one statement at a time, so one
+        bad write fails alone, not the other runs' writes beside it."""
+        if len(statements) > 1:
+            try:
+                with self._tx():
+                    return [self.db.execute(sql, params).rowcount for sql, params in statements]
+            except sqlite3.Error:
+                pass
+        out: list[int | Exception] = []
+        for sql, params in statements:
+            try:
+                out.append(self._write(sql, params))
+            except sqlite3.Error as exc:
+                out.append(exc)
+        return out
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -145,17 +171,15 @@ class SqliteJournal:
             raise
         self.db.execute("COMMIT")
 
-    async def append(self, run_id: str, seq: int, event: bytes, size: int) -> None:
-        # One statement per event (the run's size is summed when it ends).
-        await self._run(
-            self._write,
-            "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
-            (run_id, seq, event),
+    def append(self, run_id: str, seq: int, event: bytes, size: int) -> Awaitable[object]:
+        # One statement per event (the run's size is summed when it ends),
+        # committed with whatever else is queued.
+        return self._group.write(
+            "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)", (run_id, seq, event)
         )
 
     async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:
-        changed: int = await self._run(
-            self._write,
+        changed = await self._group.write(
             "INSERT OR IGNORE INTO results (run_id, call_id, result) VALUES (?, ?, ?)",
             (run_id, call_id, result),
         )
