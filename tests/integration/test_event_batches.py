@@ -50,7 +50,7 @@ def start(events: pb.EventOptions | None = None) -> pb.RunRequest:
 
 
 async def drive(
-    stub: pb_grpc.ForgeServiceStub, request: pb.RunRequest
+    stub: pb_grpc.ForgeServiceAsyncStub, request: pb.RunRequest
 ) -> tuple[list[pb.RunResponse], list[pb.RunResponse]]:
     """(messages as they came on the wire, events with batches unrolled),
     answering every tool call."""
