@@ -100,7 +100,9 @@ func (r *RunResult) Conversation() []*Message { return Persistent(r.Transcript) 
 // confirms with a [*WorkflowCancelledError] carrying the transcript, which
 // also satisfies errors.Is(err, context.Canceled).
 func (c *Client) Run(ctx context.Context, wf *Workflow, userMessage string, opts ...RunOption) (*RunResult, error) {
-	s, err := c.Start(ctx, wf, userMessage, opts...)
+	// Nothing reads the events of a run started here, unless WithEvents
+	// takes them: they are not made at all.
+	s, err := c.start(ctx, wf, userMessage, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +113,12 @@ func (c *Client) Run(ctx context.Context, wf *Workflow, userMessage string, opts
 // [RunStream.Events] (or pass [WithEvents]), stop it with [RunStream.Cancel]
 // or by cancelling ctx, and get the outcome from [RunStream.Wait].
 func (c *Client) Start(ctx context.Context, wf *Workflow, userMessage string, opts ...RunOption) (*RunStream, error) {
+	return c.start(ctx, wf, userMessage, opts, false)
+}
+
+// start starts a run; unread: no one reads [RunStream.Events] (only Wait,
+// which discards them).
+func (c *Client) start(ctx context.Context, wf *Workflow, userMessage string, opts []RunOption, unread bool) (*RunStream, error) {
 	cfg := newRunConfig(opts)
 	if cfg.err != nil {
 		return nil, cfg.err
@@ -143,6 +151,7 @@ func (c *Client) Start(ctx context.Context, wf *Workflow, userMessage string, op
 		return nil, rpcError(err)
 	}
 	s := newRunStream(wf, c.rpc, cfg)
+	s.discard = unread && cfg.onEvent == nil
 	go s.run(ctx, base, stream, stop, start)
 	return s, nil
 }

@@ -77,6 +77,12 @@ func (c *dialConfig) grpcOptions() []grpc.DialOption {
 	}
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
+		// A fixed flow-control window, as large as gRPC's bandwidth-delay
+		// estimation may grow it (16 MiB): the estimation sends a ping
+		// with nearly every message received, one more write and read per
+		// tool round trip on each side.
+		grpc.WithInitialWindowSize(flowWindow),
+		grpc.WithInitialConnWindowSize(flowWindow),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(c.maxMessage),
 			grpc.MaxCallSendMsgSize(c.maxMessage),
@@ -90,6 +96,9 @@ func (c *dialConfig) grpcOptions() []grpc.DialOption {
 	}
 	return append(opts, c.extra...)
 }
+
+// flowWindow is the stream's and the connection's flow-control window.
+const flowWindow = 16 << 20
 
 type bearerToken string
 

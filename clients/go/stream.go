@@ -48,6 +48,9 @@ type RunStream struct {
 
 	events chan Event
 	done   chan struct{}
+	// discard: no one takes the run's events ([Client.Run] without
+	// [WithEvents]), so none are made.
+	discard bool
 
 	mu     sync.Mutex
 	runID  string
@@ -412,7 +415,11 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 	}
 }
 
-func (l *runLoop) emit(e Event) { l.queue = append(l.queue, e) }
+func (l *runLoop) emit(e Event) {
+	if !l.s.discard {
+		l.queue = append(l.queue, e)
+	}
+}
 
 // send sends req on the current stream; while the run is being reattached
 // there is none, and what matters is sent again when the server asks again.
