@@ -62,6 +62,7 @@ async def drive(
         response = await stream.read()
         if response is grpc.aio.EOF:
             break
+        assert isinstance(response, pb.RunResponse)
         wire.append(response)
         inner = (
             list(response.batch.events) if response.WhichOneof("kind") == "batch" else [response]
