@@ -347,10 +347,10 @@ const (
 // result: fewer messages per tool round trip. The run itself, the server's
 // journal and the final transcript ([RunResult].Transcript) are the same
 // either way. One exception: when the server leaves the final transcript
-// out for size (RunCompleted.transcript_omitted) the SDK rebuilds it from
-// the [MessageAppended] events, so without them that transcript holds only
-// the prior messages. Kinds outside the constants above are refused by the
-// server with [*RequestRejectedError].
+// out for size (RunCompleted.transcript_omitted, likewise a failed run's)
+// the SDK rebuilds it from the [MessageAppended] events, so without them
+// that transcript holds only the prior messages. Kinds outside the
+// constants above are refused by the server with [*RequestRejectedError].
 func WithoutEvents(kinds ...EventKind) RunOption {
 	return func(c *runConfig) {
 		for _, k := range kinds {
