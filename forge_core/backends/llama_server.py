@@ -14,7 +14,9 @@ import asyncio
 import json
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,20 @@ from forge_core.workflow import ToolSpec
 log = logging.getLogger(__name__)
 
 TOKEN_CACHE_ENTRIES = 4096
+
+# Below this share of the context budget, a message's tokens are estimated
+# from its length (scaled by what llama-server counted for earlier prompts)
+# instead of asked of llama-server: a /tokenize round trip per new message
+# costs more than the rest of Forge's work on a model call, and a count far
+# from the budget decides nothing. Near it, counts are exact again: at half
+# the budget even an estimate a third too low leaves the real count under
+# compaction's trigger (context.TRIGGER, 0.75).
+EXACT_COUNT_FROM = 0.5
+# A guess's units: a word, one digit, a run of ASCII punctuation, one other
+# character. Tokenizers give a common word one token and a long one a few,
+# every digit its own, punctuation pairs ('{"', '",') one, and a non-ASCII
+# character about one.
+_GUESS_UNITS = re.compile(r"[A-Za-z]+|\d|[!-/:-@\[-`{-~]+|[^\sA-Za-z\d!-/:-@\[-`{-~]")
 
 # A supervised server may need a restart: allow a few more tries than
 # native.STREAM_ATTEMPTS.
@@ -98,8 +114,12 @@ class LlamaServerBackend:
         )
         self._token_cache: dict[str, int] = {}
         self._framing: tuple[int, int] | None = None
-        self._counted: dict[int, int] = {}
+        # Prompt key -> (Forge's exact count, its estimated part), until the
+        # server's own count of that prompt arrives (_calibrate).
+        self._counted: dict[int, tuple[int, int]] = {}
+        # The server's count over Forge's, for exact counts and for estimates.
         self._calibration = 1.0
+        self._estimate_scale = 1.0
         # Set for a managed server (supervise): waits until a restarted process
         # is healthy, so in-flight inference retries instead of failing the run.
         self._wait_ready: WaitReady | None = None
@@ -173,14 +193,31 @@ class LlamaServerBackend:
         and constrained modes the tool descriptions are part of the system
         message, so they are counted too.
         """
-        body = self.request_body(request)
+        body = {"messages": self._chat_messages(request)}
         try:
             if self._framing is None:
                 self._framing = await self._measure_framing()
             per_message, fixed = self._framing
-            total = fixed
+            # System prompts (the workflow's, the same every turn and run)
+            # are tokenized once and then known; the turns' messages are
+            # estimated unless the count nears the budget.
+            known = fixed + per_message * len(body["messages"])
+            guessed = 0
             for msg in body["messages"]:
-                total += await self._tokens(str(msg.get("content") or "")) + per_message
+                text = str(msg.get("content") or "")
+                if msg.get("role") == "system" or text in self._token_cache:
+                    known += await self._tokens(text)
+                else:
+                    guessed += self._estimate(text)
+            budget = self._info.context_budget_tokens
+            total = known + guessed * self._estimate_scale
+            exact = not budget or total > EXACT_COUNT_FROM * budget
+            if exact:
+                for msg in body["messages"]:
+                    text = str(msg.get("content") or "")
+                    if msg.get("role") != "system" and text not in self._token_cache:
+                        known += await self._tokens(text)
+                guessed = 0
         except httpx.TransportError as exc:
             if self._wait_ready is None or not retry:
                 raise BackendError(
@@ -188,17 +225,31 @@ class LlamaServerBackend:
                 ) from exc
             await self._await_server()
             return await self.count_tokens(request, retry=False)
-        self._counted[_prompt_key(body)] = total
-        # Tokenizing messages one by one misses merges across their borders;
-        # the server's own count of earlier prompts calibrates that away.
-        return round(total * self._calibration)
+        self._counted[_prompt_key(body)] = (known, guessed)
+        # Tokenizing messages one by one misses merges across their borders,
+        # and an estimate is only an estimate: the server's own count of
+        # earlier prompts calibrates both away.
+        return round(known * self._calibration + guessed * self._estimate_scale)
 
     def _calibrate(self, body: dict[str, Any], prompt_tokens: int) -> None:
-        counted = self._counted.pop(_prompt_key(body), None)
-        if counted and prompt_tokens:
-            self._calibration = prompt_tokens / counted
+        known, guessed = self._counted.pop(_prompt_key(body), (0, 0))
+        if known and prompt_tokens:
+            if not guessed:
+                self._calibration = prompt_tokens / known
+            elif prompt_tokens > known * self._calibration:
+                # What the exact part leaves is what the estimate was for.
+                self._estimate_scale = (prompt_tokens - known * self._calibration) / guessed
         if len(self._counted) > 64:
             self._counted.clear()
+
+    def _estimate(self, text: str) -> int:
+        """`text`'s tokens: exact when llama-server tokenized it before, else
+        guessed from its words, digits and symbols (_estimate_scale fits the
+        guess to the model's tokenizer)."""
+        cached = self._token_cache.get(text)
+        if cached is not None:
+            return cached
+        return _guess_tokens(text)
 
     async def _tokens(self, text: str) -> int:
         cached = self._token_cache.get(text)
@@ -241,15 +292,18 @@ class LlamaServerBackend:
         if self._native is not None:
             await self._native.aclose()
 
+    def _chat_messages(self, request: ChatRequest) -> list[dict[str, Any]]:
+        return to_chat_messages(
+            request.messages,
+            request.tools,
+            parallel=request.parallel,
+            reasoning_replay=request.reasoning_replay,
+            parameter_docs=request.parameter_docs,
+        )
+
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "messages": to_chat_messages(
-                request.messages,
-                request.tools,
-                parallel=request.parallel,
-                reasoning_replay=request.reasoning_replay,
-                parameter_docs=request.parameter_docs,
-            ),
+            "messages": self._chat_messages(request),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "stream": True,
@@ -701,3 +755,16 @@ def parse_props(props: dict[str, Any]) -> tuple[int, int, str]:
     slots = int(props.get("total_slots", 1) or 1)
     model_path = str(props.get("model_path") or props.get("model_alias") or "unknown")
     return n_ctx, slots, Path(model_path).name
+
+
+@lru_cache(maxsize=4096)
+def _guess_tokens(text: str) -> int:
+    total = 0
+    for unit in _GUESS_UNITS.findall(text):
+        if unit[0].isascii() and unit[0].isalpha():
+            total += 1 + (len(unit) - 1) // 6
+        elif unit[0].isascii() and not unit[0].isdigit():
+            total += (len(unit) + 1) // 2
+        else:
+            total += 1
+    return total
