@@ -444,6 +444,16 @@ export class ForgeClient {
     userMessage: string,
     options: StreamOptions = {},
   ): RunStream<RunValue<W>> {
+    return this.open(workflow, userMessage, options, false);
+  }
+
+  /** start(); `discardEvents`: nobody reads the stream's events (run() without onEvent), so none is queued. */
+  private open<W extends Workflow<any, any>>(
+    workflow: W,
+    userMessage: string,
+    options: StreamOptions,
+    discardEvents: boolean,
+  ): RunStream<RunValue<W>> {
     if (this.closed) {
       throw new ConnectionLostError("the client is closed", "CANCELLED");
     }
@@ -474,6 +484,7 @@ export class ForgeClient {
       reattach,
       reattachDeadlineMs: checkDeadline(options.reattachDeadlineMs) ?? this.reattachDeadlineMs,
       onDone: (s) => this.active.delete(s as RunStream<unknown>),
+      discardEvents,
     });
     this.active.add(stream as RunStream<unknown>);
     return stream;
@@ -500,11 +511,14 @@ export class ForgeClient {
     userMessage: string,
     options: RunCallOptions<RunValue<W>> = {},
   ): Promise<RunResult<RunValue<W>>> {
+    const onEvent = options.onEvent;
+    if (onEvent === undefined) {
+      // Nobody reads the events: the run's result is all there is to wait for.
+      return await this.open(workflow, userMessage, options, true).result;
+    }
     const stream = this.start(workflow, userMessage, options);
     for await (const event of stream) {
-      if (options.onEvent !== undefined) {
-        await options.onEvent(event);
-      }
+      await onEvent(event);
     }
     return await stream.result;
   }

@@ -97,8 +97,21 @@ export interface IterationUsage {
 }
 
 /** Lower-case name of a proto enum value without its prefix. */
+/** Lower-cased enum value names by table, made once (every message of a run is converted). */
+const ENUM_NAMES = new WeakMap<Record<number, string>, Map<number, string>>();
+
 export function enumName(table: Record<number, string>, value: number): string {
-  return (table[value] ?? "UNSPECIFIED").toLowerCase();
+  let names = ENUM_NAMES.get(table);
+  if (names === undefined) {
+    names = new Map();
+    ENUM_NAMES.set(table, names);
+  }
+  let name = names.get(value);
+  if (name === undefined) {
+    name = (table[value] ?? "UNSPECIFIED").toLowerCase();
+    names.set(value, name);
+  }
+  return name;
 }
 
 function enumValue<E extends Record<string, string | number>>(

@@ -115,6 +115,8 @@ export interface RunStreamInit {
   /** Cap on the time spent reattaching after one break (the run's grace is the other cap). */
   reattachDeadlineMs: number | undefined;
   onDone: (stream: RunStream<any>) => void;
+  /** Nobody iterates the stream (client.run() without onEvent): its events are dropped, not queued. */
+  discardEvents?: boolean | undefined;
 }
 
 type Outcome<V> = { result: RunResult<V> } | { error: ForgeError };
@@ -131,9 +133,42 @@ interface Outage {
   afterSeq: number;
 }
 
+/**
+ * A handler's abort signal, made only when the handler (or approver) reads
+ * it: an AbortSignal costs Node some 10 us to make, on every tool call, and
+ * most handlers never look at theirs. An abort before that is kept and the
+ * signal starts out aborted, with the first reason.
+ */
+class LazyAbort {
+  private controller: AbortController | undefined;
+  private early: { reason: unknown } | undefined;
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.early !== undefined) {
+        this.controller.abort(this.early.reason);
+      }
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.controller === undefined ? this.early !== undefined : this.controller.signal.aborted;
+  }
+
+  abort(reason: unknown): void {
+    if (this.controller !== undefined) {
+      this.controller.abort(reason);
+    } else {
+      this.early ??= { reason };
+    }
+  }
+}
+
 interface PendingCall {
   toolName: string;
-  controller: AbortController;
+  controller: LazyAbort;
   timer: NodeJS.Timeout;
   /** The server stopped waiting (tool timeout): the result must not be sent. */
   expired: boolean;
@@ -218,6 +253,10 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
 
   constructor(init: RunStreamInit) {
     this.init = init;
+    if (init.discardEvents === true) {
+      // A closed queue drops what is pushed.
+      this.events.close();
+    }
     // The server sends prior messages back only in a full transcript.
     this.streamed = init.start.priorMessages.map(messageFromPb);
     this.result = this.drive();
@@ -677,7 +716,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       });
       return;
     }
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     const pending: PendingCall = {
       toolName: request.toolName,
       controller,
@@ -703,7 +742,13 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         decision = { approved: false, reason: NO_APPROVER_REASON };
       } else {
         const { type: _type, ...request } = event;
-        const answer = await approve(request, { signal: pending.controller.signal, runId: this.runId });
+        const lazy = pending.controller;
+        const answer = await approve(request, {
+          get signal() {
+            return lazy.signal;
+          },
+          runId: this.runId,
+        });
         decision =
           typeof answer === "object" && answer !== null
             ? { approved: answer.approved === true, reason: answer.reason ?? "" }
@@ -751,7 +796,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     this.callsSeen.add(call.callId);
     const event = toolCallStartedFromPb(call);
     this.events.push(event);
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     const pending: PendingCall = {
       toolName: call.toolName,
       controller,
@@ -788,8 +833,11 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       if (args === undefined) {
         throw new ToolArgumentsError("invalid arguments: not valid JSON");
       }
+      const lazy = pending.controller;
       const value = await tool.invoke(args, {
-        signal: pending.controller.signal,
+        get signal() {
+          return lazy.signal;
+        },
         callId: call.callId,
         toolName: call.toolName,
         iteration: call.iteration,
@@ -843,7 +891,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
 
   private abortHandlers(why: string): void {
     for (const pending of [...this.pending.values(), ...this.approvals.values()]) {
-      if (!pending.controller.signal.aborted) {
+      if (!pending.controller.aborted) {
         pending.controller.abort(abortError(why));
       }
     }
