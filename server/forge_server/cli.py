@@ -8,8 +8,9 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 from forge_core.llama_startup import LlamaStartupError
 from forge_core.modes import BudgetMode, ToolCallMode
@@ -274,6 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--log-level", default=env("FORGE_LOG_LEVEL", "INFO"))
     p.add_argument(
+        "--event-loop",
+        choices=["auto", "uvloop", "asyncio"],
+        default=env("FORGE_EVENT_LOOP", "auto"),
+        help="the server's event loop; auto: uvloop where it is installed (a tool round "
+        "trip costs the server less CPU; bench/RESULTS.md), else asyncio's",
+    )
+    p.add_argument(
         "--log-format",
         choices=["text", "json"],
         default=env("FORGE_LOG_FORMAT", "text"),
@@ -466,11 +474,12 @@ async def _serve(
         info = backend.info()
         log.info(
             "Forge %s listening on %s%s | backend=%s (%s%s) model=%s "
-            "context_budget=%d tokens (%s) slots=%d tool_call_mode=%s",
+            "context_budget=%d tokens (%s) slots=%d tool_call_mode=%s event_loop=%s",
             __version__, args.listen or f"{args.host}:{forge.port}",
             " (TLS)" if tls else "", info.name, info.backend_mode,
             f" {info.url}" if info.url else "", info.model,
             info.context_budget_tokens, info.budget_mode, info.slots, info.tool_call_mode,
+            type(asyncio.get_running_loop()).__module__.split(".")[0],
         )  # fmt: skip
         openai: OpenAIServer | None = None
         if args.openai_port >= 0:
@@ -497,11 +506,26 @@ def main(argv: list[str] | None = None) -> None:
             if code:
                 raise SystemExit(code)
             return
-        asyncio.run(serve(args))
+        event_loop_runner(args.event_loop)(serve(args))
     except LlamaStartupError as exc:
         # One readable message, not a traceback: what happened, why, what to do.
         print(f"forge-server: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_LLAMA_STARTUP) from None
+
+
+def event_loop_runner(choice: str) -> Callable[[Coroutine[Any, Any, None]], None]:
+    """asyncio.run, or uvloop's (choice "uvloop", or "auto" where installed)."""
+    if choice != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if choice == "uvloop":
+                raise SystemExit(
+                    "forge-server: --event-loop uvloop: uvloop is not installed"
+                ) from None
+        else:
+            return uvloop.run
+    return asyncio.run
 
 
 if __name__ == "__main__":

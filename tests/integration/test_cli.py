@@ -8,13 +8,18 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from forge_client import ForgeClient
 from forge_core.llama_process import free_port
 from tests.helpers import wait_for_server
 from tests.integration.test_run_stream import weather_workflow
 
 
-async def test_scripted_server_process_serves_and_shuts_down_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
+async def test_scripted_server_process_serves_and_shuts_down_on_sigterm(
+    tmp_path: Path, event_loop: str
+) -> None:
     script = tmp_path / "script.json"
     script.write_text(
         json.dumps(
@@ -34,7 +39,7 @@ async def test_scripted_server_process_serves_and_shuts_down_on_sigterm(tmp_path
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "forge_server",
         "--backend", "scripted", "--script", str(script), "--port", str(port),
-        stderr=asyncio.subprocess.PIPE,
+        "--event-loop", event_loop, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
         await wait_for_server(f"127.0.0.1:{port}", 60)
@@ -51,6 +56,7 @@ async def test_scripted_server_process_serves_and_shuts_down_on_sigterm(tmp_path
     log = stderr.decode()
     assert proc.returncode == 0, log
     assert f"listening on 127.0.0.1:{port}" in log
+    assert f"event_loop={event_loop}" in log
     assert "shutting down" in log
 
 
