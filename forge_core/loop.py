@@ -182,6 +182,8 @@ class _Run:
         self.cancel = cancel
         self.run_id = run_id
         self.transcript: list[Message] = []
+        # Asked once: a runtime-checkable Protocol's isinstance is slow.
+        self.token_counting = isinstance(backend, TokenCounting)
         # The transcript's user and tool-result texts, kept up to date as it
         # grows (it is only ever appended to): asked for several times a turn.
         self._scanned = 0
@@ -222,8 +224,11 @@ class _Run:
         self.destructive = {t.name for t in workflow.tools if t.destructive}
         # Tools a call of which may be made again when its result never came back.
         self.repeatable = {t.name for t in workflow.tools if t.read_only or t.idempotent}
-        self.grounded_parameters = sorted(
-            {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
+        self.grounded_parameters = workflow.memo(
+            "grounded_parameters",
+            lambda: sorted(
+                {name for t in workflow.tools for name in grounded_parameters(t.parameters)}
+            ),
         )
         self._asked_for: set[str] | None = None
         self._asked_terminals: set[str] | None = None
@@ -329,7 +334,8 @@ class _Run:
                 )
 
     async def count_tokens(self, messages: list[Message]) -> int:
-        if isinstance(self.backend, TokenCounting):
+        if self.token_counting:
+            assert isinstance(self.backend, TokenCounting)
             return await self.backend.count_tokens(self.request(messages))
         # The model's view grows by appends between compactions (which make
         # a new list): only what was appended since the last count is new.
@@ -786,10 +792,13 @@ class _Run:
             if spec is None:
                 problems[i] = nudges.unknown_tool(call.name, self.tool_names)
                 continue
-            if self.opts.coercion:
+            # Most calls are valid as they come: one validation pass then.
+            valid = spec.validator.is_valid(call.args)
+            if self.opts.coercion and not valid:
                 args, coercions = coerce_arguments(spec.validator, call.args)
                 if coercions:
                     call = infos[i] = replace(call, args=args, coercions=tuple(coercions))
+            invented: list[str] = []
             if self.opts.grounding:
                 # Optional values the conversation never gave: the tool's
                 # default instead of an invention.
@@ -797,6 +806,8 @@ class _Run:
                 if invented:
                     args = {k: v for k, v in call.args.items() if k not in invented}
                     call = infos[i] = replace(call, args=args)
+            if valid and not invented:
+                continue
             error = best_match(spec.validator.iter_errors(call.args))
             if error is not None:
                 where = "/".join(str(p) for p in error.absolute_path) or "(root)"

@@ -297,11 +297,15 @@ def _nested_parameters(wf: Workflow) -> list[tuple[ToolSpec, str, Any]]:
 def unseen_examples(wf: Workflow, texts: list[str]) -> dict[str, list[str]]:
     """Per parameter ("tool.param"), the example values its schema shows
     that the conversation does not have (grounding.schema_examples)."""
+    examples = wf.memo(
+        "schema_examples",
+        lambda: [(f"{t.name}.{n}", schema_examples(s)) for t, n, s in _parameters(wf)],
+    )
     out: dict[str, list[str]] = {}
-    for tool, name, schema in _parameters(wf):
-        unseen = [e for e in schema_examples(schema) if not any(e in t for t in texts)]
+    for key, shown in examples:
+        unseen = [e for e in shown if not any(e in t for t in texts)]
         if unseen:
-            out[f"{tool.name}.{name}"] = unseen
+            out[key] = unseen
     return out
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -18,6 +19,8 @@ from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from forge_core.modes import CompactionStrategy, Enforcement, ReasoningReplay
+
+T = TypeVar("T")
 
 RESPOND_TOOL = "respond"
 
@@ -207,7 +210,16 @@ class Workflow:
 
     @property
     def terminal_set(self) -> frozenset[str]:
-        return frozenset(self.terminal_tools)
+        return self.memo("terminal_set", lambda: frozenset(self.terminal_tools))
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """What `make` derives from this workflow, made once: a workflow is
+        not changed once runs use it, and the server shares one between the
+        runs that send the same one."""
+        cache: dict[str, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = make()
+        return cast(T, cache[key])
 
     def tool(self, name: str) -> ToolSpec | None:
         return self.tools_by_name.get(name)

@@ -19,6 +19,7 @@ import re
 import socket
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,12 @@ _RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 # How often the journal's old runs are pruned.
 PRUNE_EVERY_S = 600.0
+
+# Parsed workflows kept (by their bytes) for the next run that sends one.
+WORKFLOW_CACHE_SIZE = 256
+# A start whose workflow is known is parsed on the event loop up to this
+# many prior messages (more go to a thread like a new workflow).
+INLINE_PRIOR_MESSAGES = 64
 
 # The most events one EventBatch carries.
 MAX_BATCH_EVENTS = 64
@@ -173,6 +180,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self._starting: set[str] = set()
         self._idle = asyncio.Event()  # set while no run is live
         self._idle.set()
+        self._workflows: OrderedDict[bytes, Workflow] = OrderedDict()
         # Read once: NVML queries are slow and GPUs do not come and go.
         self.gpus, self.gpu_status = detect_gpus()
 
@@ -504,10 +512,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         return await self._parse(first.start)
 
     async def _parse(self, msg: pb.StartRun) -> _Start:
+        # Runs of one workflow share its parsed and compiled form.
+        key = msg.workflow.SerializeToString(deterministic=True)
+        known = self._workflows.get(key)
         try:
-            # Compiling up to 128 schemas takes a while: not on the event loop,
-            # where it would stall every other run.
-            start = await asyncio.to_thread(_parse_start, msg)
+            if known is not None and len(msg.prior_messages) <= INLINE_PRIOR_MESSAGES:
+                self._workflows.move_to_end(key)
+                start = _parse_start(msg, known)
+            else:
+                # Compiling up to 128 schemas takes a while: not on the event
+                # loop, where it would stall every other run.
+                start = await asyncio.to_thread(_parse_start, msg, known)
+                if known is None:
+                    self._workflows[key] = start.workflow
+                    if len(self._workflows) > WORKFLOW_CACHE_SIZE:
+                        self._workflows.popitem(last=False)
         except WorkflowError as exc:
             raise RequestRejected(
                 grpc.StatusCode.INVALID_ARGUMENT, "INVALID_WORKFLOW", exc.field, str(exc)
@@ -710,7 +729,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 return
             await emit(
                 pb.RunResponse(
-                    message_appended=pb.MessageAppended(message=message_to_pb(message), index=index)
+                    message_appended=pb.MessageAppended(message=_message_pb(message), index=index)
                 )
             )
 
@@ -858,7 +877,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     start.session_id,
                     run.owner,
                     pb.RunCompleted(
-                        transcript=[message_to_pb(m) for m in result.transcript]
+                        transcript=[_message_pb(m) for m in result.transcript]
                     ).SerializeToString(),
                     now(),
                 )
@@ -1066,10 +1085,11 @@ def _session_messages(data: bytes) -> list[Message]:
     ]
 
 
-def _parse_start(msg: pb.StartRun) -> _Start:
+def _parse_start(msg: pb.StartRun, workflow: Workflow | None = None) -> _Start:
+    """`msg` checked and parsed; `workflow`: its workflow, parsed already."""
     if not msg.HasField("workflow"):
         raise WorkflowError("start.workflow", "is required")
-    workflow = workflow_from_pb(msg.workflow)
+    workflow = workflow or workflow_from_pb(msg.workflow)
     options = options_from_pb(msg.options)
     prior = prior_from_pb(msg.prior_messages)
     if not msg.user_message.strip():
@@ -1192,13 +1212,27 @@ def _transcript_without_result(result: RunResult) -> list[mpb.Message]:
     """The transcript with the terminal result's content left out: it is
     RunCompleted.result already, and a large result sent twice halves the
     size a completion message can carry."""
-    out = [message_to_pb(m) for m in result.transcript]
-    for message in reversed(out):
+    out = [_message_pb(m) for m in result.transcript]
+    for i in reversed(range(len(out))):
+        message = out[i]
         if message.role == mpb.ROLE_TOOL and message.tool_call_id == result.terminal_call_id:
             if message.content == result.result:
-                message.content = ""
+                # A copy: the cached one stays the message as it was.
+                out[i] = mpb.Message()
+                out[i].CopyFrom(message)
+                out[i].content = ""
             break
     return out
+
+
+def _message_pb(message: Message) -> mpb.Message:
+    """`message` on the wire, converted once: it goes out when appended and
+    again in the final transcript. Callers copy it into their own message
+    (protobuf fields copy on assignment) and never change it."""
+    converted: mpb.Message | None = message.__dict__.get("_pb")
+    if converted is None:
+        converted = message.__dict__["_pb"] = message_to_pb(message)
+    return converted
 
 
 def _failed(reason: FailureReason, message: str, exc: ForgeError | None) -> pb.RunResponse:
@@ -1209,7 +1243,7 @@ def _failed(reason: FailureReason, message: str, exc: ForgeError | None) -> pb.R
             details=exc.details if exc else {},
             iterations=exc.iterations if exc else 0,
             usage=usage_to_pb(exc.usage if exc else None),
-            transcript=[message_to_pb(m) for m in exc.transcript] if exc else [],
+            transcript=[_message_pb(m) for m in exc.transcript] if exc else [],
         )
     )
 
