@@ -1,6 +1,6 @@
 /** One run in progress: its gRPC stream, the tool calls and approvals it runs here, its events. */
 
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import {
   type ApprovalRequest as PbApprovalRequest,
   type RunRequestSchema,
@@ -36,6 +36,7 @@ import {
   toolCallStartedFromPb,
   toolOutputScreenedFromPb,
 } from "./events.js";
+import { type Message as PbMessage, MessageSchema } from "./gen/forge/v1/messages_pb.js";
 import { type Message, messageFromPb, usageFromPb } from "./messages.js";
 import { AsyncQueue } from "./queue.js";
 import { ToolArgumentsError } from "./schema.js";
@@ -210,7 +211,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   private readonly approvals = new Map<string, PendingCall>();
   private readonly values = new Map<string, unknown>();
   /** The prior messages, then those received as message_appended: they stand in for a transcript the server omitted. */
-  private readonly streamed: Message[];
+  private readonly streamed: Array<Message | PbMessage>;
   private iterated = false;
   private cancelRequested = false;
   private cancelReason = "";
@@ -634,6 +635,11 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         this.askApproval(kind.value);
         return undefined;
       case "messageAppended": {
+        if (this.init.discardEvents === true) {
+          // Nobody sees the event: convert the message only if the transcript needs it.
+          this.streamed.push(kind.value.message ?? create(MessageSchema));
+          return undefined;
+        }
         const event = messageAppendedFromPb(kind.value);
         this.streamed.push(event.message);
         this.events.push(event);
@@ -652,13 +658,13 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
             iterations: done.iterations,
             usage: usageFromPb(done.usage),
             transcript: done.transcriptOmitted
-              ? [...this.streamed]
+              ? this.streamedMessages()
               : withResult(done.transcript.map(messageFromPb), done.terminalCallId, done.result),
           },
         };
       }
       case "runFailed":
-        return { error: runFailedFromPb(kind.value, this.streamed) };
+        return { error: runFailedFromPb(kind.value, this.streamedMessages()) };
       case "toolCallCancelled": {
         const { callId, reason } = kind.value;
         const pending = this.pending.get(callId);
@@ -686,6 +692,11 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       default:
         return undefined;
     }
+  }
+
+  /** The prior messages and those received as message_appended, as a transcript. */
+  private streamedMessages(): Message[] {
+    return this.streamed.map((m) => (isPbMessage(m) ? messageFromPb(m) : m));
   }
 
   private askApproval(request: PbApprovalRequest): void {
@@ -896,6 +907,10 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       }
     }
   }
+}
+
+function isPbMessage(m: Message | PbMessage): m is PbMessage {
+  return "$typeName" in m;
 }
 
 /** The run's last event (run_completed or run_failed), alone or in a batch. */

@@ -30,13 +30,20 @@ const steps = (): unknown[] => [
   ...Array.from({ length: STEPS - 1 }, (_, i) => ({ tool_calls: [{ name: "step", args: { i: i + 1 } }] })),
   { tool_calls: [{ name: "finish", args: {} }] },
 ];
+const bigSteps = (): unknown[] => [
+  { tool_calls: [{ name: "step", args: { i: 1 } }] },
+  { tool_calls: [{ name: "step", args: { i: 2 } }] },
+  { tool_calls: [{ name: "finish", args: {} }] },
+];
 const SCRIPTS: Record<string, unknown[]> = {
   ts_batch: steps(),
   ts_batch_omit: steps(),
+  ts_batch_big_events: bigSteps(),
+  ts_batch_big_quiet: bigSteps(),
 };
 
-/** `step` records each i it gets; `finish` ends the run. */
-function stepsWorkflow(name: string, ran: number[]) {
+/** `step` records each i it gets (and answers `output(i)`); `finish` ends the run. */
+function stepsWorkflow(name: string, ran: number[], output: (i: number) => string = (i) => `ok ${i}`) {
   return workflow(name, "Call step until done, then finish.")
     .tool(
       "step",
@@ -45,7 +52,7 @@ function stepsWorkflow(name: string, ran: number[]) {
       async (args: unknown) => {
         const { i } = args as { i: number };
         ran.push(i);
-        return `ok ${i}`;
+        return output(i);
       },
     )
     .tool("finish", "Finish.", { type: "object", properties: {} }, async () => "done")
@@ -344,5 +351,49 @@ describe("leaving out event kinds (StartRun.events.omit)", () => {
         }),
       (err: unknown) => err instanceof TypeError && /tool_call_started/.test(err.message),
     );
+  });
+});
+
+describe("client.run() without onEvent", () => {
+  test("a final transcript the server omits for size is still rebuilt from the message_appended it sent", async () => {
+    // Two 160,000-character tool results: each message fits the 300,000-byte
+    // limit, run_completed with the whole transcript does not
+    // (transcript_omitted). Without onEvent the SDK queues no events, but
+    // must still keep the messages for the transcript.
+    const own = await startForgeServer(
+      ["--backend", "scripted", "--script", join(scriptDir, "script.json"), "--max-message-bytes", "300000"],
+      60_000,
+    );
+    const limited = createForgeClient({ address: own.address });
+    try {
+      const big = (i: number): string => `${i}: ${"sunny and mild, ".repeat(10_000)}`;
+      const prior = [{ role: "user" as const, content: "Earlier: hello" }];
+      const appended: string[] = [];
+      const seen = await limited.run(stepsWorkflow("ts_batch_big_events", [], big), "go", {
+        priorMessages: prior,
+        onEvent: (e) => {
+          if (e.type === "message_appended") appended.push(`${e.message.type}|${e.message.content}`);
+        },
+      });
+      const ran: number[] = [];
+      const quiet = await limited.run(stepsWorkflow("ts_batch_big_quiet", ran, big), "go", { priorMessages: prior });
+      assert.deepEqual(ran, [1, 2]);
+      assert.equal(quiet.value, "done");
+      assert.ok(
+        appended.reduce((n, m) => n + m.length, 0) > 300_000,
+        "the messages fit the limit: the transcript was not omitted",
+      );
+      const view = (r: typeof quiet): string[] => r.transcript.map((m) => `${m.type}|${m.content}`);
+      // Rebuilt from the prior message and the messages appended, as with onEvent.
+      assert.deepEqual(view(seen), [`unspecified|Earlier: hello`, ...appended]);
+      assert.deepEqual(
+        view(quiet).map((m) => m.replace("ts_batch_big_quiet", "ts_batch_big_events")),
+        view(seen),
+      );
+      assert.ok(view(quiet).some((m) => m.includes(big(2))));
+    } finally {
+      limited.close();
+      await own.stop();
+    }
   });
 });
