@@ -12,7 +12,14 @@ against an instant scripted model, three ways, in the same run:
   and tool call (the floor for any Python gRPC round trip);
 - forge+go-sdk and forge+typescript-sdk: the same server and workflow driven
   by bench/go/roundtrip (Go SDK) and bench/ts/roundtrip.mjs (TypeScript SDK,
-  the built clients/typescript/dist), when Go / Node and the build are there.
+  the built clients/typescript/dist), when Go / Node and the build are there;
+  each also against its own language's bare echo client (bench/go/roundtrip
+  -echo, bench/ts/echo.mjs) on the same echo server: that language's floor;
+- forge (asyncio loop) + python sdk: the same server started with
+  --event-loop asyncio, so uvloop's share shows in the same run.
+
+The server->client messages per iteration are counted on the wire (raw stub,
+events bundled as the SDKs ask), next to the events they carry.
 
 Per-iteration latency is the time between two consecutive tool invocations
 as the tool function sees them. Reported as p50/p99 and as ratios against
@@ -50,6 +57,7 @@ from bench._common import (
 )
 from bench.echo import chat_stub
 from forge.v1 import forge_service_pb2 as pb
+from forge.v1.forge_service_pb2_grpc import ForgeServiceStub
 from forge_client import ForgeClient, RunOptions, Workflow
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.loop import ToolOutcome, run_workflow
@@ -208,10 +216,16 @@ def ts_command() -> list[str] | None:
 async def measure_external(
     command: list[str], address: str, iterations: int, runs: int, warmup: int
 ) -> list[float]:
+    """`command` (an SDK's bench client, or an echo client when it names its
+    own address) against `address`."""
+    target = (
+        []
+        if "--echo" in command or "--address" in command
+        else [f"--{'addr' if command[0].endswith('roundtrip-go') else 'address'}", address]
+    )
     proc = await asyncio.create_subprocess_exec(
         *command,
-        f"--{'addr' if command[0].endswith('roundtrip-go') else 'address'}",
-        address,
+        *target,
         "--iterations",
         str(iterations),
         "--runs",
@@ -252,6 +266,36 @@ async def measure_echo(
     return samples
 
 
+async def wire_messages(address: str, iterations: int) -> dict[str, float]:
+    """Per iteration of one run: the server->client messages on the wire and
+    the events they carry, with batches asked for (as the SDKs do)."""
+    wf = sdk_workflow([])
+    start = pb.StartRun(
+        workflow=wf.to_proto(),
+        user_message="go",
+        options=RunOptions(max_iterations=iterations).to_proto(),
+        events=pb.EventOptions(batch=True),
+    )
+    messages = events = 0
+    async with grpc.aio.insecure_channel(address) as channel:
+        stream = ForgeServiceStub(channel).Run()
+        await stream.write(pb.RunRequest(start=start))
+        while True:
+            response = await stream.read()
+            if response is grpc.aio.EOF:
+                break
+            assert isinstance(response, pb.RunResponse)
+            messages += 1
+            batch = response.WhichOneof("kind") == "batch"
+            inner = list(response.batch.events) if batch else [response]
+            events += len(inner)
+            for event in inner:
+                if event.WhichOneof("kind") == "tool_call":
+                    result = pb.ToolResult(call_id=event.tool_call.call_id, output="ok")
+                    await stream.write(pb.RunRequest(tool_result=result))
+    return {"messages": messages / iterations, "events": events / iterations}
+
+
 def summary(name: str, samples: list[float]) -> dict[str, Any]:
     return {
         "path": name,
@@ -275,54 +319,84 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "--reply-bytes",
         str(reply_bytes),
     ]
+    asyncio_port = free_port()
+    asyncio_argv = [*forge_server_argv(asyncio_port, "--event-loop", "asyncio"), *forge_argv[-4:]]
     async with (
         server_process(forge_argv, forge_port, "roundtrip-forge") as forge,
+        server_process(asyncio_argv, asyncio_port, "roundtrip-forge-asyncio") as forge_asyncio,
         server_process(echo_argv, echo_port, "roundtrip-echo") as echo,
     ):
         # Interleave the three so that load from other processes on the
         # machine hits them alike.
         sdk: list[float] = []
+        sdk_asyncio: list[float] = []
         local: list[float] = []
         floor: list[float] = []
         others: dict[str, list[str]] = {}
+        # Each language's bare echo client against the same echo server.
+        floors: dict[str, list[str]] = {}
         if not args.python_only:
             go = go_binary()
             ts = ts_command()
+            size = ["--request-bytes", str(request_bytes)]
             if go is not None:
                 others["forge + go sdk"] = [str(go)]
+                floors["grpc echo, go client"] = [str(go), "--echo", echo.address, *size]
             if ts is not None:
                 others["forge + typescript sdk"] = ts
-        other_samples: dict[str, list[float]] = {name: [] for name in others}
+                echo_mjs = str(ROOT / "bench" / "ts" / "echo.mjs")
+                floors["grpc echo, node client"] = [
+                    ts[0],
+                    echo_mjs,
+                    "--address",
+                    echo.address,
+                    *size,
+                ]
+        other_samples: dict[str, list[float]] = {name: [] for name in [*others, *floors]}
         per_round = max(1, args.runs // args.rounds)
-        messages = 0.0
+        events = 0.0
         for _ in range(args.rounds):
-            s, messages = await measure_sdk(forge.address, args.iterations, per_round, args.warmup)
+            s, events = await measure_sdk(forge.address, args.iterations, per_round, args.warmup)
             sdk += s
+            s, _ = await measure_sdk(forge_asyncio.address, args.iterations, per_round, args.warmup)
+            sdk_asyncio += s
             local += await measure_in_process(args.iterations, per_round, args.warmup)
             floor += await measure_echo(
                 echo.address, args.iterations, per_round, args.warmup, request_bytes
             )
-            for name, command in others.items():
+            for name, command in [*others.items(), *floors.items()]:
                 other_samples[name] += await measure_external(
                     command, forge.address, args.iterations, per_round, args.warmup
                 )
+        wire = await wire_messages(forge.address, args.iterations)
     rows = [
         summary("grpc echo (floor)", floor),
         summary("engine in-process", local),
         summary("forge + python sdk", sdk),
+        summary("forge (asyncio loop) + python sdk", sdk_asyncio),
         *(summary(name, samples) for name, samples in other_samples.items()),
     ]
     echo_row, local_row = rows[0], rows[1]
+    own_floor = {
+        "forge + go sdk": "grpc echo, go client",
+        "forge + typescript sdk": "grpc echo, node client",
+    }
+    by_path = {row["path"]: row for row in rows}
     for row in rows:
         row["p50_vs_echo"] = ratio(row["p50_us"], echo_row["p50_us"])
         row["p99_vs_echo"] = ratio(row["p99_us"], echo_row["p99_us"])
         row["p50_vs_in_process"] = ratio(row["p50_us"], local_row["p50_us"])
         row["p99_vs_in_process"] = ratio(row["p99_us"], local_row["p99_us"])
+        own = by_path.get(own_floor.get(row["path"], ""), echo_row)
+        row["p50_vs_own_echo"] = ratio(row["p50_us"], own["p50_us"])
+        row["p99_vs_own_echo"] = ratio(row["p99_us"], own["p99_us"])
     return {
         "iterations_per_run": args.iterations,
         "runs": per_round * args.rounds,
         "message_bytes": {"tool_result": request_bytes, "tool_call": reply_bytes},
-        "server_to_client_messages_per_iteration": messages,
+        "sdk_events_per_iteration": events,
+        "server_to_client_messages_per_iteration": wire["messages"],
+        "events_per_iteration_on_the_wire": wire["events"],
         "rows": rows,
     }
 
@@ -337,12 +411,13 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     data = asyncio.run(run(args))
     headers = ["path", "p50 us", "p99 us", "p50 / echo", "p99 / echo", "p50 / in-proc"]
-    headers.append("p99 / in-proc")
+    headers += ["p99 / in-proc", "p50 / own echo", "p99 / own echo"]
     print(
         f"Round-trip overhead: {data['runs']} runs x {args.iterations} iterations per path; "
         f"tool result {data['message_bytes']['tool_result']} B in, tool call "
         f"{data['message_bytes']['tool_call']} B out; Forge sends "
-        f"{fmt(data['server_to_client_messages_per_iteration'], 1)} messages per iteration"
+        f"{fmt(data['server_to_client_messages_per_iteration'], 2)} messages per iteration "
+        f"on the wire, carrying {fmt(data['events_per_iteration_on_the_wire'], 2)} events"
     )
     print(
         table(
@@ -356,6 +431,8 @@ def main(argv: list[str] | None = None) -> None:
                     r["p99_vs_echo"],
                     r["p50_vs_in_process"],
                     r["p99_vs_in_process"],
+                    r["p50_vs_own_echo"],
+                    r["p99_vs_own_echo"],
                 ]
                 for r in data["rows"]
             ],

@@ -943,8 +943,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     async def _route(self, request: pb.RunRequest, run: LiveRun) -> RequestRejected | None:
         """Deliver one client message after start; the rejection that ends the
         stream when it is a protocol error. With a journal, a result is
-        written before it takes effect, and one that is there already (sent
-        again after a reattach) is ignored."""
+        written as it takes effect, and committed before anything that
+        follows from it reaches a client (LiveRun.durable): a server that
+        dies first asks for it again on the next stream, whose SDK sends the
+        answer it kept. A result sent again is ignored (the executor counts
+        each call's first)."""
         executor = run.executor
         kind = request.WhichOneof("kind")
         if kind == "tool_result":
@@ -959,10 +962,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 )
             if not run.asked(result.call_id):
                 return _unknown_call("tool_result.call_id", result.call_id)
-            if self.journal is not None and not await self.journal.record_result(
-                run.run_id, result.call_id, result.SerializeToString()
-            ):
-                return None
+            if self.journal is not None:
+                run.journal_write(
+                    self.journal.record_result(
+                        run.run_id, result.call_id, result.SerializeToString()
+                    )
+                )
             if not executor.resolve(result):
                 # Sent before a restart, not sent again yet: kept for when
                 # the resumed run gets to it.
@@ -971,10 +976,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             decision = request.approval
             if not executor.knows_approval(decision.call_id):
                 return _unknown_call("approval.call_id", decision.call_id)
-            if self.journal is not None and not await self.journal.record_result(
-                run.run_id, "approval:" + decision.call_id, decision.SerializeToString()
-            ):
-                return None
+            if self.journal is not None:
+                run.journal_write(
+                    self.journal.record_result(
+                        run.run_id, "approval:" + decision.call_id, decision.SerializeToString()
+                    )
+                )
             executor.decide(decision)
         elif kind == "cancel":
             run.cancel.set()
