@@ -376,11 +376,20 @@ class ValuePools:
             (offer.shaped, lambda name, schema, texts: shaped_values(schema, texts)),
             (offer.named, lambda name, schema, texts: named_values(name, texts, self.schema_words)),
         ]
-        for tool, name, schema in _parameters(self.wf):
-            if not free_string(name, schema):
-                continue
-            key = f"{tool.name}.{name}"
-            required = name in (tool.parameters.get("required") or [])
+        free = self.wf.memo(
+            "free_strings",
+            lambda: [
+                (
+                    name,
+                    schema,
+                    f"{tool.name}.{name}",
+                    name in (tool.parameters.get("required") or []),
+                )
+                for tool, name, schema in _parameters(self.wf)
+                if free_string(name, schema)
+            ],
+        )
+        for name, schema, key, required in free:
             for out, find in pools:
                 sources = [find(name, schema, users), find(name, schema, others)]
                 values = self._first_left(key, sources, failed)
