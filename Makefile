@@ -135,6 +135,7 @@ test:
 # same run; see bench/RESULTS.md (each script has --help for its knobs).
 bench: $(STAMP)
 	$(PY) -m bench.roundtrip
+	$(PY) -m bench.wire_cost
 	$(PY) -m bench.concurrency
 	$(PY) -m bench.real_model
 	$(PY) -m bench.compaction_cache

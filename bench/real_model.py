@@ -119,7 +119,9 @@ async def measure(
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     port = free_port()
-    argv = forge_server_argv(port, "--slots", "1", "--ctx-size", str(args.ctx_size))
+    argv = forge_server_argv(
+        port, "--slots", "1", "--ctx-size", str(args.ctx_size), *args.server_args
+    )
     rows = []
     async with (
         server_process(argv, port, "real-model-forge", timeout_s=args.start_timeout) as server,
@@ -144,6 +146,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--ctx-size", type=int, default=4096)
     p.add_argument("--start-timeout", type=float, default=300.0)
+    p.add_argument(
+        "--server-arg",
+        dest="server_args",
+        action="append",
+        default=[],
+        help="one more forge-server argument (repeat), e.g. --server-arg=--call-pieces=off",
+    )
     args = p.parse_args(argv)
     data = asyncio.run(run(args))
     print(
