@@ -198,7 +198,9 @@ def bench_workflow(iterations: int, barrier: Barrier, stamps: list[float]) -> Wo
     return wf
 
 
-async def forge_level(streams: int, iterations: int, script: Path, timeout_s: float) -> Level:
+async def forge_level(
+    streams: int, iterations: int, script: Path, timeout_s: float, server_args: list[str]
+) -> Level:
     port = free_port()
     argv = forge_server_argv(
         port,
@@ -208,6 +210,7 @@ async def forge_level(streams: int, iterations: int, script: Path, timeout_s: fl
         str(script),
         "--max-active-runs",
         str(max(1024, streams)),
+        *server_args,
     )
     level = Level(streams, iterations)
     async with server_process(argv, port, f"concurrency-forge-{streams}") as server:
@@ -273,7 +276,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for streams in args.levels:
         k = counts[streams]
         echo = await echo_level(streams, k, request_bytes, reply_bytes, args.timeout)
-        forge = await forge_level(streams, k, script, args.timeout)
+        forge = await forge_level(streams, k, script, args.timeout, args.server_args)
         f, e = forge.report(), echo.report()
         rows.append(
             {
@@ -305,6 +308,13 @@ def main(argv: list[str] | None = None) -> None:
         "--round-trips", type=int, default=2000, help="about this many per level (11-201 per run)"
     )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per phase of a level")
+    p.add_argument(
+        "--server-arg",
+        dest="server_args",
+        action="append",
+        default=[],
+        help="one more forge-server argument (repeat), e.g. --server-arg=--journal=none",
+    )
     args = p.parse_args(argv)
     data = asyncio.run(run(args))
     print(
