@@ -266,34 +266,44 @@ async def measure_echo(
     return samples
 
 
-async def wire_messages(address: str, iterations: int) -> dict[str, float]:
-    """Per iteration of one run: the server->client messages on the wire and
-    the events they carry, with batches asked for (as the SDKs do)."""
-    wf = sdk_workflow([])
+async def record_wire(address: str, iterations: int, batch: bool) -> list[pb.RunResponse]:
+    """Every server->client message of one run as it came on the wire (raw
+    stub), answering each tool call; `batch`: events bundled, as the SDKs
+    ask for them."""
     start = pb.StartRun(
-        workflow=wf.to_proto(),
+        workflow=sdk_workflow([]).to_proto(),
         user_message="go",
         options=RunOptions(max_iterations=iterations).to_proto(),
-        events=pb.EventOptions(batch=True),
+        events=pb.EventOptions(batch=batch),
     )
-    messages = events = 0
+    out: list[pb.RunResponse] = []
     async with grpc.aio.insecure_channel(address) as channel:
         stream = ForgeServiceStub(channel).Run()
         await stream.write(pb.RunRequest(start=start))
         while True:
             response = await stream.read()
             if response is grpc.aio.EOF:
-                break
+                return out
             assert isinstance(response, pb.RunResponse)
-            messages += 1
-            batch = response.WhichOneof("kind") == "batch"
-            inner = list(response.batch.events) if batch else [response]
-            events += len(inner)
-            for event in inner:
+            out.append(response)
+            for event in unbatched(response):
                 if event.WhichOneof("kind") == "tool_call":
                     result = pb.ToolResult(call_id=event.tool_call.call_id, output="ok")
                     await stream.write(pb.RunRequest(tool_result=result))
-    return {"messages": messages / iterations, "events": events / iterations}
+
+
+def unbatched(response: pb.RunResponse) -> list[pb.RunResponse]:
+    if response.WhichOneof("kind") == "batch":
+        return list(response.batch.events)
+    return [response]
+
+
+async def wire_messages(address: str, iterations: int) -> dict[str, float]:
+    """Per iteration of one run: the server->client messages on the wire and
+    the events they carry, with batches asked for (as the SDKs do)."""
+    messages = await record_wire(address, iterations, batch=True)
+    events = sum(len(unbatched(m)) for m in messages)
+    return {"messages": len(messages) / iterations, "events": events / iterations}
 
 
 def summary(name: str, samples: list[float]) -> dict[str, Any]:

@@ -34,37 +34,10 @@ from bench._common import (
     write_results,
 )
 from bench.echo import chat_stub
-from bench.roundtrip import message_sizes, sdk_workflow, write_script
+from bench.roundtrip import message_sizes, record_wire, write_script
 from forge.v1 import forge_service_pb2 as pb
-from forge.v1.forge_service_pb2_grpc import ForgeServiceStub
-from forge_client import RunOptions
 
 ECHO_MESSAGES = 3000
-
-
-async def record(address: str, iterations: int, batch: bool) -> list[pb.RunResponse]:
-    """Every server->client message of one run, as it came."""
-    start = pb.StartRun(
-        workflow=sdk_workflow([]).to_proto(),
-        user_message="go",
-        options=RunOptions(max_iterations=iterations).to_proto(),
-        events=pb.EventOptions(batch=batch),
-    )
-    out: list[pb.RunResponse] = []
-    async with grpc.aio.insecure_channel(address) as channel:
-        stream = ForgeServiceStub(channel).Run()
-        await stream.write(pb.RunRequest(start=start))
-        while True:
-            response = await stream.read()
-            if response is grpc.aio.EOF:
-                return out
-            assert isinstance(response, pb.RunResponse)
-            out.append(response)
-            inner = list(response.batch.events) if response.WhichOneof("kind") == "batch" else []
-            for event in inner or [response]:
-                if event.WhichOneof("kind") == "tool_call":
-                    result = pb.ToolResult(call_id=event.tool_call.call_id, output="ok")
-                    await stream.write(pb.RunRequest(tool_result=result))
 
 
 def micros(fn: Any, repeat: int = 2000) -> float:
@@ -122,8 +95,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         server_process(argv, port, "wire-cost-forge") as forge,
         server_process(echo_argv, echo_port, "wire-cost-echo") as echo,
     ):
-        single = await record(forge.address, args.iterations, batch=False)
-        batched = await record(forge.address, args.iterations, batch=True)
+        single = await record_wire(forge.address, args.iterations, batch=False)
+        batched = await record_wire(forge.address, args.iterations, batch=True)
         assert echo.proc is not None
         per_message_ms = await echo_cpu_per_message(echo.address, echo.proc.pid, request_bytes)
     return {
