@@ -601,16 +601,17 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     async def _create_run(
         self, run_id: str, start: _Start, owner: str
     ) -> tuple[LiveRun, Attachment]:
-        if self.journal is not None and await self.journal.load(run_id, after_seq=1 << 62):
-            raise _run_exists(run_id)
         if self.journal is not None:
             try:
                 await self.journal.create_run(
                     run_id, start.raw, owner, start.session_id, self.holder, now()
                 )
             except RunExists as exc:
-                # Two starts with one id racing on replicas: the second insert fails.
+                # An id the journal has (an ended run's too), or two starts
+                # with one id racing on replicas: the insert fails.
                 raise _run_exists(run_id) from exc
+            # Kept by the journal; the run does not need it again.
+            start.raw = b""
         self.metrics.runs_started.inc()
         run = self._new_run(run_id, owner, start)
         attachment = run.attach(0)
