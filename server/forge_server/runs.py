@@ -98,6 +98,8 @@ class LiveRun:
     omit: frozenset[str] = frozenset()
     batch: bool = False
     seq: int = 0
+    # The run's events, for a stream that takes it over; only without a
+    # journal (a journaled run's are read back from the journal).
     log: list[pb.RunResponse] = field(default_factory=list)
     cancel: CancelSignal = field(default_factory=CancelSignal)
     shutting_down: bool = False
@@ -139,7 +141,8 @@ class LiveRun:
                 self._unjournaled.append(
                     self.journal.append(self.run_id, self.seq, data, len(data))
                 )
-            self.log.append(response)
+            else:
+                self.log.append(response)
             kind = response.WhichOneof("kind")
             if kind == "tool_call":
                 self._asked[response.tool_call.call_id] = response
@@ -178,7 +181,6 @@ class LiveRun:
 
     def restore(self, events: list[pb.RunResponse]) -> None:
         """Take over a journaled run's events (numbered already)."""
-        self.log = list(events)
         self.seq = events[-1].seq if events else 0
         for event in events:
             if event.WhichOneof("kind") == "tool_call":

@@ -629,8 +629,19 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         run = self._live.get(msg.run_id)
         if run is not None:
             _check_owner(run.owner, owner)
+            upto = run.seq
             attachment = run.attach(msg.after_seq)
-            attachment.backlog.insert(0, self._run_started(run.run_id, RunOptions(), True))
+            if run.journal is not None and msg.after_seq < upto:
+                # A journaled run's events are in the journal, not in memory;
+                # those after `upto` come live, to this attachment already.
+                with contextlib.suppress(Exception):
+                    await run.durable()
+                record = await run.journal.load(run.run_id, msg.after_seq)
+                missed = [_event(s, d) for s, d in (record.events if record else ()) if s <= upto]
+                attachment.backlog.extendleft(
+                    reversed([e for e in missed if e.WhichOneof("kind") not in run.omit])
+                )
+            attachment.backlog.appendleft(self._run_started(run.run_id, RunOptions(), True))
             log.info("run %s: reattached after seq %d", run.run_id, msg.after_seq)
             return run, attachment
         if msg.run_id in self._starting:
@@ -681,7 +692,17 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         run = self._new_run(msg.run_id, record.owner, start)
         run.restore(events)
         attachment = run.attach(msg.after_seq)
-        attachment.backlog.insert(0, opening)
+        # Resumed here: what the stream missed is what the journal had.
+        attachment.backlog.extendleft(
+            reversed(
+                [
+                    e
+                    for e in events
+                    if e.seq > msg.after_seq and e.WhichOneof("kind") not in run.omit
+                ]
+            )
+        )
+        attachment.backlog.appendleft(opening)
         run.early = known
         rlog = run_logger(msg.run_id, start.labels)
         rlog.info(
