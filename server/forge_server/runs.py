@@ -198,8 +198,10 @@ class LiveRun:
             await attachment.put(None)
 
     def attach(self, after_seq: int) -> Attachment:
-        """A new stream takes the run: the events after `after_seq`, then the
-        calls and approvals still unanswered that it had already seen."""
+        """A new stream takes the run: the events after `after_seq` (a
+        journaled run keeps none in memory: the caller puts the journal's in
+        front), then the calls and approvals still unanswered that it had
+        already seen."""
         if self.attachment is not None:
             self.attachment.close()
         if self._expiry is not None:
