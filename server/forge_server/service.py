@@ -1203,7 +1203,7 @@ def fit(response: pb.RunResponse, limit: int) -> pb.RunResponse:
     every message from `message_appended`. Text that alone is over the limit
     is cut, with a marker saying so.
     """
-    size = response.ByteSize()
+    size = original = response.ByteSize()
     if size <= limit:
         return response
     kind = response.WhichOneof("kind")
@@ -1217,7 +1217,9 @@ def fit(response: pb.RunResponse, limit: int) -> pb.RunResponse:
     elif kind == "message_appended":
         message = response.message_appended.message
         message.content = _cut(message.content, size - limit)
-    log.warning("a %s event of %d bytes was cut to the %d-byte message limit", kind, size, limit)
+    log.warning(
+        "a %s event of %d bytes was cut to the %d-byte message limit", kind, original, limit
+    )
     return response
 
 

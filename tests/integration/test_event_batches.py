@@ -16,7 +16,8 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import workflow_pb2 as wpb
 from forge_client import ForgeClient, MessageAppended, RunOptions, Workflow
-from forge_core.backends.scripted import ScriptedBackend, call
+from forge_core.backends.scripted import ScriptedBackend, call, calls
+from forge_server.app import ServerOptions
 from tests.helpers import address, running_server
 
 STEPS = 6
@@ -171,3 +172,54 @@ async def test_python_sdk_asks_for_batches_and_delivers_every_event() -> None:
     assert len(result.transcript) == len(stream.result.transcript)
     with pytest.raises(ValueError, match="omit_events"):
         ForgeClient("127.0.0.1:1").start(wf, "go", omit_events=["tool_call"])
+
+
+async def test_a_batch_stays_within_the_message_size_limit() -> None:
+    """Two tool results of 40 KB ready at once, on a server whose messages
+    may hold 64 KB: they go out in two messages, not one the client refuses."""
+    limit = 64 * 1024
+    backend = ScriptedBackend(
+        scripts={"batches": [calls(("step", {"i": 1}), ("step", {"i": 2})), call("finish")]}
+    )
+    options = ServerOptions(host="127.0.0.1", port=0, max_message_bytes=limit)
+    async with running_server(backend, options) as server:
+        async with grpc.aio.insecure_channel(
+            address(server), options=[("grpc.max_receive_message_length", limit)]
+        ) as channel:
+            stub = pb_grpc.ForgeServiceStub(channel)
+            stream = stub.Run()
+            request = start(pb.EventOptions(batch=True))
+            request.start.options.parallel_tool_calls = True
+            await stream.write(request)
+            wire: list[pb.RunResponse] = []
+            events: list[pb.RunResponse] = []
+            while True:
+                response = await stream.read()
+                if response is grpc.aio.EOF:
+                    break
+                assert isinstance(response, pb.RunResponse)
+                wire.append(response)
+                batch = response.WhichOneof("kind") == "batch"
+                for event in list(response.batch.events) if batch else [response]:
+                    events.append(event)
+                    if event.WhichOneof("kind") == "tool_call":
+                        call_id = event.tool_call.call_id
+                        output = "x" * 40_000 if event.tool_call.tool_name == "step" else "done"
+                        answer = pb.ToolResult(call_id=call_id, output=output)
+                        await stream.write(pb.RunRequest(tool_result=answer))
+    assert kinds(events)[-1] == "run_completed"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert all(m.ByteSize() <= limit for m in wire)
+    results = [
+        e
+        for e in events
+        if e.WhichOneof("kind") == "message_appended"
+        and len(e.message_appended.message.content) >= 40_000
+    ]
+    assert len(results) == 2
+    # The two results were ready together, and no single message held both.
+    assert not any(
+        sum(len(e.message_appended.message.content) >= 40_000 for e in m.batch.events) > 1
+        for m in wire
+        if m.WhichOneof("kind") == "batch"
+    )
