@@ -8,6 +8,7 @@ a run must produce are too.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import grpc
 import pytest
@@ -51,10 +52,12 @@ def start(events: pb.EventOptions | None = None) -> pb.RunRequest:
 
 
 async def drive(
-    stub: pb_grpc.ForgeServiceAsyncStub, request: pb.RunRequest
+    stub: pb_grpc.ForgeServiceAsyncStub,
+    request: pb.RunRequest,
+    output: Callable[[pb.ToolCallRequest], str] = lambda _: "ok",
 ) -> tuple[list[pb.RunResponse], list[pb.RunResponse]]:
     """(messages as they came on the wire, events with batches unrolled),
-    answering every tool call."""
+    answering every tool call with `output`."""
     stream = stub.Run()
     await stream.write(request)
     wire: list[pb.RunResponse] = []
@@ -71,7 +74,9 @@ async def drive(
         for event in inner:
             events.append(event)
             if event.WhichOneof("kind") == "tool_call":
-                result = pb.ToolResult(call_id=event.tool_call.call_id, output="ok")
+                result = pb.ToolResult(
+                    call_id=event.tool_call.call_id, output=output(event.tool_call)
+                )
                 await stream.write(pb.RunRequest(tool_result=result))
     return wire, events
 
@@ -186,27 +191,13 @@ async def test_a_batch_stays_within_the_message_size_limit() -> None:
         async with grpc.aio.insecure_channel(
             address(server), options=[("grpc.max_receive_message_length", limit)]
         ) as channel:
-            stub = pb_grpc.ForgeServiceStub(channel)
-            stream = stub.Run()
             request = start(pb.EventOptions(batch=True))
             request.start.options.parallel_tool_calls = True
-            await stream.write(request)
-            wire: list[pb.RunResponse] = []
-            events: list[pb.RunResponse] = []
-            while True:
-                response = await stream.read()
-                if response is grpc.aio.EOF:
-                    break
-                assert isinstance(response, pb.RunResponse)
-                wire.append(response)
-                batch = response.WhichOneof("kind") == "batch"
-                for event in list(response.batch.events) if batch else [response]:
-                    events.append(event)
-                    if event.WhichOneof("kind") == "tool_call":
-                        call_id = event.tool_call.call_id
-                        output = "x" * 40_000 if event.tool_call.tool_name == "step" else "done"
-                        answer = pb.ToolResult(call_id=call_id, output=output)
-                        await stream.write(pb.RunRequest(tool_result=answer))
+            wire, events = await drive(
+                pb_grpc.ForgeServiceStub(channel),
+                request,
+                lambda call: "x" * 40_000 if call.tool_name == "step" else "done",
+            )
     assert kinds(events)[-1] == "run_completed"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert all(m.ByteSize() <= limit for m in wire)
