@@ -1173,7 +1173,12 @@ class _Run:
 
         signal.add_callback(interrupt)
         try:
-            return await work
+            result = await work
+            if fired and task.cancelling():
+                # The work took the interruption and finished anyway: the
+                # request is withdrawn; the next step sees the signal set.
+                task.uncancel()
+            return result
         except asyncio.CancelledError:
             # Only this signal's cancellation becomes the run's outcome; one
             # from outside (the task itself was cancelled) goes on up.

@@ -8,6 +8,7 @@ was told and what actually ran.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -866,6 +867,38 @@ async def test_after_a_signalled_cancel_the_task_awaits_normally() -> None:
     await asyncio.sleep(0.02)
     cancel.set()
     assert await asyncio.wait_for(task, 1.0) == "went on"
+
+
+async def test_work_that_swallows_the_interruption_leaves_no_cancel_behind() -> None:
+    """A tool batch that catches the signal's interruption and returns: the
+    run still ends cancelled at its next step, and its task has no
+    cancellation left pending for whatever it awaits after."""
+    cancel = CancelSignal()
+    started = asyncio.Event()
+
+    class Stubborn(RecordingExecutor):
+        async def execute(self, calls: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+            started.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+            return await super().execute(calls, iteration)
+
+    backend = ScriptedBackend(scripts={WF: [call("fetch", id="1"), call("submit", answer="x")]})
+
+    async def body() -> str:
+        with pytest.raises(WorkflowCancelledError):
+            await run([], backend=backend, executor=Stubborn(), cancel=cancel)
+        # No cancellation request left: asyncio.timeout() and TaskGroup count them.
+        current = asyncio.current_task()
+        assert current is not None and current.cancelling() == 0
+        await asyncio.sleep(0.01)
+        return "went on"
+
+    task = asyncio.create_task(body())
+    await asyncio.wait_for(started.wait(), 1.0)
+    cancel.set()
+    assert await asyncio.wait_for(task, 1.0) == "went on"
+    assert len(backend.requests) == 1
 
 
 async def test_a_cancel_set_by_the_run_itself_ends_it_at_the_next_step() -> None:
