@@ -27,6 +27,7 @@ from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
+from forge_core.chat_template import ChatTemplate, LocalPrompts
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ForgeError, WorkflowCancelledError
 from forge_core.grammar import build_grammar, piece_grammars
@@ -138,6 +139,9 @@ class LlamaServerBackend:
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             limits=httpx.Limits(max_connections=max(4, slots * 2)),
         )
+        # A call in pieces needs the conversation's prompt text: rendered
+        # here (chat_template.py) rather than asked of /apply-template per call.
+        self.prompts = LocalPrompts(self._load_template, self.server_prompt)
 
     @classmethod
     async def connect(
@@ -287,7 +291,33 @@ class LlamaServerBackend:
         fixed = one_n - per_message + 1
         return per_message - content, fixed
 
+    async def _load_template(self) -> ChatTemplate | None:
+        """The model's template from /props; None (prompts from llama-server)
+        where the server gives none. Not answering (503, no connection) raises."""
+        resp = await self._http.get("/props")
+        if resp.status_code == 503:
+            raise _Unavailable(f"HTTP 503 from /props: {resp.text[:200]}")
+        try:
+            props = resp.json() if resp.status_code == 200 else {}
+        except ValueError:
+            props = {}
+        source = props.get("chat_template") if isinstance(props, dict) else None
+        if not isinstance(source, str) or not source:
+            return None
+        return ChatTemplate(
+            source, str(props.get("bos_token") or ""), str(props.get("eos_token") or "")
+        )
+
+    async def server_prompt(self, messages: list[dict[str, Any]]) -> str:
+        resp = await self._http.post("/apply-template", json={"messages": messages})
+        if resp.status_code == 503:
+            raise _Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
+        if resp.status_code != 200:
+            raise _http_error(resp.status_code, resp.text)
+        return str(resp.json()["prompt"])
+
     async def aclose(self) -> None:
+        await self.prompts.aclose()
         await self._http.aclose()
         if self._native is not None:
             await self._native.aclose()
@@ -301,7 +331,10 @@ class LlamaServerBackend:
             parameter_docs=request.parameter_docs,
         )
 
-    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+    def request_body(self, request: ChatRequest, constrain: bool = True) -> dict[str, Any]:
+        """The `/v1/chat/completions` body; without the whole-call grammar
+        when not `constrain` (a call in pieces builds it only if it falls back
+        to the whole call: `constrain_body`)."""
         body: dict[str, Any] = {
             "messages": self._chat_messages(request),
             "temperature": request.temperature,
@@ -309,25 +342,30 @@ class LlamaServerBackend:
             "stream": True,
             "cache_prompt": True,
         }
-        if self.constrains(request):
-            allowed = allowed_tools(request)
-            grammar = build_grammar(
-                allowed,
-                parallel=request.parallel,
-                min_calls=request.min_calls,
-                **_value_pools(request),
-            )
-            if grammar is not None:
-                body["grammar"] = grammar
-            else:
-                # A schema the compact grammar cannot express: let llama-server
-                # derive the grammar from the JSON Schema instead.
-                schema = tool_call_schema(allowed, parallel=request.parallel)
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "tool_call", "schema": schema},
-                }
+        if constrain:
+            self.constrain_body(body, request)
         return body
+
+    def constrain_body(self, body: dict[str, Any], request: ChatRequest) -> None:
+        if not self.constrains(request) or "grammar" in body or "response_format" in body:
+            return
+        allowed = allowed_tools(request)
+        grammar = build_grammar(
+            allowed,
+            parallel=request.parallel,
+            min_calls=request.min_calls,
+            **_value_pools(request),
+        )
+        if grammar is not None:
+            body["grammar"] = grammar
+        else:
+            # A schema the compact grammar cannot express: let llama-server
+            # derive the grammar from the JSON Schema instead.
+            schema = tool_call_schema(allowed, parallel=request.parallel)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": schema},
+            }
 
     def constrains(self, request: ChatRequest) -> bool:
         return request.constrained and self._info.tool_call_mode == ToolCallMode.CONSTRAINED
@@ -389,7 +427,10 @@ class LlamaServerBackend:
             reply = await self._native.complete(request, on_chunk)
             reply.usage.slot = slot
             return reply
-        body = self.request_body(request)
+        # In pieces the whole-call grammar is built only if the call falls back
+        # to it: it costs more Python than the rest of the call's preparation.
+        pieces = self.call_pieces and self.constrains(request) and not request.parallel
+        body = self.request_body(request, constrain=not pieces)
         # Pinning keeps the run on the slot that holds its KV cache.
         body["id_slot"] = slot
         first = request.run_id not in self._started
@@ -398,11 +439,11 @@ class LlamaServerBackend:
             await self._restore_prefix(slot, request, key)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self._wait_ready else 0)
-        pieces = self.call_pieces and "grammar" in body and not request.parallel
 
         async def attempt() -> BackendReply:
             reply = await self._pieces(slot, request, body, on_chunk) if pieces else None
             if reply is None:
+                self.constrain_body(body, request)
                 reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
             self._calibrate(body, reply.usage.prompt_tokens)
             reply.usage.slot = slot
@@ -430,12 +471,7 @@ class LlamaServerBackend:
     ) -> BackendReply | None:
         """The call in pieces (llama_pieces.py); None when a piece came back
         malformed and the whole-call grammar must make it."""
-        resp = await self._http.post("/apply-template", json={"messages": body["messages"]})
-        if resp.status_code == 503:
-            raise _Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
-        if resp.status_code != 200:
-            raise _http_error(resp.status_code, resp.text)
-        prompt = str(resp.json()["prompt"])
+        prompt = await self.prompts.prompt(body["messages"])
         usage = Usage(model_calls=1)
         first_prompt: list[int] = []
         # The first piece's prompt ends with Forge's opening of the call,

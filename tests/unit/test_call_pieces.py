@@ -229,6 +229,8 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
 
     def answer(request: httpx.Request) -> httpx.Response:
         seen.append(request.url.path)
+        if request.url.path == "/props":
+            return httpx.Response(200, json={})  # no chat template: /apply-template
         if request.url.path == "/apply-template":
             return httpx.Response(200, json={"prompt": "<prompt>"})
         if request.url.path == "/tokenize":
@@ -278,7 +280,13 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         reply = await backend.complete(request, sink)
     finally:
         await backend.aclose()
-    assert seen == ["/apply-template", "/tokenize", "/completion", "/v1/chat/completions"]
+    assert seen == [
+        "/props",
+        "/apply-template",
+        "/tokenize",
+        "/completion",
+        "/v1/chat/completions",
+    ]
     assert isinstance(reply.response, list) and reply.response[0].args == {"summary": "ok"}
     kinds = [c.type for c in chunks]
     assert ChunkType.RETRY in kinds
