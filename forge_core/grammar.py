@@ -566,19 +566,24 @@ class _Builder:
         counter = [0]
         walk = values | banned
 
-        def node(prefix: str) -> str | None:
-            """The rule for what may follow `prefix`; None when nothing may
-            (a banned prefix, or an excluded value `high` characters long)."""
+        def node(prefix: str, below: list[str]) -> str | None:
+            """The rule for what may follow `prefix` (`below`: the walked
+            strings that start with it); None when nothing may (a banned
+            prefix, or an excluded value `high` characters long)."""
             if prefix in banned:
                 return None
             depth = len(prefix)
-            kids = sorted({v[depth] for v in walk if len(v) > depth and v.startswith(prefix)})
+            by_kid: dict[str, list[str]] = {}
+            for v in below:
+                if len(v) > depth:
+                    by_kid.setdefault(v[depth], []).append(v)
+            kids = sorted(by_kid)
             options = []
             if depth >= low and prefix not in values:
                 options.append('"\\""')
             if depth < high:
                 for c in kids:
-                    child = node(prefix + c)
+                    child = node(prefix + c, by_kid[c])
                     if child is not None:
                         options.append(f"{json.dumps(c)} {child}")
                 rest_low, rest_high = max(0, low - depth - 1), high - depth - 1
@@ -591,7 +596,7 @@ class _Builder:
             counter[0] += 1
             return self.rule(f"{hint}-x{counter[0]}", " | ".join(options))
 
-        root = node("")
+        root = node("", list(walk))
         if root is None:  # only when high == 0 and "" is excluded
             raise Unsupported("every string is excluded")
         return self.rule(hint, f'"\\"" {root}')
