@@ -36,7 +36,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 log = logging.getLogger(__name__)
 
 # Renders audited against llama-server one by one before sampling starts.
-AUDITED = 16
+AUDITED = 8
 # After that, one render in this many is audited.
 AUDIT_EVERY = 32
 

@@ -282,6 +282,15 @@ _ARTICLES = frozenset("a an the this that these those my your our their his her 
 _NAME_TOKEN = r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]{0,62}[A-Za-z0-9])?"
 # How far around a noun named_values looks.
 _WINDOW = 160
+_AFTER_NOUN = re.compile(rf"\s+({_NAME_TOKEN})")
+_LAST_NAME = re.compile(rf"({_NAME_TOKEN})(\s+)$")
+
+
+@lru_cache(maxsize=1024)
+def _noun_pattern(noun: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(noun)}(?:s|es)?(?![A-Za-z0-9])", re.I)
+
+
 _LIST_GLUE = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)$", re.IGNORECASE)
 
 
@@ -307,47 +316,59 @@ def named_values(param: str, texts: Iterable[str], schema_words: Iterable[str] =
     noun = name_word(param)
     if noun is None or len(noun) < 3:
         return []
-    texts = list(texts)
-    occurrences = re.compile(rf"(?<![A-Za-z0-9]){re.escape(noun)}(?:s|es)?(?![A-Za-z0-9])", re.I)
-    after = re.compile(rf"\s+({_NAME_TOKEN})")
-    exact: dict[str, None] = {}
-    for text in texts:
-        for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
-            token = after.match(text[match.end() : match.end() + _WINDOW])
-            if token and _id_like(token.group(1)):
-                exact.setdefault(token.group(1), None)
+    # Per text, cached: a run asks again every turn, for each tool that has
+    # the parameter, over a conversation that only grew by a message.
+    skip = _DETERMINERS | {noun} | {w.lower() for w in schema_words}
+    per_text = [_named_in(noun, text, skip) for text in texts]
+    exact = [v for found, _ in per_text for v in found]
     if exact:
-        return list(exact)
+        return list(dict.fromkeys(exact))
+    return list(dict.fromkeys(v for _, found in per_text for v in found))
+
+
+@lru_cache(maxsize=4096)
+def _named_in(
+    noun: str, text: str, skip: frozenset[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """named_values for one text: the identifiers right after the noun, and
+    the words (and list items) right before it that are not in `skip`."""
+    occurrences = _noun_pattern(noun)
+    after = _AFTER_NOUN
+    exact: dict[str, None] = {}
+    for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
+        token = after.match(text[match.end() : match.end() + _WINDOW])
+        if token and _id_like(token.group(1)):
+            exact.setdefault(token.group(1), None)
+    if exact:
+        return tuple(exact), ()
     # A word of the schema's own names makes a compound, not a value: "the
     # shipping cost" with get_shipping_cost names no cost.
-    skip = _DETERMINERS | {noun} | {w.lower() for w in schema_words}
-    last = re.compile(rf"({_NAME_TOKEN})(\s+)$")
+    last = _LAST_NAME
     found: dict[str, None] = {}
-    for text in texts:
-        for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
-            window = text[max(0, match.start() - _WINDOW) : match.start()]
-            word = last.search(window)
-            if word is None:
-                continue
-            items = [word.group(1)]
-            head = window[: word.start(1)]
-            while (glue := _LIST_GLUE.search(head)) and (
-                prev := re.search(rf"({_NAME_TOKEN})$", head[: glue.start()])
-            ):
-                items.insert(0, prev.group(1))
-                head = head[: prev.start()]
-            # A capitalised name runs back over its capitalised words
-            # ("the San Francisco office").
-            head = window[: word.start(1)]
-            while items[-1][:1].isupper() and (prev := re.search(r"([A-Z][A-Za-z]+)\s+$", head)):
-                if prev.group(1).lower() in _ARTICLES or len(items) > 1:
-                    break
-                items[-1] = f"{prev.group(1)} {items[-1]}"
-                head = head[: prev.start(1)]
-            for item in items:
-                if item.lower() not in skip and any(c.isalpha() for c in item):
-                    found.setdefault(item, None)
-    return list(found)
+    for match in islice(occurrences.finditer(text), MAX_CANDIDATES):
+        window = text[max(0, match.start() - _WINDOW) : match.start()]
+        word = last.search(window)
+        if word is None:
+            continue
+        items = [word.group(1)]
+        head = window[: word.start(1)]
+        while (glue := _LIST_GLUE.search(head)) and (
+            prev := re.search(rf"({_NAME_TOKEN})$", head[: glue.start()])
+        ):
+            items.insert(0, prev.group(1))
+            head = head[: prev.start()]
+        # A capitalised name runs back over its capitalised words
+        # ("the San Francisco office").
+        head = window[: word.start(1)]
+        while items[-1][:1].isupper() and (prev := re.search(r"([A-Z][A-Za-z]+)\s+$", head)):
+            if prev.group(1).lower() in _ARTICLES or len(items) > 1:
+                break
+            items[-1] = f"{prev.group(1)} {items[-1]}"
+            head = head[: prev.start(1)]
+        for item in items:
+            if item.lower() not in skip and any(c.isalpha() for c in item):
+                found.setdefault(item, None)
+    return (), tuple(found)
 
 
 def example_shape(example: str) -> re.Pattern[str] | None:
@@ -369,13 +390,19 @@ def example_shape(example: str) -> re.Pattern[str] | None:
 def shaped_values(schema: Any, texts: Iterable[str]) -> list[str]:
     """Values in `texts` shaped like one of the parameter's schema examples
     ("16:45" for a start time whose description says "e.g. 08:15")."""
-    found: dict[str, None] = {}
+    examples = schema_examples(schema)
+    if not examples:
+        return []
     texts = list(texts)
-    for example in schema_examples(schema):
-        shape = example_shape(example)
-        if shape is None:
-            continue
-        for text in texts:
-            for match in shape.finditer(text):
-                found.setdefault(match.group(0), None)
-    return list(found)
+    return list(dict.fromkeys(v for e in examples for t in texts for v in _shaped_in(e, t)))
+
+
+@lru_cache(maxsize=4096)
+def _shaped_in(example: str, text: str) -> tuple[str, ...]:
+    shape = _example_shape(example)
+    return tuple(m.group(0) for m in shape.finditer(text)) if shape is not None else ()
+
+
+@lru_cache(maxsize=1024)
+def _example_shape(example: str) -> re.Pattern[str] | None:
+    return example_shape(example)
