@@ -18,6 +18,7 @@ import pytest
 
 from forge_server.journal import Journal, JournaledRun, open_journal
 from forge_server.journal import postgres as postgres_journal
+from forge_server.journal import sqlite as sqlite_journal
 from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
 from forge_server.journal.postgres import PostgresJournal, mask_password
 from forge_server.journal.sqlite import SqliteJournal
@@ -496,5 +497,90 @@ async def test_one_bad_write_fails_alone(tmp_path: Path) -> None:
         assert not isinstance(outcomes[0], Exception)
         assert not isinstance(outcomes[2], Exception)
         assert (await load(journal, "r1")).events == [(1, b"first"), (2, b"e2"), (3, b"e3")]
+    finally:
+        await journal.aclose()
+
+
+async def test_events_commit_on_the_loop_without_a_thread_hop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events and results commit on the event loop's connection: no job for
+    the journal's thread, and the rows are on disk (another connection reads
+    them) by the time each write completes."""
+    journal = SqliteJournal(tmp_path / "j.db")
+    await journal.open()
+    hops: list[object] = []
+    submit = journal._in_thread
+    monkeypatch.setattr(journal, "_in_thread", lambda fn, *a: hops.append(fn) or submit(fn, *a))
+    try:
+        await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+        await asyncio.gather(*(journal.append("r1", seq, b"e", 1) for seq in range(1, 6)))
+        assert await journal.record_result("r1", "c1", b"result")
+        assert hops == []
+        reader = sqlite3.connect(tmp_path / "j.db")
+        try:
+            assert reader.execute("SELECT COUNT(*) FROM events").fetchone() == (5,)
+            assert reader.execute("SELECT COUNT(*) FROM results").fetchone() == (1,)
+        finally:
+            reader.close()
+    finally:
+        await journal.aclose()
+
+
+async def test_a_locked_journal_sends_writes_to_the_thread_and_the_loop_keeps_running(
+    tmp_path: Path,
+) -> None:
+    """Another writer holds the lock (a second process on the file): the
+    loop's connection does not wait for it. The batch goes to the thread,
+    which waits; meanwhile the event loop serves everything else, and the
+    writes complete in order once the lock is released."""
+    journal = SqliteJournal(tmp_path / "j.db")
+    await journal.open()
+    other = sqlite3.connect(tmp_path / "j.db", isolation_level=None, check_same_thread=False)
+    try:
+        await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+        other.execute("BEGIN IMMEDIATE")
+        writes = asyncio.gather(*(journal.append("r1", seq, b"e", 1) for seq in range(1, 4)))
+        ticks = 0
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 20 and not writes.done()
+        other.execute("COMMIT")
+        await asyncio.wait_for(writes, 10)
+        await journal.append("r1", 4, b"e", 1)
+        assert [seq for seq, _ in (await load(journal, "r1")).events] == [1, 2, 3, 4]
+    finally:
+        other.close()
+        await journal.aclose()
+
+
+async def test_the_thread_checkpoints_what_the_loop_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's connection never checkpoints (that syncs the database
+    file); the thread does, every CHECKPOINT_EVERY inline commits."""
+    monkeypatch.setattr(sqlite_journal, "CHECKPOINT_EVERY", 4)
+    journal = SqliteJournal(tmp_path / "j.db")
+    await journal.open()
+    checkpoints: list[int] = []
+    run_checkpoint = journal._run_checkpoint
+
+    def counted() -> None:
+        checkpoints.append(1)
+        run_checkpoint()
+
+    monkeypatch.setattr(journal, "_run_checkpoint", counted)
+    try:
+        await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+        seq = 0
+        for commits in (4, 8, 12):
+            while journal._inline_commits < commits:
+                seq += 1
+                await journal.append("r1", seq, b"e", 1)
+            # A checkpoint syncs the files (tens of ms here): the thread's
+            # next job runs after it.
+            await journal.load("r1")
+        assert len(checkpoints) == 3 and seq == 11  # after commits 4, 8 and 12
     finally:
         await journal.aclose()
