@@ -71,7 +71,9 @@ class ToolSpec:
         self.validator = Draft202012Validator(self.parameters, registry=local_registry())
 
 
-@dataclass(frozen=True)
+# Slots: with more than 30 fields an instance dict stops sharing its keys and
+# costs ~1.5 KB; the server keeps one per run.
+@dataclass(frozen=True, slots=True)
 class RunOptions:
     max_iterations: int = 10
     max_retries: int = 3

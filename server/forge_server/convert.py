@@ -122,8 +122,11 @@ def _enum(table: Mapping[Any, str], value: int, default: str, field_path: str) -
     return table[value]
 
 
+_DEFAULT_OPTIONS = RunOptions()
+
+
 def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
-    defaults = RunOptions()
+    defaults = _DEFAULT_OPTIONS
     g = msg.guardrails
     opts = RunOptions(
         max_iterations=msg.max_iterations or defaults.max_iterations,

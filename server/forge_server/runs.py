@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forge.v1 import forge_service_pb2 as pb
-from forge_core.cancel import CancelSignal
+from forge_core.cancel import CancelSignal, LazyEvent
 from forge_core.tool_execution import ToolOutcome
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor
@@ -45,18 +45,123 @@ EMPTY = object()
 Item = pb.RunResponse | RequestRejected | None
 
 
+class Outbox:
+    """asyncio.Queue(maxsize) for one reader, at a fraction of its memory.
+
+    A stream waiting for a tool result holds its outbox open, empty, for as
+    long as the call takes; asyncio.Queue keeps three deques (items, getters,
+    putters) and an Event with a fourth, about 3 KB a stream. This one keeps
+    its items in a list (empty: no storage), the waiting reader's future in
+    one field, and a list of blocked writers only once one blocks. Same
+    behaviour as asyncio.Queue otherwise: put() waits while `maxsize` items
+    are queued and writers go on in the order they blocked; a second reader
+    waiting at the same time is an error (an attachment has one stream)."""
+
+    __slots__ = ("_getter", "_items", "_maxsize", "_putters")
+
+    def __init__(self, maxsize: int) -> None:
+        self._maxsize = maxsize
+        # list.pop(0) moves at most maxsize pointers; a list that empties
+        # frees its storage, where a deque keeps a 64-slot block.
+        self._items: list[Item] = []
+        self._getter: asyncio.Future[None] | None = None
+        self._putters: list[asyncio.Future[None]] | None = None
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def full(self) -> bool:
+        return len(self._items) >= self._maxsize
+
+    async def put(self, item: Item) -> None:
+        while self.full():
+            putter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if self._putters is None:
+                self._putters = []
+            self._putters.append(putter)
+            try:
+                await putter
+            except BaseException:
+                putter.cancel()  # in case it was not woken
+                # Taken off the list already when get_nowait() woke it.
+                with contextlib.suppress(ValueError):
+                    self._putters.remove(putter)
+                if not self.full() and not putter.cancelled():
+                    # Woken for a free slot it will not take: the next
+                    # writer in line gets it.
+                    self._wake_putter()
+                raise
+        self.put_nowait(item)
+
+    def put_nowait(self, item: Item) -> None:
+        if self.full():
+            raise asyncio.QueueFull
+        self._items.append(item)
+        getter = self._getter
+        if getter is not None:
+            self._getter = None
+            if not getter.done():
+                getter.set_result(None)
+
+    async def get(self) -> Item:
+        while not self._items:
+            if self._getter is not None:
+                raise RuntimeError("an Outbox has one reader at a time")
+            getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._getter = getter
+            try:
+                await getter
+            except BaseException:
+                getter.cancel()  # in case it was not woken
+                if self._getter is getter:
+                    self._getter = None
+                raise
+        return self.get_nowait()
+
+    def get_nowait(self) -> Item:
+        if not self._items:
+            raise asyncio.QueueEmpty
+        item = self._items.pop(0)
+        self._wake_putter()
+        return item
+
+    def clear(self) -> None:
+        """Drop every queued item; as many blocked writers go on."""
+        dropped = len(self._items)
+        self._items.clear()
+        for _ in range(dropped):
+            self._wake_putter()
+
+    def _wake_putter(self) -> None:
+        putters = self._putters
+        while putters:
+            putter = putters.pop(0)
+            if not putter.done():
+                putter.set_result(None)
+                break
+
+
 class Attachment:
     """One stream's view of a run: the backlog it asked for, then live events."""
 
+    __slots__ = ("_backlog", "kicked", "queue")
+
     def __init__(self, backlog: list[pb.RunResponse]) -> None:
-        self.backlog = deque(backlog)
-        self.queue: asyncio.Queue[pb.RunResponse | RequestRejected | None] = asyncio.Queue(
-            OUTBOX_SIZE
-        )
+        # None once sent: most streams idle with their backlog long gone.
+        self._backlog: deque[pb.RunResponse] | None = deque(backlog) if backlog else None
+        self.queue = Outbox(OUTBOX_SIZE)
         # Another stream took the run over: this one ends.
         self.kicked = False
 
-    async def put(self, item: pb.RunResponse | RequestRejected | None) -> None:
+    @property
+    def backlog(self) -> deque[pb.RunResponse]:
+        """What the stream gets before the live events (the caller may put
+        more in front)."""
+        if self._backlog is None:
+            self._backlog = deque()
+        return self._backlog
+
+    async def put(self, item: Item) -> None:
         await self.queue.put(item)
 
     def close(self, last: RequestRejected | None = None) -> None:
@@ -64,22 +169,32 @@ class Attachment:
         and journal have it), so whoever waits to put is unblocked; `last`
         is what the stream ends with."""
         self.kicked = True
-        while not self.queue.empty():
-            self.queue.get_nowait()
+        self.queue.clear()
         with contextlib.suppress(asyncio.QueueFull):
             self.queue.put_nowait(last)
+
+    def _from_backlog(self) -> pb.RunResponse | None:
+        backlog = self._backlog
+        if not backlog:
+            return None
+        item = backlog.popleft()
+        if not backlog:
+            self._backlog = None
+        return item
 
     async def next(self) -> Item:
         """The next item: a backlog event, else a live one (waits for it).
         None ends the stream; a RequestRejected ends it with that error."""
-        if self.backlog:
-            return self.backlog.popleft()
+        item = self._from_backlog()
+        if item is not None:
+            return item
         return await self.queue.get()
 
     def ready(self) -> Item | object:
         """The next item if there is one already, else EMPTY."""
-        if self.backlog:
-            return self.backlog.popleft()
+        item = self._from_backlog()
+        if item is not None:
+            return item
         if self.queue.empty():
             return EMPTY
         return self.queue.get_nowait()
@@ -107,7 +222,9 @@ class LiveRun:
     cancel_reason: str = ""
     engine: asyncio.Task[None] | None = None
     attachment: Attachment | None = None
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    # A LazyEvent: nobody waits on it, and an asyncio.Event allocates a deque
+    # for waiters up front (~760 bytes, more than the run's other fields).
+    finished: asyncio.Event = field(default_factory=LazyEvent)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _expiry: asyncio.Task[None] | None = None
     # call id -> the event that asked for it (re-sent on reattach).
@@ -120,8 +237,10 @@ class LiveRun:
     # calls it waited on) is not the run's and must reach neither the
     # journal nor a client.
     stopped: bool = False
-    # Journal writes of emitted events, oldest first, until committed.
-    _unjournaled: deque[Awaitable[object]] = field(default_factory=deque)
+    # Journal writes of emitted events, oldest first, until committed. A
+    # list: there are a few at a time, and once empty it holds no storage
+    # (a deque keeps a 64-slot block for as long as the run lives).
+    _unjournaled: list[Awaitable[object]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
@@ -175,7 +294,7 @@ class LiveRun:
             await asyncio.shield(write)
             # Another caller may have waited on the same write and moved on.
             if self._unjournaled and self._unjournaled[0] is write:
-                self._unjournaled.popleft()
+                del self._unjournaled[0]
 
     def asked(self, call_id: str) -> bool:
         """Whether this run ever sent `call_id` (before a restart included)."""

@@ -12,6 +12,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import psycopg_pool
 import pytest
@@ -511,7 +512,12 @@ async def test_events_commit_on_the_loop_without_a_thread_hop(
     await journal.open()
     hops: list[object] = []
     submit = journal._in_thread
-    monkeypatch.setattr(journal, "_in_thread", lambda fn, *a: hops.append(fn) or submit(fn, *a))
+
+    def counted(fn: Any, *args: Any) -> asyncio.Future[Any]:
+        hops.append(fn)
+        return submit(fn, *args)
+
+    monkeypatch.setattr(journal, "_in_thread", counted)
     try:
         await journal.create_run("r1", b"s", "", "", "h1", now=T0)
         await asyncio.gather(*(journal.append("r1", seq, b"e", 1) for seq in range(1, 6)))

@@ -15,7 +15,14 @@ from typing import Any
 import httpx
 import pytest
 
-from forge_core.chat_template import AUDITED, PROBES, ChatTemplate, LocalPrompts, TemplateError
+from forge_core.chat_template import (
+    AUDIT_EVERY,
+    AUDITED,
+    PROBES,
+    ChatTemplate,
+    LocalPrompts,
+    TemplateError,
+)
 
 CHATML = (
     "{%- for message in messages -%}\n"
@@ -111,11 +118,14 @@ async def test_a_template_that_agrees_is_rendered_here_and_audited_then_sampled(
     probes = len(PROBES)
     await settle(prompts)
     assert server.requests == probes + 1  # the probes, then one audit
-    for _ in range(AUDITED * 3):
+    renders = 1 + AUDITED + 2 * AUDIT_EVERY
+    for _ in range(renders - 1):
         await prompts.prompt(CONVERSATION)
     await settle(prompts)
-    # Audits thin out after AUDITED renders: far fewer requests than renders.
-    assert probes + AUDITED < server.requests < probes + AUDITED + 6
+    # Every render audited up to AUDITED, then one in AUDIT_EVERY.
+    sampled = sum(1 for n in range(AUDITED + 1, renders + 1) if n % AUDIT_EVERY == 0)
+    assert sampled >= 2
+    assert server.requests == probes + AUDITED + sampled
     assert prompts.local
 
 
