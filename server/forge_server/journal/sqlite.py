@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 # SQLite's own default is a checkpoint per 1,000 WAL pages; a commit here
 # writes 1-4 pages.
 CHECKPOINT_EVERY = 256
+# Tries at switching a new file to WAL while other servers open it too.
+WAL_ATTEMPTS = 40
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -168,15 +171,28 @@ class SqliteJournal:
         def connect() -> None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
+            # Several servers opening a new file at once: switching it to WAL
+            # can answer "locked" at once, without waiting (SQLite does not
+            # wait where waiting could deadlock), so ask again a few times.
+            for attempt in range(WAL_ATTEMPTS):
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.05)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(_SCHEMA)
             self._db = db
             loop_db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            loop_db.execute("PRAGMA busy_timeout=5000")
             loop_db.execute("PRAGMA synchronous=NORMAL")
-            loop_db.execute("PRAGMA busy_timeout=0")
             loop_db.execute("PRAGMA wal_autocheckpoint=0")
+            # Read the schema now, while waiting for other openers is fine.
+            loop_db.execute("SELECT 1 FROM runs LIMIT 0").fetchall()
+            loop_db.execute("PRAGMA busy_timeout=0")
             self._loop_db = loop_db
 
         await self._run(connect)
