@@ -506,6 +506,10 @@ class ForgeClient:
             session_id=session_id,
             omit_events=omit_events,
         )
+        if on_event is None:
+            # Nobody reads the events: the stream skips building the
+            # per-call ones (the run and its result are the same).
+            stream._deliver = False
         async with contextlib.aclosing(stream):
             async for event in stream:
                 if on_event is not None:
@@ -623,12 +627,19 @@ class RunStream:
         self._tool_tasks: set[asyncio.Task[None]] = set()
         self._tasks_by_call: dict[str, asyncio.Task[None]] = {}
         self._tool_names: dict[str, str] = {}
-        # Events of tool and approval tasks, surfaced between server messages.
-        self._local: asyncio.Queue[ToolCallFinished | ApprovalDecided] = asyncio.Queue()
+        # Events of tool and approval tasks, surfaced between server messages
+        # (a plain deque: only this loop's tasks add to it, nobody waits on it).
+        self._local: collections.deque[ToolCallFinished | ApprovalDecided] = collections.deque()
+        # Whether anyone reads the events: `run` without on_event does not,
+        # and then the per-call events (ToolCallStarted, ToolCallFinished,
+        # MessageAppended) are neither built nor yielded.
+        self._deliver = True
         self._values: dict[str, Any] = {}
         # Stand-in for a final transcript the server omits (size limit): the
         # server sends prior messages back only in a full transcript.
-        self._streamed: list[Message] = [message_from_pb(m) for m in start.prior_messages]
+        # Without event delivery, message_appended messages are kept as
+        # received and converted only if that transcript is needed.
+        self._streamed: list[Message | mpb.Message] = list(start.prior_messages)
         # Reattach state: the highest seq handled, the calls and approvals
         # seen (deduplicated by call id, not seq), the answers sent (kept for
         # the run's lifetime, sent again when the server asks again).
@@ -705,10 +716,12 @@ class RunStream:
             log.debug("writing to the run's stream failed", exc_info=True)
 
     def _take_local(self) -> list[ToolCallFinished | ApprovalDecided]:
-        events = []
-        while not self._local.empty():
-            events.append(self._local.get_nowait())
+        events = list(self._local)
+        self._local.clear()
         return events
+
+    def _streamed_transcript(self) -> list[Message]:
+        return [m if isinstance(m, Message) else message_from_pb(m) for m in self._streamed]
 
     def _can_reattach(self) -> bool:
         if not self._reattach or self._finished or self._cancelled:
@@ -863,25 +876,29 @@ class RunStream:
                 if not self._can_reattach():
                     raise _rpc_error(exc) from exc
                 log.debug("writing the start failed", exc_info=True)
+            deliver = self._deliver
             while True:
-                for local in self._take_local():
-                    yield local
+                if self._local:
+                    for local in self._take_local():
+                        yield local
                 if self._batched:
                     response = self._batched.popleft()
+                    kind = response.WhichOneof("kind")
                 else:
                     try:
                         response = await self._read()
                     except _Broken as broken:
                         await self._reconnect(broken)
                         continue
-                    if response.WhichOneof("kind") == "batch":
+                    kind = response.WhichOneof("kind")
+                    if kind == "batch":
                         self._batched.extend(response.batch.events)
                         continue
                 # Tasks queue their event before sending what the server
                 # answers, so this keeps them ahead of that answer.
-                for local in self._take_local():
-                    yield local
-                kind = response.WhichOneof("kind")
+                if self._local:
+                    for local in self._take_local():
+                        yield local
                 seq = response.seq
                 if kind == "run_started":
                     self._started = True
@@ -906,7 +923,9 @@ class RunStream:
                         await self._send(answer, request.call_id)
                     elif request.call_id not in self._calls_seen:
                         self._calls_seen.add(request.call_id)
-                        yield self._dispatch(request)
+                        started = self._dispatch(request)
+                        if started is not None:
+                            yield started
                     continue
                 if kind == "approval_request":
                     self._last_seq = max(self._last_seq, seq)
@@ -940,9 +959,12 @@ class RunStream:
                     yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)
                 elif kind == "message_appended":
                     m = response.message_appended
-                    message = message_from_pb(m.message)
-                    self._streamed.append(message)
-                    yield MessageAppended(message, m.index)
+                    if deliver:
+                        message = message_from_pb(m.message)
+                        self._streamed.append(message)
+                        yield MessageAppended(message, m.index)
+                    else:
+                        self._streamed.append(m.message)
                 elif kind == "tool_call_cancelled":
                     gone = response.tool_call_cancelled
                     task = self._tasks_by_call.pop(gone.call_id, None)
@@ -978,8 +1000,9 @@ class RunStream:
                 elif kind == "run_completed":
                     self._finished = True
                     done = response.run_completed
-                    for local in self._take_local():
-                        yield local
+                    if self._local:
+                        for local in self._take_local():
+                            yield local
                     self.result = RunResult(
                         terminal_tool=done.terminal_tool,
                         value=self._values.get(done.terminal_call_id, done.result),
@@ -987,34 +1010,39 @@ class RunStream:
                         iterations=done.iterations,
                         usage=usage_from_pb(done.usage),
                         transcript=(
-                            list(self._streamed) if done.transcript_omitted else _with_result(done)
+                            self._streamed_transcript()
+                            if done.transcript_omitted
+                            else _with_result(done)
                         ),
                         run_id=self.run_id,
                     )
                     return
                 elif kind == "run_failed":
                     self._finished = True
-                    raise run_failed(response.run_failed, self._streamed)
+                    raise run_failed(response.run_failed, self._streamed_transcript())
         finally:
             await self.aclose()
 
-    def _dispatch(self, request: pb.ToolCallRequest) -> ToolCallStarted:
+    def _dispatch(self, request: pb.ToolCallRequest) -> ToolCallStarted | None:
+        """Start the call's task; its ToolCallStarted (None when nobody reads
+        events: the arguments are then parsed only by the tool)."""
+        call_id = request.call_id
+        self._tool_names[call_id] = request.tool_name
+        task = asyncio.create_task(self._run_tool(request))
+        self._tool_tasks.add(task)
+        self._tasks_by_call[call_id] = task
+        if not self._deliver:
+            return None
         try:
             arguments = json.loads(request.arguments_json or "{}")
         except ValueError:
             arguments = {}
-        self._tool_names[request.call_id] = request.tool_name
-        task = asyncio.create_task(self._run_tool(request))
-        self._tool_tasks.add(task)
-        self._tasks_by_call[request.call_id] = task
-        task.add_done_callback(self._tool_tasks.discard)
-        task.add_done_callback(lambda _: self._tasks_by_call.pop(request.call_id, None))
-        coercions = tuple(
-            Coercion(c.path, c.original_json, c.coerced_json) for c in request.coercions
+        coercions = (
+            tuple([Coercion(c.path, c.original_json, c.coerced_json) for c in request.coercions])
+            if request.coercions
+            else ()
         )
-        return ToolCallStarted(
-            request.call_id, request.tool_name, arguments, request.iteration, coercions
-        )
+        return ToolCallStarted(call_id, request.tool_name, arguments, request.iteration, coercions)
 
     def _ask(self, request: pb.ApprovalRequest) -> ApprovalRequested:
         try:
@@ -1040,7 +1068,7 @@ class RunStream:
                 log.debug("approver raised for %s", event.tool_name, exc_info=True)
                 error = str(exc) or type(exc).__name__
                 decision = Approval(False, error)
-        self._local.put_nowait(
+        self._local.append(
             ApprovalDecided(
                 event.call_id, event.tool_name, decision.approved, decision.reason, error
             )
@@ -1054,6 +1082,19 @@ class RunStream:
         await self._send(request, "approval:" + event.call_id)
 
     async def _run_tool(self, request: pb.ToolCallRequest) -> None:
+        try:
+            await self._call_tool(request)
+        finally:
+            # The task forgets itself as it ends, rather than in done
+            # callbacks, which take one more turn of the event loop per call.
+            # (A task cancelled before its first step never gets here: it
+            # stays in _tool_tasks, done, until aclose.)
+            task = asyncio.current_task()
+            if task is not None:
+                self._tool_tasks.discard(task)
+            self._tasks_by_call.pop(request.call_id, None)
+
+    async def _call_tool(self, request: pb.ToolCallRequest) -> None:
         result = pb.ToolResult(call_id=request.call_id)
         tool = self._workflow.tools.get(request.tool_name)
         error: str | None = None
@@ -1090,7 +1131,8 @@ class RunStream:
             result.error.CopyFrom(
                 pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type=type(exc).__name__)
             )
-        self._local.put_nowait(ToolCallFinished(request.call_id, request.tool_name, output, error))
+        if self._deliver:
+            self._local.append(ToolCallFinished(request.call_id, request.tool_name, output, error))
         answer = pb.RunRequest(tool_result=result)
         # Kept for the run's lifetime: a call the server sends again (after a
         # reattach) gets this answer again instead of a second run.

@@ -3,8 +3,6 @@ generated protobuf messages. Internal: users see only the SDK's types."""
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import messages_pb2 as mpb
 from forge_client.messages import (
@@ -20,25 +18,24 @@ from forge_client.messages import (
     Usage,
 )
 
-E = TypeVar("E", Role, MessageType)
-
-
-def _enum(cls: type[E], value: int) -> E:
-    # A number this SDK does not know (a newer server) reads as UNSPECIFIED
-    # rather than failing the whole run.
-    try:
-        return cls(value)
-    except ValueError:
-        return cls(0)
+# A number this SDK does not know (a newer server) reads as UNSPECIFIED
+# rather than failing the whole run. Looked up in a dict rather than through
+# the enum's constructor (and its ValueError): this runs for every streamed
+# message and every message of the final transcript.
+_ROLES = {r.value: r for r in Role}
+_MESSAGE_TYPES = {t.value: t for t in MessageType}
 
 
 def message_from_pb(m: mpb.Message) -> Message:
+    calls = m.tool_calls
     return Message(
-        role=_enum(Role, m.role),
+        role=_ROLES.get(m.role, Role.UNSPECIFIED),
         content=m.content,
-        type=_enum(MessageType, m.type),
+        type=_MESSAGE_TYPES.get(m.type, MessageType.UNSPECIFIED),
         step_index=m.step_index if m.HasField("step_index") else None,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments_json) for c in m.tool_calls),
+        tool_calls=tuple([ToolCall(c.id, c.name, c.arguments_json) for c in calls])
+        if calls
+        else (),
         tool_call_id=m.tool_call_id,
         tool_name=m.tool_name,
         transient=m.transient,

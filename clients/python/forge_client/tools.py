@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import json
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -48,6 +49,20 @@ class Tool:
             return self.raw_schema or {"type": "object", "properties": {}}
         return self.args_model.model_json_schema()
 
+    def _schema_json(self) -> str:
+        """json_schema() as JSON text, as each run's start sends it. A model's
+        schema is generated once per model (pydantic builds it anew on every
+        call, a few hundred microseconds per tool and run); a raw schema is
+        serialized each time, since the caller may change that dict (as is
+        what a subclass's own json_schema returns)."""
+        model = self.args_model
+        if model is None or type(self).json_schema is not Tool.json_schema:
+            return json.dumps(self.json_schema())
+        text = _SCHEMA_TEXT.get(model)
+        if text is None:
+            text = _SCHEMA_TEXT[model] = json.dumps(model.model_json_schema())
+        return text
+
     async def invoke(self, arguments_json: str) -> Any:
         """Validate the arguments with the model, then call the function.
 
@@ -63,8 +78,25 @@ class Tool:
             call_kwargs: dict[str, Any] = {}
         else:
             call_args = ()
-            call_kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+            call_kwargs = {name: getattr(parsed, name) for name in _field_names(type(parsed))}
         return await _call(self.fn, call_args, call_kwargs)
+
+
+# Per argument model (weak keys: a model made for a workflow that is gone is
+# not kept): its schema as JSON text, and its field names.
+_SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+# Field names: reading `model_fields` on the class goes through pydantic's
+# deprecation shim on every tool call.
+_FIELD_NAMES: weakref.WeakKeyDictionary[type[BaseModel], tuple[str, ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(model)
+    if names is None:
+        names = _FIELD_NAMES[model] = tuple(model.model_fields)
+    return names
 
 
 async def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
@@ -169,7 +168,7 @@ class Workflow:
                 wpb.ToolSpec(
                     name=t.name,
                     description=t.description,
-                    parameters_json_schema=json.dumps(t.json_schema()),
+                    parameters_json_schema=t._schema_json(),
                     prerequisites=[
                         wpb.Prerequisite(tool=p.tool, match_arg=p.match_arg)
                         for p in t.prerequisites
