@@ -688,7 +688,7 @@ class _Run:
         repeats = {
             i: failed
             for i, c in enumerate(infos)
-            if (failed := self.failed.get(call_signature(c.name, c.args))) and failed.blocked
+            if (failed := self.failed.get(c.signature())) and failed.blocked
         }
         if not repeats:
             return await self.check_repeated_successes(infos)
@@ -713,7 +713,7 @@ class _Run:
         results are in the conversation. The second time, the next turn only
         offers the terminal tools and pending steps: the model keeps asking
         for what it has instead of finishing."""
-        sigs = [call_signature(c.name, c.args) for c in infos]
+        sigs = [c.signature() for c in infos]
         if not infos or not all(s in self.succeeded for s in sigs):
             return True
         pending = self.steps.pending()
@@ -1037,7 +1037,7 @@ class _Run:
                 if call.name in self.wf.terminal_set and terminal_result is None:
                     terminal_result = (call, raw_output)
             else:
-                sig = call_signature(call.name, call.args)
+                sig = call.signature()
                 failed = self.failed.setdefault(sig, FailedCall(call.name, call.args, ""))
                 failed.error = outcome.error or ""
                 failed.failures += 1
@@ -1081,9 +1081,7 @@ class _Run:
         ran = all(o.ok and not o.deferred for o in outcomes)
         self.last_success = [(c.name, c.args) for c in infos] if ran else []
         self.succeeded.update(
-            call_signature(c.name, c.args)
-            for c, o in zip(infos, outcomes, strict=True)
-            if o.ok and not o.deferred
+            c.signature() for c, o in zip(infos, outcomes, strict=True) if o.ok and not o.deferred
         )
         unresolved = all(not o.ok and o.error_kind is ToolErrorKind.RESOLUTION for o in outcomes)
         self.last_unresolved = [(c.name, c.args) for c in infos] if unresolved else []

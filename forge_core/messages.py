@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from forge_core.failed_calls import call_signature
+
 if TYPE_CHECKING:
     from forge_core.coercion import Coercion
 
@@ -60,6 +62,15 @@ class ToolCallInfo:
         if cached is None:
             cached = json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
             self.__dict__["_arguments_json"] = cached
+        return cached
+
+    def signature(self) -> str:
+        """failed_calls.call_signature of this call, encoded once: the loop
+        asks for it several times per turn."""
+        cached: str | None = self.__dict__.get("_signature")
+        if cached is None:
+            cached = call_signature(self.name, self.args)
+            self.__dict__["_signature"] = cached
         return cached
 
 
