@@ -47,6 +47,16 @@ async def llama_server() -> AsyncIterator[ManagedLlamaServer]:
         await managed.stop()
 
 
+@pytest.fixture
+async def llama_backend(llama_server: ManagedLlamaServer) -> AsyncIterator[LlamaServerBackend]:
+    """A backend of its own on the session's server (tests change its settings)."""
+    backend = await LlamaServerBackend.connect(llama_server.url, backend_mode="managed")
+    try:
+        yield backend
+    finally:
+        await backend.aclose()
+
+
 @pytest.fixture(scope="session")
 async def llama_forge(llama_server: ManagedLlamaServer) -> AsyncIterator[ForgeServer]:
     backend = await LlamaServerBackend.connect(llama_server.url, backend_mode="managed")

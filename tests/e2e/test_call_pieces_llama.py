@@ -9,8 +9,6 @@ which way each call went.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import jsonschema
 import pytest
@@ -18,20 +16,10 @@ import pytest
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.calls import ChunkType, StreamChunk
-from forge_core.llama_process import ManagedLlamaServer
 from forge_core.messages import Message, MessageRole, MessageType
 from tests.e2e.test_grammar_llama import TOOLS
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def backend(llama_server: ManagedLlamaServer) -> AsyncIterator[LlamaServerBackend]:
-    backend = await LlamaServerBackend.connect(llama_server.url, backend_mode="managed")
-    try:
-        yield backend
-    finally:
-        await backend.aclose()
 
 
 def paths(backend: LlamaServerBackend) -> list[str]:
@@ -61,10 +49,10 @@ def request(user: str, allowed: list[str], temperature: float) -> ChatRequest:
 
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 async def test_calls_in_pieces_are_complete_and_valid(
-    backend: LlamaServerBackend, temperature: float
+    llama_backend: LlamaServerBackend, temperature: float
 ) -> None:
     schemas = {t.name: t.parameters for t in TOOLS}
-    sent = paths(backend)
+    sent = paths(llama_backend)
     chunks: list[StreamChunk] = []
 
     async def sink(chunk: StreamChunk) -> None:
@@ -73,7 +61,7 @@ async def test_calls_in_pieces_are_complete_and_valid(
     for allowed in (["search_flights"], ["search_flights", "add_items"], ["add_items"]):
         sent.clear()
         chunks.clear()
-        reply = await backend.complete(
+        reply = await llama_backend.complete(
             request("Book two seats from Oslo to Rome, and add a lamp.", allowed, temperature),
             sink,
         )
@@ -92,10 +80,10 @@ async def test_calls_in_pieces_are_complete_and_valid(
         assert chunks[-1].type == ChunkType.FINAL
 
 
-async def test_whole_call_grammar_when_pieces_are_off(backend: LlamaServerBackend) -> None:
-    backend.call_pieces = False
-    sent = paths(backend)
-    reply = await backend.complete(
+async def test_whole_call_grammar_when_pieces_are_off(llama_backend: LlamaServerBackend) -> None:
+    llama_backend.call_pieces = False
+    sent = paths(llama_backend)
+    reply = await llama_backend.complete(
         request("Book two seats from Oslo to Rome.", ["search_flights"], 0.0), None
     )
     assert isinstance(reply.response, list)

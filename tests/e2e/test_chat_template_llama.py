@@ -10,7 +10,6 @@ Forge render it. Once the audits have thinned out, a call in pieces sends no
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -115,30 +114,21 @@ async def assert_renders_agree(backend: LlamaServerBackend) -> None:
     assert backend.prompts.local
 
 
-@pytest.fixture
-async def backend(llama_server: ManagedLlamaServer) -> AsyncIterator[LlamaServerBackend]:
-    backend = await LlamaServerBackend.connect(llama_server.url, backend_mode="managed")
-    try:
-        yield backend
-    finally:
-        await backend.aclose()
-
-
 async def test_the_bundled_template_renders_here_and_calls_skip_apply_template(
-    backend: LlamaServerBackend,
+    llama_backend: LlamaServerBackend,
 ) -> None:
-    await assert_renders_agree(backend)
+    await assert_renders_agree(llama_backend)
     for _ in range(AUDITED):
-        await backend.prompts.prompt(conversations()[1])
-    await backend.prompts.audited()
-    assert backend.prompts.local
+        await llama_backend.prompts.prompt(conversations()[1])
+    await llama_backend.prompts.audited()
+    assert llama_backend.prompts.local
     sent: list[str] = []
 
     async def hook(request: httpx.Request) -> None:
         sent.append(request.url.path)
 
-    backend._http.event_hooks["request"].append(hook)
-    reply = await backend.complete(
+    llama_backend._http.event_hooks["request"].append(hook)
+    reply = await llama_backend.complete(
         ChatRequest(
             run_id="template-e2e",
             workflow_name="travel",
