@@ -138,6 +138,7 @@ async def choose(
     values: list[str],
     next_tokens: NextTokens,
     rng: random.Random | None = None,
+    spaced: bool = False,
 ) -> tuple[str | None, int, str]:
     """Which of `values` (compact JSON texts) the model writes after `call`,
     found from its likeliest next tokens instead of under a grammar, and the
@@ -149,9 +150,18 @@ async def choose(
     the allowed tokens (temperature > 0) instead of taking the likeliest.
     The third item is what the chosen token wrote after the value (`,` when
     the model went on to another key, `}` when it closed), else "".
+
+    `spaced`: the value follows a key's colon the way the conversation's own
+    calls write it, after one space. Where every value is a string, Forge
+    then writes ` "` itself instead of asking whether the model puts the
+    space there: one request less per choice (the model's ` "` came at
+    94-98% in the real-model runs, and its alternatives were tokens no value
+    allows).
     """
     # The value follows the key's colon after an optional space, as `sp` allows.
-    remaining = [(f" {v}", v) for v in values] + [(v, v) for v in values]
+    remaining = [(f" {v}", v) for v in values]
+    if not (spaced and all(v.startswith('"') for v in values)):
+        remaining += [(v, v) for v in values]
     written = ""
     requests = 0
     while len({v for _, v in remaining}) > 1:
@@ -206,10 +216,10 @@ async def piece_call(
     text = OPENING
     await emit(text)
 
-    async def pick(values: list[str]) -> tuple[str | None, str]:
+    async def pick(values: list[str], spaced: bool = True) -> tuple[str | None, str]:
         if next_tokens is None:
             return None, ""
-        chosen, requests, after = await choose(text, values, next_tokens, rng)
+        chosen, requests, after = await choose(text, values, next_tokens, rng, spaced)
         budget.requests += requests
         return chosen, after
 
@@ -278,7 +288,7 @@ async def piece_call(
             options = {f"{quote}{comma}{json.dumps(k)}:": k for k in optional}
             if after != ",":
                 options[quote + "}"] = "}"
-            named, _ = await pick(list(options))
+            named, _ = await pick(list(options), spaced=False)
             if named is not None:
                 chosen = options[named]
                 part, quote = quote, ""

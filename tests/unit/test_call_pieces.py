@@ -325,6 +325,21 @@ async def test_forge_chooses_a_listed_value_from_the_likeliest_allowed_token() -
     assert tokens.asked == ['{"city":', '{"city": "']
 
 
+async def test_a_spaced_string_choice_asks_once_where_the_values_part() -> None:
+    """With `spaced`, Forge writes the ` "` that opens every string value
+    (the conversation's own calls put one space after the colon) and asks
+    only where the values part; values that are not all strings still let
+    the model choose the space."""
+    tokens = Tokens({'"city": "': [("Os", 0.6), ("Rome", 0.3)]})
+    chosen, requests, _ = await choose('{"city":', ['"Oslo"', '"Rome"'], tokens, spaced=True)
+    assert chosen == '"Oslo"' and requests == 1
+    assert tokens.asked == ['{"city": "']
+    tokens = Tokens({'"n":': [(" 7", 0.6), ("4", 0.3)]})
+    chosen, requests, _ = await choose('{"n":', ["4", "7"], tokens, spaced=True)
+    assert chosen == "7" and requests == 1
+    assert tokens.asked == ['{"n":']
+
+
 async def test_a_token_that_ends_a_value_must_end_it_where_a_value_may_end() -> None:
     """`4` is a listed number, but `42` is not `4` followed by its end."""
     tokens = Tokens({'"n":': [(" 42", 0.6), (" 4", 0.3)]})
@@ -347,7 +362,7 @@ async def test_a_call_in_pieces_writes_the_chosen_tool_and_value_without_a_gramm
         "",
         {"type": "object", "properties": {"unit": {"enum": ["c", "f"]}}, "required": ["unit"]},
     )
-    tokens = Tokens({'{"tool":': [(' "get', 0.6), (' "report', 0.3)], '"unit":': [(' "f', 0.7)]})
+    tokens = Tokens({'{"tool": "': [("get", 0.6), ("report", 0.3)], '"unit": "': [("f", 0.7)]})
     script = Script()
     emitted: list[str] = []
 
@@ -358,8 +373,10 @@ async def test_a_call_in_pieces_writes_the_chosen_tool_and_value_without_a_gramm
     assert made is not None
     assert json.loads(made.text) == {"tool": "get_weather", "args": {"unit": "f"}}
     assert "".join(emitted) == made.text
-    # No piece went to a grammar: two requests for next-token probabilities.
+    # No piece went to a grammar: two requests for next-token probabilities,
+    # each after Forge's ` "` (the space is not asked for).
     assert script.asked == [] and made.requests == 2
+    assert tokens.asked == ['{"tool": "', '{"tool": "get_weather", "args": {"unit": "']
 
 
 async def test_the_closing_quote_of_a_chosen_value_is_the_models_to_write() -> None:
@@ -377,16 +394,16 @@ async def test_the_closing_quote_of_a_chosen_value_is_the_models_to_write() -> N
     )
     tokens = Tokens(
         {
-            '"city":': [(' "Os', 0.9)],
+            '"city": "': [("Os", 0.9)],
             '"city": "Oslo': [('",', 0.8), ('"}}', 0.1)],
-            '"unit":': [(' "c', 0.9)],
+            '"unit": "': [("c", 0.9)],
         }
     )
     made = await piece_call([tool], piece_grammars(), Script(), _emit_nothing, 512, tokens)
     assert made is not None
     assert json.loads(made.text) == {"tool": "t", "args": {"city": "Oslo", "unit": "c"}}
     assert any(asked.endswith('"city": "Oslo') for asked in tokens.asked)
-    tokens = Tokens({'"city":': [(' "Os', 0.9)], '"city": "Oslo': [('"}}', 0.8), ('",', 0.1)]})
+    tokens = Tokens({'"city": "': [("Os", 0.9)], '"city": "Oslo': [('"}}', 0.8), ('",', 0.1)]})
     made = await piece_call([tool], piece_grammars(), Script(), _emit_nothing, 512, tokens)
     assert made is not None and json.loads(made.text) == {"tool": "t", "args": {"city": "Oslo"}}
 
