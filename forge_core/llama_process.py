@@ -243,6 +243,9 @@ class ManagedLlamaServer:
             backend.supervise(self.wait_ready)
         if self.slot_dir is not None and self.config.prefix_snapshots:
             backend.enable_prefix_snapshots(self.slot_dir)
+        # With a full-size sliding-window cache the server can serve a prompt
+        # from the part of a slot's cache it shares with it.
+        backend.reuses_prefixes = self.config.swa_full
 
     @property
     def url(self) -> str:

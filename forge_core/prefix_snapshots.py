@@ -71,6 +71,8 @@ class PrefixSnapshots:
         self.enabled = True
         self.restores = 0
         self.saves = 0
+        # First calls whose slot held the workflow's prefix already (no restore).
+        self.reused = 0
 
     def has(self, key: str) -> bool:
         return key in self._files

@@ -59,6 +59,10 @@ _GUESS_UNITS = re.compile(r"[A-Za-z]+|\d|[!-/:-@\[-`{-~]+|[^\sA-Za-z\d!-/:-@\[-`
 # A supervised server may need a restart: allow a few more tries than
 # native.STREAM_ATTEMPTS.
 SUPERVISED_EXTRA_ATTEMPTS = 2
+# A later call of a run that reused all but this many tokens of the previous
+# call's prompt only appended to the conversation: the few it did not reuse
+# are where the new text meets the old (the tokenizer may merge across it).
+PREFIX_SLACK_TOKENS = 8
 
 # Waits until a restarted llama-server answers health checks again
 # (ManagedLlamaServer.wait_ready); TimeoutError when it does not.
@@ -129,6 +133,17 @@ class LlamaServerBackend:
         # restore a saved workflow prefix first).
         self._started: set[str] = set()
         self.snapshots: PrefixSnapshots | None = None
+        # Whether the server can serve a prompt from the part of a slot's
+        # cache it shares (a managed server with --swa-full): then a run whose
+        # slot still holds its workflow's prefix needs no snapshot restore.
+        self.reuses_prefixes = False
+        # Slot -> (the workflow prefix its cache starts with, the prompt tokens
+        # of its last call), while its cache has only grown since that prefix
+        # was put there; dropped while a call runs on the slot and after any
+        # call that failed or was preempted.
+        self._slot_prefix: dict[int, tuple[str, int]] = {}
+        # Run -> its workflow prefix key (snapshot_key).
+        self._run_prefix: dict[str, str] = {}
         # Constrained single calls in pieces (llama_pieces.py); off: one
         # grammar for the whole call.
         self.call_pieces = call_pieces
@@ -404,6 +419,7 @@ class LlamaServerBackend:
     def forget_run(self, run_id: str) -> None:
         self.scheduler.forget(run_id)
         self._started.discard(run_id)
+        self._run_prefix.pop(run_id, None)
 
     def enable_prefix_snapshots(self, directory: Path | None = None) -> None:
         """Save each workflow's first prompt and restore it for later runs
@@ -435,8 +451,18 @@ class LlamaServerBackend:
         body["id_slot"] = slot
         first = request.run_id not in self._started
         key = snapshot_key(body) if first and self.snapshots is not None else ""
+        # Unknown while this call runs; put back only once it has answered.
+        held = self._slot_prefix.pop(slot, None)
         if key:
-            await self._restore_prefix(slot, request, key)
+            self._run_prefix[request.run_id] = key
+            if self.reuses_prefixes and held is not None and held[0] == key:
+                # The slot's cache starts with this workflow's prefix already
+                # (the last run there was of this workflow and only appended):
+                # llama-server serves the prefix from it, as from a restore.
+                assert self.snapshots is not None
+                self.snapshots.reused += 1
+            else:
+                await self._restore_prefix(slot, request, key)
         delta_type = ChunkType.TOOL_CALL_DELTA if self.constrains(request) else ChunkType.TEXT_DELTA
         attempts = STREAM_ATTEMPTS + (SUPERVISED_EXTRA_ATTEMPTS if self._wait_ready else 0)
 
@@ -451,6 +477,7 @@ class LlamaServerBackend:
                 self._started.add(request.run_id)
                 if key and self.snapshots is not None:
                     await self.snapshots.save(slot, key)
+            self._note_slot(slot, request.run_id, held, first, reply.usage)
             return reply
 
         return await with_retries(
@@ -465,6 +492,29 @@ class LlamaServerBackend:
             attempts=attempts,
             before_retry=self._await_server,
         )
+
+    def _note_slot(
+        self,
+        slot: int,
+        run_id: str,
+        held: tuple[str, int] | None,
+        first: bool,
+        usage: Usage,
+    ) -> None:
+        """After an answered call: whether the slot's cache still starts with
+        the run's workflow prefix and has only grown. A run's first call put
+        the prefix there (restored, reused or evaluated); a later one keeps it
+        when it reused the whole previous prompt of the same run, i.e. nothing
+        before it was rewritten (a compaction) or shifted in the cache."""
+        key = self._run_prefix.get(run_id, "")
+        if not key:
+            return
+        if first or (
+            held is not None
+            and held[0] == key
+            and usage.cached_prompt_tokens >= held[1] - PREFIX_SLACK_TOKENS
+        ):
+            self._slot_prefix[slot] = (key, usage.prompt_tokens)
 
     async def _pieces(
         self, slot: int, request: ChatRequest, body: dict[str, Any], on_chunk: ChunkSink | None
@@ -596,6 +646,8 @@ class LlamaServerBackend:
 
     async def _await_server(self) -> None:
         """After a failure: wait for a supervised server to come back."""
+        # A restarted server holds nothing in its slots.
+        self._slot_prefix.clear()
         if self._wait_ready is None:
             return
         try:

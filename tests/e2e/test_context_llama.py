@@ -554,14 +554,17 @@ def order_request(
 
 
 async def test_snapshot_is_not_restored_over_a_live_run() -> None:
-    """One slot: a new run of the workflow restores the saved prefix only once
-    the run that keeps its conversation on the slot has ended."""
+    """One slot: a new run of the workflow never restores the saved prefix
+    over a live run's conversation; while the slot's cache starts with the
+    workflow's prefix it needs no restore at all, and once another workflow
+    has used the slot it restores the snapshot."""
     managed = ManagedLlamaServer(small_config(ctx_size=2048))
     await managed.start()
     backend = await LlamaServerBackend.connect(managed.url, backend_mode="managed")
     managed.attach(backend)
     snapshots = backend.snapshots
     assert snapshots is not None and managed.slot_dir is not None
+    assert backend.reuses_prefixes  # --swa-full
     try:
         await backend.complete(order_request("a", "What did Alice order?"), None)
         assert snapshots.saves == 1 and len(list(managed.slot_dir.iterdir())) == 1
@@ -570,19 +573,33 @@ async def test_snapshot_is_not_restored_over_a_live_run() -> None:
         assert snapshots.restores == 0 and snapshots.saves == 1
         backend.forget_run("a")
         backend.forget_run("b")
+        # The slot still starts with the workflow's prefix ("b" only
+        # appended): llama-server serves it from there, no restore.
         reply = await backend.complete(order_request("c", "Did Carol pay?"), None)
-        assert snapshots.restores == 1
+        assert (snapshots.restores, snapshots.reused) == (0, 2)
         usage = reply.usage
         assert usage.cached_prompt_tokens >= 0.7 * usage.prompt_tokens, usage
-        # Past the byte budget the older workflow's file goes.
-        first_file = next(managed.slot_dir.iterdir())
-        assert snapshots.stored_bytes == first_file.stat().st_size
-        snapshots.limit_bytes = snapshots.stored_bytes + 1
-        other = order_request("d", "Any refunds?", system="You audit refunds.")
+        backend.forget_run("c")
+        # Another workflow's run takes the slot; the next orders run restores.
+        await backend.complete(
+            order_request("x", "Any refunds?", system="You audit refunds."), None
+        )
+        backend.forget_run("x")
+        reply = await backend.complete(order_request("e", "Did Erin pay?"), None)
+        assert (snapshots.restores, snapshots.reused) == (1, 2)
+        usage = reply.usage
+        assert usage.cached_prompt_tokens >= 0.7 * usage.prompt_tokens, usage
+        backend.forget_run("e")
+        # Past the byte budget the older workflows' files go.
+        files = sorted(managed.slot_dir.iterdir())
+        assert snapshots.saves == 2 and len(files) == 2
+        assert snapshots.stored_bytes == sum(f.stat().st_size for f in files)
+        snapshots.limit_bytes = max(f.stat().st_size for f in files) + 1
+        other = order_request("d", "Any returns?", system="You handle returns.")
         await backend.complete(other, None)
-        assert snapshots.saves == 2
-        assert [p.name for p in managed.slot_dir.iterdir()] != [first_file.name]
-        assert len(list(managed.slot_dir.iterdir())) == 1
+        assert snapshots.saves == 3
+        left = list(managed.slot_dir.iterdir())
+        assert len(left) == 1 and left[0] not in files
     finally:
         await backend.aclose()
         await managed.stop()
