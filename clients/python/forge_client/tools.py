@@ -6,7 +6,9 @@ import asyncio
 import inspect
 import json
 import re
+import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -151,14 +153,13 @@ def tool_from_function(
         model: type[BaseModel] = hints[params[0].name]
         takes_model = True
     else:
-        fields: dict[str, Any] = {}
+        spec: list[tuple[str, Any, Any, str | None]] = []
         for p in params:
             if p.name not in hints:
                 raise TypeError(f"tool {tool_name!r}: parameter {p.name!r} needs a type hint")
             default = ... if p.default is inspect.Parameter.empty else p.default
-            info = pydantic.Field(default=default, description=arg_docs.get(p.name))
-            fields[p.name] = (hints[p.name], info)
-        model = pydantic.create_model(f"{tool_name}_args", **fields)
+            spec.append((p.name, hints[p.name], default, arg_docs.get(p.name)))
+        model = _args_model(tool_name, spec)
     return Tool(
         name=tool_name,
         description=description if description is not None else summary,
@@ -167,6 +168,46 @@ def tool_from_function(
         takes_model=takes_model,
         prerequisites=_prerequisites(prerequisites),
     )
+
+
+# Argument models by what makes them: a workflow built anew for every run
+# (its tools are closures made per request) gets the model its tools had
+# before, and with it the schema text made for that model once, instead of
+# pydantic.create_model's ~0.4 ms per tool. Least recently used first.
+ARGS_MODELS_KEPT = 1024
+_ARGS_MODELS: OrderedDict[tuple[Any, ...], type[BaseModel]] = OrderedDict()
+_ARGS_MODELS_LOCK = threading.Lock()
+
+
+def _args_model(tool_name: str, spec: list[tuple[str, Any, Any, str | None]]) -> type[BaseModel]:
+    """The argument model of a tool whose parameters are `spec`: (name, type,
+    default or ..., description) each."""
+    key: tuple[Any, ...] | None = (
+        tool_name,
+        # The default's type too: 1 and True are equal keys, not equal defaults.
+        *((name, hint, default, type(default), doc) for name, hint, default, doc in spec),
+    )
+    try:
+        hash(key)
+    except TypeError:  # an unhashable default or type annotation: made each time
+        key = None
+    if key is not None:
+        with _ARGS_MODELS_LOCK:
+            kept = _ARGS_MODELS.get(key)
+            if kept is not None:
+                _ARGS_MODELS.move_to_end(key)
+                return kept
+    fields: dict[str, Any] = {
+        name: (hint, pydantic.Field(default=default, description=doc))
+        for name, hint, default, doc in spec
+    }
+    model: type[BaseModel] = pydantic.create_model(f"{tool_name}_args", **fields)
+    if key is not None:
+        with _ARGS_MODELS_LOCK:
+            _ARGS_MODELS[key] = model
+            if len(_ARGS_MODELS) > ARGS_MODELS_KEPT:
+                _ARGS_MODELS.popitem(last=False)
+    return model
 
 
 def _is_model(tp: Any) -> bool:
