@@ -16,6 +16,7 @@ import logging
 import random
 import re
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import httpx
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
+from forge_core.backends.llama_http import CompletionClient, Unavailable
 from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
@@ -154,6 +156,13 @@ class LlamaServerBackend:
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             limits=httpx.Limits(max_connections=max(4, slots * 2)),
         )
+        # A call's pieces, the hot path, on a leaner HTTP client (llama_http.py).
+        self._completions = CompletionClient(
+            self.base_url,
+            timeout_s=timeout_s,
+            connections=max(4, slots * 2),
+            refused=_http_error,
+        )
         # A call in pieces needs the conversation's prompt text: rendered
         # here (chat_template.py) rather than asked of /apply-template per call.
         self.prompts = LocalPrompts(self._load_template, self.server_prompt)
@@ -276,7 +285,7 @@ class LlamaServerBackend:
             return cached
         resp = await self._http.post("/tokenize", json={"content": text, "add_special": False})
         if resp.status_code == 503:
-            raise _Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
+            raise Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
         if resp.status_code != 200:
             raise BackendError(
                 f"llama-server /tokenize answered HTTP {resp.status_code}",
@@ -293,7 +302,7 @@ class LlamaServerBackend:
         probe = [{"role": "user", "content": "x"}]
         resp = await self._http.post("/apply-template", json={"messages": probe * 2})
         if resp.status_code == 503:
-            raise _Unavailable("HTTP 503 from /apply-template")
+            raise Unavailable("HTTP 503 from /apply-template")
         two = resp.json().get("prompt", "") if resp.status_code == 200 else ""
         resp = await self._http.post("/apply-template", json={"messages": probe})
         one = resp.json().get("prompt", "") if resp.status_code == 200 else ""
@@ -311,7 +320,7 @@ class LlamaServerBackend:
         where the server gives none. Not answering (503, no connection) raises."""
         resp = await self._http.get("/props")
         if resp.status_code == 503:
-            raise _Unavailable(f"HTTP 503 from /props: {resp.text[:200]}")
+            raise Unavailable(f"HTTP 503 from /props: {resp.text[:200]}")
         try:
             props = resp.json() if resp.status_code == 200 else {}
         except ValueError:
@@ -326,7 +335,7 @@ class LlamaServerBackend:
     async def server_prompt(self, messages: list[dict[str, Any]]) -> str:
         resp = await self._http.post("/apply-template", json={"messages": messages})
         if resp.status_code == 503:
-            raise _Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
+            raise Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
         if resp.status_code != 200:
             raise _http_error(resp.status_code, resp.text)
         return str(resp.json()["prompt"])
@@ -334,6 +343,7 @@ class LlamaServerBackend:
     async def aclose(self) -> None:
         await self.prompts.aclose()
         await self._http.aclose()
+        await self._completions.aclose()
         if self._native is not None:
             await self._native.aclose()
 
@@ -544,9 +554,7 @@ class LlamaServerBackend:
 
         async def completion(call: str, **params: Any) -> dict[str, Any]:
             body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
-            resp = await self._http.post("/completion", json=body)
-            await _raise_for_status(resp)
-            out: dict[str, Any] = resp.json()
+            out = await self._completions.post(body)
             account(out.get("timings", {}))
             return out
 
@@ -555,14 +563,8 @@ class LlamaServerBackend:
             body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
             text: list[str] = []
             last: dict[str, Any] = {}
-            async with self._http.stream(
-                "POST", "/completion", json={**body, "stream": True}
-            ) as resp:
-                await _raise_for_status(resp)
-                async for line in resp.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    event = json.loads(line[5:])
+            async with aclosing(self._completions.events(body)) as events:
+                async for event in events:
                     if "error" in event:
                         raise _http_error(500, json.dumps(event["error"]))
                     if event.get("content"):
@@ -712,10 +714,6 @@ class LlamaServerBackend:
         )
 
 
-class _Unavailable(httpx.TransportError):
-    """503: the server is up but not serving (loading a model after a restart)."""
-
-
 def _value_pools(request: ChatRequest) -> dict[str, Any]:
     """What a request's grammar bounds values with (build_grammar's and
     piece_grammars' keyword arguments)."""
@@ -766,7 +764,7 @@ async def _raise_for_status(resp: httpx.Response) -> None:
         return
     await resp.aread()
     if resp.status_code == 503:
-        raise _Unavailable(f"HTTP 503: {resp.text[:200]}")
+        raise Unavailable(f"HTTP 503: {resp.text[:200]}")
     raise _http_error(resp.status_code, resp.text)
 
 

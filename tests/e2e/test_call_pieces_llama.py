@@ -9,6 +9,10 @@ which way each call went.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+from urllib.parse import urlsplit
+
 import httpx
 import jsonschema
 import pytest
@@ -23,13 +27,22 @@ pytestmark = pytest.mark.e2e
 
 
 def paths(backend: LlamaServerBackend) -> list[str]:
-    """The paths of every request the backend sends from now on."""
+    """The paths of every request the backend sends from now on: through its
+    httpx client, and through the pieces' `/completion` client."""
     seen: list[str] = []
 
     async def hook(request: httpx.Request) -> None:
         seen.append(request.url.path)
 
     backend._http.event_hooks["request"].append(hook)
+    completions = backend._completions
+    send = completions._request
+
+    def sending(body: dict[str, Any]) -> AbstractAsyncContextManager[Any]:
+        seen.append(urlsplit(completions.url).path)
+        return send(body)
+
+    completions._request = sending  # type: ignore[method-assign,assignment]
     return seen
 
 

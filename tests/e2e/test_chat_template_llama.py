@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 
 from forge_core.backends.base import ChatRequest
@@ -27,6 +26,7 @@ from forge_core.llama_process import (
 )
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.prompting import to_chat_messages
+from tests.e2e.test_call_pieces_llama import paths
 from tests.e2e.test_grammar_llama import TOOLS
 from tests.unit.test_chat_template import GEMMA_LIKE
 
@@ -122,12 +122,7 @@ async def test_the_bundled_template_renders_here_and_calls_skip_apply_template(
         await llama_backend.prompts.prompt(conversations()[1])
     await llama_backend.prompts.audited()
     assert llama_backend.prompts.local
-    sent: list[str] = []
-
-    async def hook(request: httpx.Request) -> None:
-        sent.append(request.url.path)
-
-    llama_backend._http.event_hooks["request"].append(hook)
+    sent = paths(llama_backend)
     reply = await llama_backend.complete(
         ChatRequest(
             run_id="template-e2e",

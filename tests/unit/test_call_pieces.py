@@ -215,9 +215,9 @@ async def test_value_grammars_keep_the_whole_call_grammars_limits() -> None:
 async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_grammar() -> None:
     """LlamaServerBackend falls back to one whole-call grammar request, and
     tells the stream to drop the deltas it sent. llama-server is replaced by
-    an httpx MockTransport here: the real model cannot be made to write a
-    malformed piece on demand."""
-    import httpx
+    a scripted HTTP server on loopback here: the real model cannot be made to
+    write a malformed piece on demand."""
+    from aiohttp import web
 
     from forge_core.backends.base import ChatRequest
     from forge_core.backends.llama_server import LlamaServerBackend
@@ -227,42 +227,49 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
     seen: list[str] = []
     whole = json.dumps({"tool": "report", "args": {"summary": "ok"}})
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.url.path)
-        if request.url.path == "/props":
-            return httpx.Response(200, json={})  # no chat template: /apply-template
-        if request.url.path == "/apply-template":
-            return httpx.Response(200, json={"prompt": "<prompt>"})
-        if request.url.path == "/tokenize":
-            return httpx.Response(200, json={"tokens": [1, 2, 3]})
-        if request.url.path == "/completion":
-            body = json.loads(request.content)
+    def sse(events: list[dict[str, Any]], done: bool = False) -> web.Response:
+        text = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+        return web.Response(
+            text=text + ("data: [DONE]\n\n" if done else ""), content_type="text/event-stream"
+        )
+
+    async def answer(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        if request.path == "/props":
+            return web.json_response({})  # no chat template: /apply-template
+        if request.path == "/apply-template":
+            return web.json_response({"prompt": "<prompt>"})
+        if request.path == "/tokenize":
+            return web.json_response({"tokens": [1, 2, 3]})
+        if request.path == "/completion":
+            body = await request.json()
             assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
             assert body["stop"] == STRING_STOPS and "grammar" in body
             # A value streams, as the model writes it.
             assert body["stream"] is True
-            events = [
-                {"content": ' "a', "stop": False},
-                {"content": " \\", "stop": False},
-                {"content": "", "stop": True, "stop_type": "word", "stopping_word": '",'},
-            ]
-            sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
-            return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
-        event = {"choices": [{"delta": {"content": whole}}]}
-        sse = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n"
-        return httpx.Response(200, text=sse, headers={"content-type": "text/event-stream"})
+            return sse(
+                [
+                    {"content": ' "a', "stop": False},
+                    {"content": " \\", "stop": False},
+                    {"content": "", "stop": True, "stop_type": "word", "stopping_word": '",'},
+                ]
+            )
+        return sse([{"choices": [{"delta": {"content": whole}}]}], done=True)
 
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
     backend = LlamaServerBackend(
-        "http://llama.test",
+        f"http://127.0.0.1:{port}",
         model="m",
         context_budget_tokens=4096,
         slots=1,
         budget_mode="backend",
         backend_mode="external",
-    )
-    await backend._http.aclose()
-    backend._http = httpx.AsyncClient(
-        base_url="http://llama.test", transport=httpx.MockTransport(answer)
     )
     chunks: list[StreamChunk] = []
 
@@ -280,6 +287,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         reply = await backend.complete(request, sink)
     finally:
         await backend.aclose()
+        await runner.cleanup()
     assert seen == [
         "/props",
         "/apply-template",
