@@ -107,11 +107,12 @@ class ChatTemplate:
         bos = self._tokens["bos_token"]
         return text[len(bos) :] if bos and text.startswith(bos) else None
 
-    def render(self, messages: list[dict[str, Any]]) -> str:
-        """The prompt for `messages`, ending with the assistant's opening."""
+    def render(self, messages: list[dict[str, Any]], add_generation_prompt: bool = True) -> str:
+        """The prompt for `messages`, ending with the assistant's opening
+        unless not `add_generation_prompt`."""
         try:
             text = self._template.render(
-                messages=messages, add_generation_prompt=True, **self._tokens
+                messages=messages, add_generation_prompt=add_generation_prompt, **self._tokens
             )
         except TemplateError:
             raise
@@ -216,6 +217,16 @@ class LocalPrompts:
             self._audits.add(task)
             task.add_done_callback(self._audits.discard)
         return text
+
+    def head(self, messages: list[dict[str, Any]]) -> str | None:
+        """`messages` rendered here without the assistant's opening; None
+        where prompts are not rendered here or the template refuses them."""
+        if self._template is None:
+            return None
+        try:
+            return self._template.render(messages, add_generation_prompt=False)
+        except TemplateError:
+            return None
 
     async def _audit(self, messages: list[dict[str, Any]], local: str) -> None:
         try:

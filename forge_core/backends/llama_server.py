@@ -28,6 +28,7 @@ from forge_core.backends.llama_http import CompletionClient, Unavailable
 from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
+from forge_core.backends.prefix_ids import PrefixIds
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
 from forge_core.chat_template import ChatTemplate, LocalPrompts
 from forge_core.constraint import tool_call_schema
@@ -166,6 +167,9 @@ class LlamaServerBackend:
         # A call in pieces needs the conversation's prompt text: rendered
         # here (chat_template.py) rather than asked of /apply-template per call.
         self.prompts = LocalPrompts(self._load_template, self.server_prompt)
+        # The workflow's system prefix of that prompt goes as token ids
+        # (prefix_ids.py): llama-server then tokenizes only the rest.
+        self.prefix_ids = PrefixIds(self._render_prefix, self._tokenize_ids)
 
     @classmethod
     async def connect(
@@ -340,7 +344,28 @@ class LlamaServerBackend:
             raise _http_error(resp.status_code, resp.text)
         return str(resp.json()["prompt"])
 
+    async def _render_prefix(self, system: dict[str, Any]) -> str:
+        """The prompt's start that holds only the system message."""
+        local = self.prompts.head([system])
+        if local is not None:
+            return local
+        resp = await self._http.post(
+            "/apply-template", json={"messages": [system], "add_generation_prompt": False}
+        )
+        if resp.status_code != 200:
+            raise _http_error(resp.status_code, resp.text)
+        return str(resp.json()["prompt"])
+
+    async def _tokenize_ids(self, text: str, add_special: bool) -> list[int]:
+        resp = await self._http.post(
+            "/tokenize", json={"content": text, "add_special": add_special, "parse_special": True}
+        )
+        if resp.status_code != 200:
+            raise _http_error(resp.status_code, resp.text)
+        return [int(t) for t in resp.json().get("tokens", [])]
+
     async def aclose(self) -> None:
+        await self.prefix_ids.aclose()
         await self.prompts.aclose()
         await self._http.aclose()
         await self._completions.aclose()
@@ -532,6 +557,7 @@ class LlamaServerBackend:
         """The call in pieces (llama_pieces.py); None when a piece came back
         malformed and the whole-call grammar must make it."""
         prompt = await self.prompts.prompt(body["messages"])
+        system = body["messages"][0] if body["messages"] else None
         usage = Usage(model_calls=1)
         first_prompt: list[int] = []
         # The first piece's prompt ends with Forge's opening of the call,
@@ -553,14 +579,24 @@ class LlamaServerBackend:
             usage.generation_ms += float(timings.get("predicted_ms", 0.0))
 
         async def completion(call: str, **params: Any) -> dict[str, Any]:
-            body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
+            body = {
+                "prompt": self.prefix_ids.prompt(system, prompt, call),
+                "cache_prompt": True,
+                "id_slot": slot,
+                **params,
+            }
             out = await self._completions.post(body)
             account(out.get("timings", {}))
             return out
 
         async def streamed(call: str, **params: Any) -> dict[str, Any]:
             """A completion whose text goes to the client as it comes."""
-            body = {"prompt": prompt + call, "cache_prompt": True, "id_slot": slot, **params}
+            body = {
+                "prompt": self.prefix_ids.prompt(system, prompt, call),
+                "cache_prompt": True,
+                "id_slot": slot,
+                **params,
+            }
             text: list[str] = []
             last: dict[str, Any] = {}
             async with aclosing(self._completions.events(body)) as events:
@@ -650,6 +686,7 @@ class LlamaServerBackend:
         """After a failure: wait for a supervised server to come back."""
         # A restarted server holds nothing in its slots.
         self._slot_prefix.clear()
+        self.prefix_ids.forget()
         if self._wait_ready is None:
             return
         try:

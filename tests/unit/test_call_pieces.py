@@ -225,6 +225,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
     from forge_core.messages import Message, MessageRole, MessageType
 
     seen: list[str] = []
+    learned: list[str] = []
     whole = json.dumps({"tool": "report", "args": {"summary": "ok"}})
 
     def sse(events: list[dict[str, Any]], done: bool = False) -> web.Response:
@@ -234,6 +235,11 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         )
 
     async def answer(request: web.Request) -> web.Response:
+        body = await request.json() if request.can_read_body else {}
+        if body.get("add_generation_prompt") is False or "parse_special" in body:
+            # The system prefix's ids, learned beside the call (prefix_ids.py).
+            learned.append(request.path)
+            return web.json_response({"prompt": "", "tokens": []})
         seen.append(request.path)
         if request.path == "/props":
             return web.json_response({})  # no chat template: /apply-template
@@ -242,7 +248,6 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         if request.path == "/tokenize":
             return web.json_response({"tokens": [1, 2, 3]})
         if request.path == "/completion":
-            body = await request.json()
             assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
             assert body["stop"] == STRING_STOPS and "grammar" in body
             # A value streams, as the model writes it.
@@ -295,6 +300,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
         "/completion",
         "/v1/chat/completions",
     ]
+    assert learned == ["/apply-template"]  # an empty prefix is sent as text
     assert isinstance(reply.response, list) and reply.response[0].args == {"summary": "ok"}
     kinds = [c.type for c in chunks]
     assert ChunkType.RETRY in kinds
