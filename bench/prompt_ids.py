@@ -14,7 +14,7 @@ with the prefix as ids, through the backend's own `/completion` client. The
 prompt is in the slot's cache both ways; what differs is llama-server's time
 outside its own `prompt_ms + predicted_ms`.
 
-    .venv/bin/python -m bench.prompt_ids [--requests 30] [--tools 3 20 60]
+    .venv/bin/python -m bench.prompt_ids [--requests 30] [--tools 3 20 60] [--threads 1]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from bench._common import fmt, table, write_results
@@ -101,13 +102,16 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--tools", type=int, nargs="+", default=[3, 20, 60])
+    parser.add_argument("--llama-binary", type=Path, help="llama-server (default: bundled)")
+    parser.add_argument("--model", type=Path, help="GGUF model (default: bundled)")
+    parser.add_argument("--threads", type=int, default=1, help="llama-server threads (0: auto)")
     args = parser.parse_args()
     config = LlamaServerConfig(
-        model_path=bundled_model(),
-        binary=bundled_binary(),
+        model_path=args.model or bundled_model(),
+        binary=args.llama_binary or bundled_binary(),
         ctx_size=16384,
         slots=1,
-        threads=1,
+        threads=args.threads,
         warm_up=False,
         prefix_snapshots=False,
     )
