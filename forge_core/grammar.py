@@ -32,6 +32,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from forge_core.grounding import emails_only, is_email, is_grounded, is_identifier_like
@@ -232,11 +233,11 @@ class PieceGrammars:
 
     def _root(self, body: str) -> str:
         rules = self._builder.rules
-        order, todo = ["root"], [body]
+        order, seen, todo = ["root"], {"root"}, [body]
         while todo:
-            # Rule names outside literals and character classes.
-            for name in re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", _NOT_NAMES.sub(" ", todo.pop())):
-                if name in rules and name not in order:
+            for name in _references(todo.pop()):
+                if name in rules and name not in seen:
+                    seen.add(name)
                     order.append(name)
                     todo.append(rules[name])
         lines = [f"root ::= {body}", *(f"{n} ::= {rules[n]}" for n in order[1:])]
@@ -306,6 +307,14 @@ class PieceGrammars:
         # No space before the colon: the piece's stop string is `":`.
         key = f'{comma}({names}) ":"'
         return self._root(f'sp ("}}" | {key}) rest' if closable else f"sp {key} rest")
+
+
+@lru_cache(maxsize=4096)
+def _references(body: str) -> tuple[str, ...]:
+    """The names in a rule's body outside literals and character classes, in
+    order (the bodies repeat from turn to turn, the shared chain's always)."""
+    found = re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", _NOT_NAMES.sub(" ", body))
+    return tuple(dict.fromkeys(found))
 
 
 def piece_grammars(
@@ -446,6 +455,8 @@ class _Builder:
         self.tool_name = ""
         # The rules string_excluding names (made or found), while it runs.
         self._made: list[tuple[str, str]] | None = None
+        # (name, body) of `char-upto-1`, `char-upto-2`, ...: see `chars`.
+        self._upto: list[tuple[str, str]] = []
 
     def rule(self, hint: str, body: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-") or "r"
@@ -457,6 +468,26 @@ class _Builder:
         if self._made is not None:
             self._made.append((name, body))
         return name
+
+    def chars(self, low: int, high: int) -> str:
+        """`char{low,high}`, its optional part a reference into one chain of
+        rules (`char-upto-K ::= (char char-upto-(K-1))?`) that every string
+        of the grammar shares. llama.cpp expands each `{m,n}` into n - m
+        rules of its own, and an open string's trie of excluded values holds
+        one per node: ~20 x 200 rules, which llama-server parsed and set up
+        for 3-4 ms on every request (bench/RESULTS.md §18); the chain is the
+        same language in ~200."""
+        fixed = f"char{{{low}}}" if low > 0 else ""
+        if high <= low:
+            return fixed or '""'
+        k = high - low
+        while len(self._upto) < k:
+            body = f"(char {self._upto[-1][0]})?" if self._upto else "char?"
+            self._upto.append((self.rule(f"char-upto-{len(self._upto) + 1}", body), body))
+        if self._made is not None:
+            # Replayed with the rules that use it (string_excluding).
+            self._made.extend(self._upto[:k])
+        return f"{fixed} {self._upto[k - 1][0]}".strip()
 
     def call(self, tool: ToolSpec) -> str:
         self._root = tool.parameters
@@ -556,7 +587,7 @@ class _Builder:
                 }
             if plain or banned:
                 return self.string_excluding(plain, low, high, hint, banned)
-            return self.rule(hint, f'"\\"" char{{{low},{high}}} "\\""')
+            return self.rule(hint, f'"\\"" {self.chars(low, high)} "\\""')
         if kind in ("integer", "number") and bound:
             numbers = [v for v in bound if isinstance(v, int | float) and not isinstance(v, bool)]
             if kind == "integer":
@@ -605,7 +636,7 @@ class _Builder:
         self._made = []
         try:
             name = self._string_excluding(values, low, high, hint, banned)
-            made = self._made
+            made = list(dict(self._made).items())
         finally:
             self._made = None
         with _EXCLUDING_LOCK:
@@ -644,7 +675,7 @@ class _Builder:
                 other = "".join(_class_char(c) for c in kids)
                 escape = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
                 first = f'([^"\\\\\\x7F\\x00-\\x1F{other}] | {escape})'
-                options.append(f'{first} char{{{rest_low},{rest_high}}} "\\""')
+                options.append(f'{first} {self.chars(rest_low, rest_high)} "\\""')
             if not options:
                 return None
             counter[0] += 1

@@ -23,7 +23,7 @@ from forge_core.backends.base import (
 )
 from forge_core.backends.scripted import ScriptedBackend, call, calls
 from forge_core.errors import MaxIterationsError
-from forge_core.grammar import MAX_IDENTIFIER, build_grammar, is_identifier_like
+from forge_core.grammar import MAX_IDENTIFIER, MAX_STRING, build_grammar, is_identifier_like
 from forge_core.grounding import extract_candidates, is_grounded
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
@@ -303,10 +303,12 @@ async def test_the_switch_reaches_the_backend_request() -> None:
 
 
 def string_bounds(grammar: str, rule: str) -> tuple[int, int]:
+    """`char{low} char-upto-K`: low..low + K characters (Builder.chars)."""
     line = next(ln for ln in grammar.splitlines() if ln.startswith(f"{rule} ::="))
-    match = re.search(r"char\{(\d+),(\d+)\}", line)
+    match = re.search(r'"\\"" (?:char\{(\d+)\} )?char-upto-(\d+) "\\""', line)
     assert match, line
-    return int(match.group(1)), int(match.group(2))
+    low = int(match.group(1) or 0)
+    return low, low + int(match.group(2))
 
 
 def test_identifier_like_names() -> None:
@@ -855,3 +857,39 @@ def test_an_email_after_a_long_run_of_id_characters_is_still_found() -> None:
     found = extract_candidates([text])
     assert "ops-lead@example.com" in found
     assert "a.b+c@x.io" in found
+
+
+def test_string_bounds_share_one_chain_of_rules() -> None:
+    """`char{m,n}` costs llama.cpp n - m rules per use; the grammar writes
+    each bound as a reference into one chain instead, whatever the number of
+    strings and trie nodes, and the chain admits exactly the same lengths."""
+    tool = ToolSpec(
+        "note",
+        "",
+        {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "minLength": 2, "maxLength": 5},
+                "body": {"type": "string"},
+                "title": {"type": "string", "maxLength": 30},
+            },
+            "required": ["code", "body", "title"],
+        },
+    )
+    failed = [("note", {"body": v}) for v in ("stuck", "stalled", "status", "same again")]
+    grammar = build_grammar([tool], excluded=failed)
+    assert grammar is not None
+    assert not re.search(r"char\{\d+,\d+\}", grammar)  # no expansion left to llama.cpp
+    chain = [ln for ln in grammar.splitlines() if ln.startswith("char-upto-")]
+    # Shared: one chain as long as the longest optional run (the trie's first
+    # character of a free string leaves 199), not one per string or node.
+    assert len(chain) == MAX_STRING - 1
+    code = "note-args-code"
+    for n in range(8):
+        assert accepts(grammar, code, json.dumps("x" * n)) == (2 <= n <= 5), n
+    body = "note-args-body"
+    assert not accepts(grammar, body, json.dumps("stuck"))
+    assert accepts(grammar, body, json.dumps("stuckz" + "y" * (MAX_STRING - 6)))
+    assert not accepts(grammar, body, json.dumps("stuckz" + "y" * (MAX_STRING - 5)))
+    assert accepts(grammar, body, json.dumps("s" * MAX_STRING))
+    assert not accepts(grammar, body, json.dumps("s" * (MAX_STRING + 1)))
