@@ -169,7 +169,9 @@ class LlamaServerBackend:
         self.prompts = LocalPrompts(self._load_template, self.server_prompt)
         # The workflow's system prefix of that prompt goes as token ids
         # (prefix_ids.py): llama-server then tokenizes only the rest.
-        self.prefix_ids = PrefixIds(self._render_prefix, self._tokenize_ids)
+        self.prefix_ids = PrefixIds(
+            self._render_prefix, self._tokenize_ids, retry_on=(httpx.TransportError,)
+        )
 
     @classmethod
     async def connect(
@@ -352,6 +354,8 @@ class LlamaServerBackend:
         resp = await self._http.post(
             "/apply-template", json={"messages": [system], "add_generation_prompt": False}
         )
+        if resp.status_code == 503:
+            raise Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
         if resp.status_code != 200:
             raise _http_error(resp.status_code, resp.text)
         return str(resp.json()["prompt"])
@@ -360,6 +364,8 @@ class LlamaServerBackend:
         resp = await self._http.post(
             "/tokenize", json={"content": text, "add_special": add_special, "parse_special": True}
         )
+        if resp.status_code == 503:
+            raise Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
         if resp.status_code != 200:
             raise _http_error(resp.status_code, resp.text)
         return [int(t) for t in resp.json().get("tokens", [])]

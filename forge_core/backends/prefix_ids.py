@@ -59,9 +59,18 @@ class Prefix:
 class PrefixIds:
     """System prompt -> its rendered prefix and token ids, learned once."""
 
-    def __init__(self, render: RenderPrefix, tokenize: Tokenize) -> None:
+    def __init__(
+        self,
+        render: RenderPrefix,
+        tokenize: Tokenize,
+        retry_on: tuple[type[BaseException], ...] = (OSError, TimeoutError),
+    ) -> None:
         self._render = render
         self._tokenize = tokenize
+        # A server that is not answering: learned again at the next request.
+        # Any other failure (a template that refuses a system-only
+        # conversation, say) sends the prefix as text from then on.
+        self._retry_on = retry_on
         # None: this system prompt's prefix cannot be sent as ids.
         self._known: OrderedDict[str, Prefix | None] = OrderedDict()
         self._learning: dict[str, asyncio.Task[None]] = {}
@@ -113,9 +122,12 @@ class PrefixIds:
             prefix = await self._check(system, text)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the server is away or refused: try again later
-            log.debug("prompt prefix not learned: %s", exc)
+        except self._retry_on as exc:
+            log.debug("prompt prefix not learned yet: %s", exc)
             return
+        except Exception as exc:  # refused: never asked again for this prompt
+            log.info("prompt prefix sent as text: %s", exc)
+            prefix = None
         self._known[key] = prefix
         while len(self._known) > PREFIX_ENTRIES:
             self._known.popitem(last=False)

@@ -148,6 +148,24 @@ async def test_a_server_that_does_not_answer_is_asked_again_and_a_restart_forget
     await ids.aclose()
 
 
+async def test_a_refusal_is_final_and_asks_nothing_more() -> None:
+    """A template that refuses a system-only conversation, say: unlike a
+    server that is away, asking again would fail the same way every call."""
+    server = FakeServer()
+    asked = [0]
+
+    async def refusing(_: dict[str, Any]) -> str:
+        asked[0] += 1
+        raise ValueError("the template needs a user message")
+
+    ids = PrefixIds(refusing, server.tokenize)
+    text = prompt("You call tools.", "Paris?")
+    for _ in range(3):
+        assert ids.prompt(system("You call tools."), text) == text
+        await ids.learned()
+    assert asked[0] == 1 and server.tokenized == []
+
+
 async def test_runs_of_a_new_workflow_at_once_learn_it_once_and_the_cache_is_bounded() -> None:
     server = FakeServer()
     ids = PrefixIds(server.render, server.tokenize)
