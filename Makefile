@@ -138,6 +138,7 @@ bench: $(STAMP)
 	$(PY) -m bench.wire_cost
 	$(PY) -m bench.concurrency
 	$(PY) -m bench.real_model
+	$(PY) -m bench.prompt_ids
 	$(PY) -m bench.compaction_cache
 	$(PY) -m bench.threads
 	$(PY) -m bench.contract_fuzz
