@@ -3,10 +3,10 @@
 llama-server tokenizes a text prompt in full on every request, even when its
 slot's cache holds all of it: a workflow whose system prompt and tool list run
 to 2,600 tokens paid 5 ms per request on these cores, 3.6 ms on an H200 host's
-(bench/RESULTS.md §18), for text that never changes. A prompt may also be an array of token ids and text
-(`[2, 105, ..., "rest"]`): the ids are taken as they are and only the text is
-tokenized. Here each system prompt's rendered text is tokenized once, in the
-background, and later requests send it as ids.
+(bench/RESULTS.md §18), for text that never changes. A prompt may also be an
+array of token ids and text (`[2, 105, ..., "rest"]`): the ids are taken as
+they are and only the text is tokenized. Here each system prompt's rendered
+text is tokenized once, in the background, and later requests send it as ids.
 
 The ids must be the very tokens the whole text would give, or the model sees
 another prompt and the slot's cache stops matching. That holds where the
