@@ -10,6 +10,8 @@ Forge render it. Once the audits have thinned out, a call in pieces sends no
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,6 +109,36 @@ def conversations() -> list[list[dict[str, object]]]:
     return [to_chat_messages(m, TOOLS, reasoning_replay="full") for m in runs]
 
 
+@asynccontextmanager
+async def backend_on(
+    template: str | None, tmp_path: Path, ctx_size: int = 1024
+) -> AsyncIterator[LlamaServerBackend]:
+    """A backend on a server of its own with the bundled model, loaded with
+    `template` (`--chat-template-file`) or the model's own when None."""
+    config = LlamaServerConfig(
+        model_path=bundled_model(),
+        binary=bundled_binary(),
+        ctx_size=ctx_size,
+        slots=1,
+        warm_up=False,
+        prefix_snapshots=False,
+    )
+    if template is not None:
+        path = tmp_path / "template.jinja"
+        path.write_text(template)
+        config = replace(config, extra_args=["--chat-template-file", str(path)])
+    server = ManagedLlamaServer(config)
+    await server.start()
+    try:
+        backend = await LlamaServerBackend.connect(server.url, backend_mode="managed")
+        try:
+            yield backend
+        finally:
+            await backend.aclose()
+    finally:
+        await server.stop()
+
+
 async def assert_renders_agree(backend: LlamaServerBackend) -> None:
     for messages in conversations():
         ours = await backend.prompts.prompt(messages)
@@ -146,23 +178,5 @@ async def test_the_bundled_template_renders_here_and_calls_skip_apply_template(
 async def test_other_families_templates_render_here_as_llama_server_does(
     source: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "template.jinja"
-    path.write_text(source)
-    config = LlamaServerConfig(
-        model_path=bundled_model(),
-        binary=bundled_binary(),
-        ctx_size=1024,
-        slots=1,
-        warm_up=False,
-        prefix_snapshots=False,
-    )
-    server = ManagedLlamaServer(replace(config, extra_args=["--chat-template-file", str(path)]))
-    await server.start()
-    try:
-        backend = await LlamaServerBackend.connect(server.url, backend_mode="managed")
-        try:
-            await assert_renders_agree(backend)
-        finally:
-            await backend.aclose()
-    finally:
-        await server.stop()
+    async with backend_on(source, tmp_path) as backend:
+        await assert_renders_agree(backend)

@@ -15,9 +15,7 @@ across fails the check: their prompts stay text.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +23,8 @@ import pytest
 
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-)
 from forge_core.messages import Message, MessageRole, MessageType
-from tests.e2e.test_chat_template_llama import LLAMA3_LIKE, QWEN_LIKE
+from tests.e2e.test_chat_template_llama import LLAMA3_LIKE, QWEN_LIKE, backend_on
 from tests.e2e.test_grammar_llama import TOOLS
 from tests.unit.test_chat_template import GEMMA_LIKE
 
@@ -69,37 +61,11 @@ def request(run: str, user: str) -> ChatRequest:
     )
 
 
-@asynccontextmanager
-async def backend_on(template: str | None, tmp_path: Path) -> AsyncIterator[LlamaServerBackend]:
-    config = LlamaServerConfig(
-        model_path=bundled_model(),
-        binary=bundled_binary(),
-        ctx_size=2048,
-        slots=1,
-        warm_up=False,
-        prefix_snapshots=False,
-    )
-    if template is not None:
-        path = tmp_path / "template.jinja"
-        path.write_text(template)
-        config = replace(config, extra_args=["--chat-template-file", str(path)])
-    server = ManagedLlamaServer(config)
-    await server.start()
-    try:
-        backend = await LlamaServerBackend.connect(server.url, backend_mode="managed")
-        try:
-            yield backend
-        finally:
-            await backend.aclose()
-    finally:
-        await server.stop()
-
-
 @pytest.mark.parametrize("template", [None, QWEN_LIKE], ids=["bundled", "qwen-like"])
 async def test_later_calls_send_the_prefix_as_the_ids_of_the_whole_text(
     template: str | None, tmp_path: Path
 ) -> None:
-    async with backend_on(template, tmp_path) as backend:
+    async with backend_on(template, tmp_path, ctx_size=2048) as backend:
         sent = prompts_sent(backend)
         first = await backend.complete(request("run-1", "Add a lamp to the cart."), None)
         assert isinstance(first.response, list), first.raw_text
@@ -128,7 +94,7 @@ async def test_a_prefix_without_a_border_of_its_own_stays_text(
     """Gemma's shape renders no prefix of its own. Llama 3's markers are
     plain text to Gemma's tokenizer, and `<|eot_id|><|start_header_id|>`
     has a token across the border (`|`, `><`, `|`)."""
-    async with backend_on(template, tmp_path) as backend:
+    async with backend_on(template, tmp_path, ctx_size=2048) as backend:
         sent = prompts_sent(backend)
         for run, user in (("run-1", "Add a lamp."), ("run-2", "Add a chair.")):
             reply = await backend.complete(request(run, user), None)
