@@ -234,13 +234,24 @@ class PieceGrammars:
     def _root(self, body: str) -> str:
         rules = self._builder.rules
         order, seen, todo = ["root"], {"root"}, [body]
+        # The shared chain of length bounds (Builder.chars) is most of a
+        # string's rules: written as one block, up to the longest reached.
+        chain = 0
         while todo:
             for name in _references(todo.pop()):
                 if name in rules and name not in seen:
                     seen.add(name)
+                    k = _CHAIN_INDEX.get(name, 0)
+                    if k and rules[name] == _chain_body(k):
+                        chain = max(chain, k)
+                        continue
                     order.append(name)
                     todo.append(rules[name])
+        if chain and "char" not in seen:
+            order.append("char")
         lines = [f"root ::= {body}", *(f"{n} ::= {rules[n]}" for n in order[1:])]
+        if chain:
+            lines.append(_chain_text(chain))
         words = body.split()
         lines += [f"{rest} ::= {_REST[rest]}" for rest in _REST if rest in words]
         return "\n".join(lines) + "\n"
@@ -307,6 +318,24 @@ class PieceGrammars:
         # No space before the colon: the piece's stop string is `":`.
         key = f'{comma}({names}) ":"'
         return self._root(f'sp ("}}" | {key}) rest' if closable else f"sp {key} rest")
+
+
+def _chain_name(k: int) -> str:
+    return f"char-upto-{k}"
+
+
+def _chain_body(k: int) -> str:
+    return f"(char {_chain_name(k - 1)})?" if k > 1 else "char?"
+
+
+# Chain rule name -> its K, for the bounds a grammar can hold.
+_CHAIN_INDEX = {_chain_name(k): k for k in range(1, 4 * MAX_STRING + 1)}
+
+
+@lru_cache(maxsize=64)
+def _chain_text(k: int) -> str:
+    """The chain's rules up to `char-upto-k`, as grammar lines."""
+    return "\n".join(f"{_chain_name(i)} ::= {_chain_body(i)}" for i in range(1, k + 1))
 
 
 @lru_cache(maxsize=4096)
@@ -483,7 +512,7 @@ class _Builder:
         k = high - low
         while len(self._upto) < k:
             body = f"(char {self._upto[-1][0]})?" if self._upto else "char?"
-            self._upto.append((self.rule(f"char-upto-{len(self._upto) + 1}", body), body))
+            self._upto.append((self.rule(_chain_name(len(self._upto) + 1), body), body))
         if self._made is not None:
             # Replayed with the rules that use it (string_excluding).
             self._made.extend(self._upto[:k])
