@@ -341,7 +341,10 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         try:
             try:
                 identity = await self._authenticate(context)
-                self._refuse_if_draining()
+                # Draining is checked once the start message is read: a
+                # refusal before it races with the client's write of it, and
+                # grpc.aio then gives that client INTERNAL ("Internal error
+                # from Core") instead of SHUTTING_DOWN.
                 self._refuse_if_busy(self.open_streams - 1)
                 if self.auth is not None and identity is not None:
                     self.auth.acquire_run(identity)

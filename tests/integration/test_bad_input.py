@@ -470,14 +470,22 @@ async def test_sigterm_past_the_grace_period_ends_runs_in_band_with_their_transc
 
 
 async def test_a_stream_opened_during_the_drain_is_refused_as_shutting_down() -> None:
+    """Every client that writes its start sees SHUTTING_DOWN: the server
+    refuses once it has read the start, so the refusal never races with the
+    client's write (grpc.aio reports such a lost race as INTERNAL)."""
     async with running_server(weather_backend()) as server:
         server.service.draining = True
         async with grpc.aio.insecure_channel(address(server)) as channel:
-            run = pb_grpc.ForgeServiceStub(channel).Run()
-            await run.write(start_request())
-            status, err = await rejection(run)
-    assert status.code() == grpc.StatusCode.UNAVAILABLE
-    assert err.reason == "SHUTTING_DOWN"
+
+            async def opened() -> tuple[grpc.aio.AioRpcError, RequestRejectedError]:
+                run = pb_grpc.ForgeServiceStub(channel).Run()
+                await run.write(start_request())
+                return await rejection(run)
+
+            refused = await asyncio.gather(*(opened() for _ in range(20)))
+    assert {(status.code(), err.reason) for status, err in refused} == {
+        (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
+    }
 
 
 async def _complete_raw(server: ForgeServer, terminal_output: str) -> pb.RunCompleted:
