@@ -21,9 +21,8 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.cancel import CancelSignal, LazyEvent
@@ -279,11 +278,11 @@ class LiveRun:
         journal takes it."""
         return kind not in self.omit or self.journal is not None
 
-    def journal_write(self, write: Coroutine[Any, Any, object]) -> None:
+    def journal_write(self, write: Awaitable[object]) -> None:
         """A journal write that anything the run sends next must wait for;
-        started now, so it is queued ahead of the writes the run's next
-        step makes."""
-        self._unjournaled.append(asyncio.ensure_future(write))
+        under way already (Journal.keep_result), so it is queued ahead of
+        the writes the run's next step makes."""
+        self._unjournaled.append(write)
 
     async def durable(self) -> None:
         """Until every event emitted so far is in the journal."""

@@ -989,9 +989,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 return _unknown_call("tool_result.call_id", result.call_id)
             if self.journal is not None:
                 run.journal_write(
-                    self.journal.record_result(
-                        run.run_id, result.call_id, result.SerializeToString()
-                    )
+                    self.journal.keep_result(run.run_id, result.call_id, result.SerializeToString())
                 )
             if not executor.resolve(result):
                 # Sent before a restart, not sent again yet: kept for when
@@ -1003,7 +1001,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 return _unknown_call("approval.call_id", decision.call_id)
             if self.journal is not None:
                 run.journal_write(
-                    self.journal.record_result(
+                    self.journal.keep_result(
                         run.run_id, "approval:" + decision.call_id, decision.SerializeToString()
                     )
                 )

@@ -590,3 +590,27 @@ async def test_the_thread_checkpoints_what_the_loop_commits(
         assert len(checkpoints) == 3 and seq == 11  # after commits 4, 8 and 12
     finally:
         await journal.aclose()
+
+
+async def test_a_result_and_the_events_of_the_next_turn_share_one_commit(
+    tmp_path: Path,
+) -> None:
+    """A client's result is written in the loop turn that reads it, and the
+    events its run emits in reply in the next one (where the engine's task
+    wakes): both go in one commit, not one each, and the result's write is
+    under way before anything is awaited (no task per result)."""
+    journal = SqliteJournal(tmp_path / "j.db")
+    await journal.open()
+    try:
+        await journal.create_run("r1", b"s", "", "", "h1", now=T0)
+        before = journal._inline_commits
+        kept = journal.keep_result("r1", "c1", b"result")
+        await asyncio.sleep(0)  # the engine's turn
+        events = [journal.append("r1", seq, b"e", 1) for seq in (1, 2, 3)]
+        await asyncio.gather(kept, *events)
+        assert journal._inline_commits - before == 1
+        assert (await load(journal, "r1")).results == {"c1": b"result"}
+        # Kept once: the same call's result again changes nothing.
+        assert await journal.record_result("r1", "c1", b"again") is False
+    finally:
+        await journal.aclose()

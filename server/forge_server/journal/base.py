@@ -80,6 +80,12 @@ class Journal(Protocol):
         there (results count once per call)."""
         ...
 
+    def keep_result(self, run_id: str, call_id: str, result: bytes) -> Awaitable[object]:
+        """record_result for a caller that only needs the commit: the write
+        is under way when this returns, as with `append` (no task per
+        result on the round trip's path)."""
+        ...
+
     async def finish(self, run_id: str, status: str, now: float) -> None: ...
 
     async def load(self, run_id: str, after_seq: int = 0) -> JournaledRun | None:

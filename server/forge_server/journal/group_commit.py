@@ -3,9 +3,10 @@
 Every event of every run is journaled before a stream sees it: one commit
 (and one hop to the journal's thread) per event made the journal the most
 expensive part of a tool round trip. Writes queued in the same turn of the
-event loop, or while a commit is in flight, go together in the next commit,
-so a busy server commits once per batch of events instead of once per
-event, and a run's events of one turn share a commit. Each write still
+event loop or the next, or while a commit is in flight, go together in the
+next commit, so a busy server commits once per batch of events instead of
+once per event, and a client's result shares a commit with the events its
+run emits in reply. Each write still
 completes (its future resolves) only once it is committed, and commits
 happen in the order the writes were queued.
 
@@ -61,9 +62,13 @@ class GroupCommit:
         self._pending.append((sql, params, future))
         if self._in_flight is None and not self._scheduled:
             if self._inline is not None:
-                # The rest of this turn's writes join the same commit.
+                # This turn's writes and the next turn's join the same
+                # commit: a client's result is written in the turn it is
+                # read, the events its run emits in reply in the next (the
+                # engine's task wakes there), and one commit for both costs
+                # less than a loop turn more.
                 self._scheduled = True
-                loop.call_soon(self._flush_inline)
+                loop.call_soon(loop.call_soon, self._flush_inline)
             else:
                 self._start()
         return future

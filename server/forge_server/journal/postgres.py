@@ -172,6 +172,9 @@ class PostgresJournal:
         )
         return changed == 1
 
+    def keep_result(self, run_id: str, call_id: str, result: bytes) -> Awaitable[object]:
+        return asyncio.ensure_future(self.record_result(run_id, call_id, result))
+
     async def finish(self, run_id: str, status: str, now: float) -> None:
         await self._write(
             "UPDATE runs SET status = %s, updated = %s, holder = '', handoff = '',"

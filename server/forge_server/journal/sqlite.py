@@ -264,11 +264,13 @@ class SqliteJournal:
         )
 
     async def record_result(self, run_id: str, call_id: str, result: bytes) -> bool:
-        changed = await self._group.write(
+        return await self.keep_result(run_id, call_id, result) == 1
+
+    def keep_result(self, run_id: str, call_id: str, result: bytes) -> asyncio.Future[int]:
+        return self._group.write(
             "INSERT OR IGNORE INTO results (run_id, call_id, result) VALUES (?, ?, ?)",
             (run_id, call_id, result),
         )
-        return changed == 1
 
     async def finish(self, run_id: str, status: str, now: float) -> None:
         # Queued after the run's events, so its size counts all of them.
