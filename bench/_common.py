@@ -167,25 +167,49 @@ class ServerProcess:
 
     def spawn(self) -> subprocess.Popen[bytes]:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        if "FORGE_JOURNAL" not in env:
+            # A fresh journal per server (an explicit --journal wins): the
+            # default one in the user's cache dir would grow by every run of
+            # every benchmark (it had reached 690 MB on the dev machine), and
+            # the figures would depend on what earlier runs left in it.
+            _remove_journal(self.journal_path)
+            env["FORGE_JOURNAL"] = f"sqlite:///{self.journal_path}"
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=env,
             )
         return self.proc
+
+    @property
+    def journal_path(self) -> Path:
+        return self.log_path.with_suffix(".journal.db")
 
     async def start(self, timeout_s: float = 240.0) -> None:
         await wait_serving(self.address, timeout_s, self.spawn())
 
     def stop(self, grace_s: float = 15.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
-        proc.terminate()
-        try:
-            proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        _remove_journal(self.journal_path)
+
+
+def _remove_journal(path: Path) -> None:
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        file.unlink(missing_ok=True)
 
 
 @contextlib.asynccontextmanager

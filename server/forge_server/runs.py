@@ -288,9 +288,13 @@ class LiveRun:
         """Until every event emitted so far is in the journal."""
         while self._unjournaled:
             write = self._unjournaled[0]
-            # Shielded: the writes are shared by every waiter, and a stream
-            # cancelled while it waits must not cancel one for the others.
-            await asyncio.shield(write)
+            if isinstance(write, asyncio.Future) and write.done():
+                # Usually so: the commit runs before the stream's task wakes.
+                write.result()
+            else:
+                # Shielded: the writes are shared by every waiter, and a stream
+                # cancelled while it waits must not cancel one for the others.
+                await asyncio.shield(write)
             # Another caller may have waited on the same write and moved on.
             if self._unjournaled and self._unjournaled[0] is write:
                 del self._unjournaled[0]
