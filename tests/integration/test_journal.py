@@ -605,6 +605,7 @@ async def test_a_result_and_the_events_of_the_next_turn_share_one_commit(
         await journal.create_run("r1", b"s", "", "", "h1", now=T0)
         before = journal._inline_commits
         kept = journal.keep_result("r1", "c1", b"result")
+        assert len(journal._group._pending) == 1  # queued at once, no task to start it
         await asyncio.sleep(0)  # the engine's turn
         events = [journal.append("r1", seq, b"e", 1) for seq in (1, 2, 3)]
         await asyncio.gather(kept, *events)

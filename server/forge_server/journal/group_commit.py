@@ -6,9 +6,9 @@ expensive part of a tool round trip. Writes queued in the same turn of the
 event loop or the next, or while a commit is in flight, go together in the
 next commit, so a busy server commits once per batch of events instead of
 once per event, and a client's result shares a commit with the events its
-run emits in reply. Each write still
-completes (its future resolves) only once it is committed, and commits
-happen in the order the writes were queued.
+run emits in reply. Each write still completes (its future resolves) only
+once it is committed, and commits happen in the order the writes were
+queued.
 
 Where the journal offers `inline` (SQLite: a WAL append without an fsync,
 40-65 µs here), a batch commits on the event loop itself: the hop to the
