@@ -32,6 +32,7 @@ from forge_core.llama_devices import (
     list_devices,
     resolve,
 )
+from forge_core.llama_orphans import SLOT_DIR_PREFIX, die_with_parent, reap_leftovers, write_owner
 from forge_core.llama_startup import (
     LlamaStartupError,
     StartupContext,
@@ -284,8 +285,13 @@ class ManagedLlamaServer:
                 self.config.binary, launch_env(self.config.binary)
             )
         if self.slot_dir is None and self.config.prefix_snapshots:
-            self.slot_dir = Path(tempfile.mkdtemp(prefix="forge-slots-"))
+            # What a forge-server that died without stopping left here goes
+            # first (llama_orphans.py): its directory, and its llama-server
+            # where the parent-death signal could not reach it.
+            reap_leftovers()
+            self.slot_dir = Path(tempfile.mkdtemp(prefix=SLOT_DIR_PREFIX))
             self._own_slot_dir = True
+            write_owner(self.slot_dir)
         try:
             await self._spawn()
         except BaseException:
@@ -356,12 +362,16 @@ class ManagedLlamaServer:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                # Killed with this process, even by SIGKILL (llama_orphans.py).
+                preexec_fn=die_with_parent(),
             )
         except OSError as exc:  # not found, not executable, wrong architecture
             raise LlamaStartupError(
                 StartupFailure.BINARY_MISSING,
                 f"llama-server binary {self.config.binary} could not be executed: {exc}",
             ) from exc
+        if self._own_slot_dir and self.slot_dir is not None:
+            write_owner(self.slot_dir, self._proc.pid)
         self._device_lines = []
         self._pump = asyncio.create_task(self._read_output())
         await self._wait_healthy()

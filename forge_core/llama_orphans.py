@@ -1,0 +1,169 @@
+"""A managed llama-server must not outlive the forge-server that started it.
+
+Two parts:
+
+* `die_with_parent`: the child asks the kernel (Linux `prctl(PR_SET_PDEATHSIG)`)
+  for SIGKILL when its parent dies, so a SIGKILLed or OOM-killed forge-server
+  takes its model server with it instead of leaving it re-parented to PID 1,
+  holding the port, the cores and the memory. The kernel sends the signal
+  when the *thread* that forked exits: that is the event loop's thread, which
+  in forge-server is the main thread and lives as long as the process (a loop
+  run in a thread of its own that ends also ends its llama-server, which is
+  what that owner wants too).
+* An owner record (`OWNER_FILE`) in the server's temporary slot directory
+  names the forge-server and the llama-server by pid *and* start time. A
+  starting server reads the records under the temporary directory
+  (`reap_leftovers`): where the owner is gone it kills the recorded
+  llama-server if that very process still runs (pid and start time match, so
+  a reused pid is never hit; nothing is ever matched by name) and removes the
+  directory. Directories without a record are left alone: nothing says whose
+  they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SLOT_DIR_PREFIX = "forge-slots-"
+OWNER_FILE = "forge-owner.json"
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl: Callable[..., int] = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+# Resolved once, here: the function runs in the child between fork and exec,
+# where it should do as little as possible.
+_prctl = _load_prctl()
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that makes the child get SIGKILL when this process dies;
+    None where the platform has no parent-death signal."""
+    if _prctl is None:
+        return None
+    prctl = _prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        # The parent may have died between fork and prctl: the signal would
+        # then never come, so the child goes now.
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat
+    field 22); None when no such live process (a zombie counts as gone: it
+    holds no port, no memory and no cores)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    if fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19])
+
+
+@dataclass(frozen=True)
+class OwnerRecord:
+    """Who a slot directory belongs to: the forge-server and its llama-server."""
+
+    owner_pid: int
+    owner_start: int | None
+    child_pid: int | None = None
+    child_start: int | None = None
+
+    def owner_alive(self) -> bool:
+        started = start_time(self.owner_pid)
+        return started is not None and started == self.owner_start
+
+    def child_alive(self) -> bool:
+        if self.child_pid is None:
+            return False
+        started = start_time(self.child_pid)
+        return started is not None and started == self.child_start
+
+
+def write_owner(directory: Path, child_pid: int | None = None) -> None:
+    """Record this process (and its llama-server) as `directory`'s owner;
+    written to a temporary file and renamed, so a reader never sees half."""
+    record = OwnerRecord(
+        os.getpid(),
+        start_time(os.getpid()),
+        child_pid,
+        start_time(child_pid) if child_pid is not None else None,
+    )
+    partial = directory / (OWNER_FILE + ".tmp")
+    partial.write_text(json.dumps(asdict(record)))
+    partial.replace(directory / OWNER_FILE)
+
+
+def read_owner(directory: Path) -> OwnerRecord | None:
+    try:
+        data = json.loads((directory / OWNER_FILE).read_text())
+        return OwnerRecord(
+            int(data["owner_pid"]),
+            data.get("owner_start"),
+            data.get("child_pid"),
+            data.get("child_start"),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def reap_leftovers(root: Path | None = None) -> list[Path]:
+    """Clean up after forge-servers that died without stopping: kill the
+    llama-server each one recorded if it still runs, and remove its slot
+    directory. Returns the directories removed."""
+    base = Path(root) if root is not None else Path(tempfile.gettempdir())
+    removed: list[Path] = []
+    if start_time(os.getpid()) is None:
+        return removed  # no /proc: no owner can be told alive, so none is judged dead
+    try:
+        candidates = sorted(base.glob(SLOT_DIR_PREFIX + "*"))
+    except OSError:
+        return removed
+    for directory in candidates:
+        record = read_owner(directory)
+        if record is None or record.owner_alive():
+            continue
+        if record.child_alive() and record.child_pid is not None:
+            log.warning(
+                "killing llama-server pid %d left running by forge-server pid %d, which died",
+                record.child_pid, record.owner_pid,
+            )  # fmt: skip
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(record.child_pid, signal.SIGKILL)
+        shutil.rmtree(directory, ignore_errors=True)
+        if not directory.exists():
+            log.info("removed %s, left by forge-server pid %d", directory, record.owner_pid)
+            removed.append(directory)
+    return removed
