@@ -6,7 +6,8 @@ as before. Health stays open either way: probes carry no credentials.
 
 Token file: one token per line, optionally followed by `name=NAME` (the
 identity logged and counted; default: a hash prefix, never the token) and
-`max_runs=N` (concurrent runs for that token). `#` starts a comment. The file
+`max_runs=N` (concurrent runs for that token) and `admin` (the run inspector
+shows it every caller's runs, not only its own). `#` starts a comment. The file
 is re-read when it changes, so tokens are rotated without a restart.
 
 Verifier (`--auth-url`): the server sends `GET <url>` with the caller's
@@ -43,6 +44,9 @@ class Identity:
     subject: str
     # Concurrent runs this caller may hold; 0: only the server's own limit.
     max_runs: int = 0
+    # Sees every caller's runs in the run inspector (token file `admin`,
+    # verifier `"admin": true`); others see only their own.
+    admin: bool = False
 
 
 def _digest(token: str) -> str:
@@ -66,19 +70,21 @@ def parse_tokens(text: str, source: str) -> dict[str, Identity]:
             continue
         token, *fields = line.split()
         digest = _digest(token)
-        name, max_runs = f"token-{digest[:8]}", 0
+        name, max_runs, admin = f"token-{digest[:8]}", 0, False
         for item in fields:
             key, sep, value = item.partition("=")
-            if key == "name" and sep and value:
+            if key == "admin" and not sep:
+                admin = True
+            elif key == "name" and sep and value:
                 name = value
             elif key == "max_runs" and sep and value.isdigit():
                 max_runs = int(value)
             else:
                 raise TokenFileError(
-                    f"{source}:{number}: expected 'TOKEN [name=NAME] [max_runs=N]', "
+                    f"{source}:{number}: expected 'TOKEN [name=NAME] [max_runs=N] [admin]', "
                     f"got {key!r}"  # the field, never the token
                 )
-        tokens[digest] = Identity(name, max_runs)
+        tokens[digest] = Identity(name, max_runs, admin)
     return tokens
 
 
@@ -201,6 +207,7 @@ def _identity_from(response: httpx.Response, digest: str) -> Identity:
     return Identity(
         subject if isinstance(subject, str) and subject else f"token-{digest[:8]}",
         max_runs if isinstance(max_runs, int) and max_runs > 0 else 0,
+        body.get("admin") is True,
     )
 
 

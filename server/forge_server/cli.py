@@ -19,6 +19,7 @@ from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, st
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
 from forge_server.check import check
+from forge_server.inspector import serve as inspector
 from forge_server.journal import Journal, open_journal
 from forge_server.journal import default_url as default_journal_url
 from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
@@ -330,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="log failure and rejection messages, which quote tool errors and argument "
         "values (off by default: they can hold credentials)",
     )
+    inspector.add_arguments(p)
     return p
 
 
@@ -406,6 +408,7 @@ async def serve(args: argparse.Namespace) -> None:
     tls = tls_config(args)
     address = args.listen or f"{args.host}:{args.port}"
     check_exposure(address, tls is not None, auth is not None, args.insecure)
+    inspector.check_ui_exposure(args)
     openai_host = args.openai_host or (
         "127.0.0.1" if args.listen.startswith("unix:") else args.host
     )
@@ -484,13 +487,22 @@ async def _serve(
         openai: OpenAIServer | None = None
         if args.openai_port >= 0:
             endpoint = OpenAIEndpoint(
-                backend, registry, auth=auth, tool_output_secrets=args.tool_output_secrets
+                backend,
+                registry,
+                auth=auth,
+                tool_output_secrets=args.tool_output_secrets,
+                metrics=forge.service.metrics,
             )
             openai = await serve_openai(endpoint, openai_host, args.openai_port)
             log.info("OpenAI-compatible API on http://%s:%d/v1", openai_host, openai.port)
+        if forge.metrics_port is not None:
+            log.info("metrics on http://%s:%d/metrics", options.metrics_host, forge.metrics_port)
+        ui = await inspector.start_inspector(args, forge, journal, auth)
         try:
             await serve_until_signalled(forge, options.grace_s)
         finally:
+            if ui is not None:
+                await ui.stop()
             if openai is not None:
                 await openai.stop()
 

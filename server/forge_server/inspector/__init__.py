@@ -1,0 +1,1 @@
+"""The run inspector: the journal's runs in a browser (app.py)."""
