@@ -37,6 +37,12 @@ class Metrics:
             ["outcome", "reason"],
             registry=r,
         )
+        self.runs_abandoned = Counter(
+            "forge_runs_abandoned",
+            "Journaled runs ended as abandoned: their server died and no client reattached "
+            "within the reattach grace after their lease ran out",
+            registry=r,
+        )
         self.rejected = Counter(
             "forge_requests_rejected",
             "Streams or calls refused with a gRPC status, by reason",
@@ -64,6 +70,12 @@ class Metrics:
         )
         self.compactions = Counter(
             "forge_compactions", "Context compactions, by strategy", ["strategy"], registry=r
+        )
+        self.openai_requests = Counter(
+            "forge_openai_requests",
+            "Requests to the OpenAI-compatible endpoint, by route and HTTP status",
+            ["route", "status"],
+            registry=r,
         )
         self.open_streams = Gauge("forge_open_streams", "Open Run streams", registry=r)
         self.active_runs = Gauge("forge_active_runs", "Runs in progress", registry=r)

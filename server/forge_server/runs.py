@@ -30,6 +30,7 @@ from forge_core.tool_execution import ToolOutcome
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor
 from forge_server.journal import Journal
+from forge_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -385,3 +386,34 @@ class LiveRun:
 
 def now() -> float:
     return time.time()
+
+
+def abandoned_event(grace_s: float) -> pb.RunResponse:
+    """The last event of a run that was ended as abandoned (Journal.abandon):
+    what a client that reattaches later is told."""
+    return pb.RunResponse(
+        run_failed=pb.RunFailed(
+            reason=pb.FAILURE_REASON_CANCELLED,
+            message=(
+                "the run was abandoned: its server stopped and no client reattached within "
+                f"{grace_s:g}s of its lease running out"
+            ),
+            details={"abandoned": "true", "reattach_grace_s": f"{grace_s:g}"},
+        )
+    )
+
+
+async def end_abandoned(journal: Journal, grace_s: float, metrics: Metrics) -> list[str]:
+    """End the journal's runs that no replica holds and no client came back
+    for (their server died): otherwise they stay `running` until retention
+    prunes them. Every replica calls this; each run is ended by one."""
+    data = abandoned_event(grace_s).SerializeToString()
+    ended = await journal.abandon(now(), grace_s, data)
+    if ended:
+        metrics.runs_abandoned.inc(len(ended))
+        log.warning(
+            "journal: ended %d runs as abandoned (no server held them and no client "
+            "reattached within %gs): %s",
+            len(ended), grace_s, ", ".join(ended[:10]) + (", ..." if len(ended) > 10 else ""),
+        )  # fmt: skip
+    return ended

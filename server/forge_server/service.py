@@ -60,7 +60,7 @@ from forge_server.journal import Journal
 from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
 from forge_server.logs import MAX_LOGGED_VALUE, run_logger
 from forge_server.metrics import Metrics
-from forge_server.runs import EMPTY, Attachment, LiveRun, now
+from forge_server.runs import EMPTY, Attachment, LiveRun, end_abandoned, now
 
 log = logging.getLogger(__name__)
 
@@ -186,8 +186,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
 
     async def start(self) -> None:
         """Background upkeep of the journal: leases renewed, handoffs
-        honoured, old runs pruned."""
+        honoured, abandoned runs ended, old runs pruned."""
         if self.journal is not None and self._upkeep is None:
+            # Runs an earlier process under this replica id held are not
+            # renewed here: resumed by their client's reattach, or abandoned.
+            await self.journal.disown(self.holder)
             self._upkeep = asyncio.ensure_future(self._keep_journal())
 
     async def _keep_journal(self) -> None:
@@ -212,6 +215,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                         with contextlib.suppress(Exception):
                             await run.durable()
                         await self.journal.release(run_id, self.holder)
+                await end_abandoned(self.journal, self.reattach_grace_s, self.metrics)
                 if time.monotonic() - last_prune > PRUNE_EVERY_S:
                     last_prune = time.monotonic()
                     pruned = await self.journal.prune(

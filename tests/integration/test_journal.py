@@ -20,7 +20,14 @@ import pytest
 from forge_server.journal import Journal, JournaledRun, open_journal
 from forge_server.journal import postgres as postgres_journal
 from forge_server.journal import sqlite as sqlite_journal
-from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunExists
+from forge_server.journal.base import (
+    ABANDONED,
+    COMPLETED,
+    FAILED,
+    LEASE_S,
+    RUNNING,
+    RunExists,
+)
 from forge_server.journal.postgres import PostgresJournal, mask_password
 from forge_server.journal.sqlite import SqliteJournal
 
@@ -224,7 +231,8 @@ async def test_handoff(journal: Journal) -> None:
 
     await journal.release("r1", "A")
     run = await load(journal, "r1")
-    assert (run.holder, run.lease_until) == ("", 0)
+    # The lease's end stays (abandon counts the reattach grace from it).
+    assert (run.holder, run.lease_until) == ("", T0 + 2 + LEASE_S)
     # Released: B's claim succeeds at once, though A's lease would have run
     # until T0 + 2 + LEASE_S.
     assert await journal.claim("r1", "B", T0 + 3)
@@ -234,6 +242,79 @@ async def test_handoff(journal: Journal) -> None:
     assert await journal.renew("B", T0 + 4) == []
     assert await journal.renew("A", T0 + 5) == []
     assert (await load(journal, "r1")).lease_until == T0 + 4 + LEASE_S
+
+
+async def test_abandon_ends_runs_nobody_held_for_the_grace(journal: Journal) -> None:
+    """A running run whose lease ran out more than the grace ago is ended
+    ABANDONED with the given event after its own; a run within its grace
+    (a released one counts from its lease's end), one renewed and one that
+    ended are left as they are."""
+    grace = 60.0
+    await journal.create_run("dead", b"s", "", "", "h1", now=T0)  # lease: T0 + 10
+    await journal.append("dead", 1, b"e1", 2)
+    await journal.append("dead", 2, b"e2", 2)
+    await journal.create_run("released", b"s", "", "", "h2", now=T0)
+    await journal.renew("h2", T0 + 50)
+    await journal.release("released", "h2")  # handed over: lease end T0 + 60
+    await journal.create_run("live", b"s", "", "", "h3", now=T0)
+    await journal.create_run("done", b"s", "", "", "h3", now=T0)
+    await journal.finish("done", COMPLETED, T0 + 1)
+
+    t1 = T0 + LEASE_S + grace + 1
+    await journal.renew("h3", t1)
+    assert await journal.abandon(t1, grace, b"gone") == ["dead"]
+    dead = await load(journal, "dead")
+    assert (dead.status, dead.holder) == (ABANDONED, "")
+    assert dead.events == [(1, b"e1"), (2, b"e2"), (3, b"gone")]
+    assert await journal.claim("dead", "h4", t1) is False
+    assert (await load(journal, "released")).status == RUNNING
+
+    t2 = T0 + 50 + LEASE_S + grace + 1
+    await journal.renew("h3", t2)
+    assert await journal.abandon(t2, grace, b"gone") == ["released"]
+    released = await load(journal, "released")
+    assert (released.status, released.events) == (ABANDONED, [(1, b"gone")])
+    assert (await load(journal, "live")).status == RUNNING
+    assert (await load(journal, "done")).status == COMPLETED
+    # Each run is ended once.
+    assert await journal.abandon(t2, grace, b"gone") == []
+
+
+async def test_abandon_leaves_a_renewed_run(journal: Journal) -> None:
+    await journal.create_run("r1", b"s", "", "", "A", now=T0)
+    grace = 5.0
+    for t in range(1, 200, 3):
+        await journal.renew("A", T0 + t)
+        assert await journal.abandon(T0 + t, grace, b"gone") == []
+    assert (await load(journal, "r1")).status == RUNNING
+
+
+async def test_two_replicas_abandon_each_run_once(journals: Journals) -> None:
+    a, b = await journals.open(), await journals.open()
+    runs = [f"r{i}" for i in range(10)]
+    for run_id in runs:
+        await a.create_run(run_id, b"s", "", "", "dead", now=T0)
+    later = T0 + LEASE_S + 61
+    ended = await asyncio.gather(a.abandon(later, 60, b"gone"), b.abandon(later, 60, b"gone"))
+    assert sorted(ended[0] + ended[1]) == runs
+    for run_id in runs:
+        assert [e for _, e in (await load(a, run_id)).events] == [b"gone"]
+
+
+async def test_disown_lets_go_of_a_dead_processes_runs(journal: Journal) -> None:
+    """A server restarted under the same replica id renews what it holds:
+    without disown, the dead process's runs would be renewed forever."""
+    await journal.create_run("mine", b"s", "", "", "pod-0", now=T0)
+    await journal.create_run("other", b"s", "", "", "pod-1", now=T0)
+    await journal.create_run("ended", b"s", "", "", "pod-0", now=T0)
+    await journal.finish("ended", COMPLETED, T0)
+    assert await journal.disown("pod-0") == 1
+    assert (await load(journal, "mine")).holder == ""
+    assert (await load(journal, "other")).holder == "pod-1"
+    await journal.renew("pod-0", T0 + 5)
+    assert (await load(journal, "mine")).lease_until == T0 + LEASE_S
+    # A reattaching client's claim takes it back at once.
+    assert await journal.claim("mine", "pod-0", T0 + 5)
 
 
 async def test_sessions(journal: Journal) -> None:

@@ -26,6 +26,9 @@ from typing import Protocol
 RUNNING = "running"
 COMPLETED = "completed"
 FAILED = "failed"
+# Running, but no replica held it for the reattach grace after its lease
+# ran out (its server died and no client came back): ended by `abandon`.
+ABANDONED = "abandoned"
 
 # How long a holder's claim on a run lasts without renewal; it renews every
 # LEASE_S / 3.
@@ -100,6 +103,21 @@ class Journal(Protocol):
     async def renew(self, holder: str, now: float) -> list[str]:
         """Extend the leases of `holder`'s running runs; the ids of those
         another replica asked for (handoff)."""
+        ...
+
+    async def abandon(self, now: float, grace_s: float, event: bytes) -> list[str]:
+        """End the running runs whose lease ran out more than `grace_s` ago
+        (no replica renewed it, no client reattached): status ABANDONED,
+        `event` (a RunResponse's bytes) appended as each one's last event.
+        The ids of the runs this call ended (each run is ended once, by
+        whichever replica gets there first)."""
+        ...
+
+    async def disown(self, holder: str) -> int:
+        """Let go of the running runs held under `holder` by a process that
+        died (a restart with the same replica id): they are no longer
+        renewed, so they are resumed by a reattaching client or abandoned.
+        How many."""
         ...
 
     async def request_handoff(self, run_id: str, holder: str) -> None:

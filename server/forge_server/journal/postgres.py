@@ -22,7 +22,7 @@ from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
-from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun, RunExists
+from forge_server.journal.base import ABANDONED, LEASE_S, RUNNING, JournaledRun, RunExists
 
 # pg_advisory_xact_lock key for the schema creation (replicas starting at
 # once would otherwise race CREATE TABLE IF NOT EXISTS into a unique
@@ -232,12 +232,44 @@ class PostgresJournal:
             rows = await cur.fetchall()
         return sorted(run_id for run_id, handoff in rows if handoff != "")
 
+    async def abandon(self, now: float, grace_s: float, event: bytes) -> list[str]:
+        async with self.pool.connection() as conn, conn.transaction():
+            # The row lock of the UPDATE decides between replicas that try
+            # at once: the second finds the status changed and skips it.
+            cur = await conn.execute(
+                "UPDATE runs SET status = %s, updated = %s, holder = '', handoff = ''"
+                " WHERE status = %s AND lease_until < %s RETURNING run_id",
+                (ABANDONED, now, RUNNING, now - grace_s),
+            )
+            ended = sorted(r[0] for r in await cur.fetchall())
+            for run_id in ended:
+                await conn.execute(
+                    "INSERT INTO events (run_id, seq, event) SELECT %s,"
+                    " COALESCE(MAX(seq), 0) + 1, %s FROM events WHERE run_id = %s",
+                    (run_id, event, run_id),
+                )
+                await conn.execute(
+                    "UPDATE runs SET bytes = octet_length(start) + (SELECT"
+                    " COALESCE(SUM(octet_length(event)), 0) FROM events"
+                    " WHERE events.run_id = runs.run_id) WHERE run_id = %s",
+                    (run_id,),
+                )
+        return ended
+
+    async def disown(self, holder: str) -> int:
+        return await self._write(
+            "UPDATE runs SET holder = '', handoff = '' WHERE holder = %s AND status = %s",
+            (holder, RUNNING),
+        )
+
     async def request_handoff(self, run_id: str, holder: str) -> None:
         await self._write("UPDATE runs SET handoff = %s WHERE run_id = %s", (holder, run_id))
 
     async def release(self, run_id: str, holder: str) -> None:
+        # The lease's end stays: a claim needs only the empty holder, and the
+        # reattach grace before `abandon` counts from there.
         await self._write(
-            "UPDATE runs SET holder = '', lease_until = 0 WHERE run_id = %s AND holder = %s",
+            "UPDATE runs SET holder = '' WHERE run_id = %s AND holder = %s",
             (run_id, holder),
         )
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from forge_server.journal.base import LEASE_S, RUNNING, JournaledRun, RunExists
+from forge_server.journal.base import ABANDONED, LEASE_S, RUNNING, JournaledRun, RunExists
 from forge_server.journal.group_commit import GroupCommit, Statements, WouldBlock
 
 T = TypeVar("T")
@@ -337,15 +337,52 @@ class SqliteJournal:
         wanted: list[str] = await self._run(write)
         return wanted
 
+    async def abandon(self, now: float, grace_s: float, event: bytes) -> list[str]:
+        def write() -> list[str]:
+            with self._tx():
+                ended = [
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT run_id FROM runs WHERE status = ? AND lease_until < ?",
+                        (RUNNING, now - grace_s),
+                    ).fetchall()
+                ]
+                for run_id in ended:
+                    self.db.execute(
+                        "INSERT INTO events (run_id, seq, event) SELECT ?,"
+                        " COALESCE(MAX(seq), 0) + 1, ? FROM events WHERE run_id = ?",
+                        (run_id, event, run_id),
+                    )
+                    self.db.execute(
+                        "UPDATE runs SET status = ?, updated = ?, holder = '', handoff = '',"
+                        " bytes = length(start) + (SELECT COALESCE(SUM(length(event)), 0)"
+                        " FROM events WHERE events.run_id = runs.run_id) WHERE run_id = ?",
+                        (ABANDONED, now, run_id),
+                    )
+            return ended
+
+        ended: list[str] = await self._run(write)
+        return ended
+
+    async def disown(self, holder: str) -> int:
+        changed: int = await self._run(
+            self._write,
+            "UPDATE runs SET holder = '', handoff = '' WHERE holder = ? AND status = ?",
+            (holder, RUNNING),
+        )
+        return changed
+
     async def request_handoff(self, run_id: str, holder: str) -> None:
         await self._run(
             self._write, "UPDATE runs SET handoff = ? WHERE run_id = ?", (holder, run_id)
         )
 
     async def release(self, run_id: str, holder: str) -> None:
+        # The lease's end stays: a claim needs only the empty holder, and the
+        # reattach grace before `abandon` counts from there.
         await self._run(
             self._write,
-            "UPDATE runs SET holder = '', lease_until = 0 WHERE run_id = ? AND holder = ?",
+            "UPDATE runs SET holder = '' WHERE run_id = ? AND holder = ?",
             (run_id, holder),
         )
 
