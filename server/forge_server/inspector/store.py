@@ -86,9 +86,10 @@ class RunStore(Protocol):
     async def run(self, run_id: str, after_seq: int = 0) -> RunEvents | None: ...
 
 
-def _where(query: Query, p: str, contains: str) -> tuple[str, list[Any]]:
+def _where(query: Query, p: str, search: str) -> tuple[str, list[Any]]:
     """The WHERE clause (without the keyword) and its parameters; `p` is the
-    driver's placeholder, `contains` the SQL test that column {col} holds {p}."""
+    driver's placeholder, `search` the store's test of a run against the
+    search text (its placeholders take the text twice: as is, lowercased)."""
     clauses: list[str] = []
     params: list[Any] = []
     if query.owner is not None:
@@ -99,12 +100,13 @@ def _where(query: Query, p: str, contains: str) -> tuple[str, list[Any]]:
         params.append(query.status)
     if query.before is not None:
         created, run_id = query.before
-        clauses.append(f"(created < {p} OR (created = {p} AND run_id < {p}))")
-        params += [created, created, run_id]
+        # A row value: SQLite and PostgreSQL seek the index to it (the
+        # equivalent OR scans the index from the top: 6 ms at run 50,000).
+        clauses.append(f"(created, run_id) < ({p}, {p})")
+        params += [created, run_id]
     if query.search:
-        in_id, in_start = (contains.format(col=c, p=p) for c in ("run_id", "start"))
-        clauses.append(f"({in_id} OR {in_start})")
-        params += [query.search, query.search.encode()]
+        clauses.append(search)
+        params += [query.search, query.search.lower()]
     return " AND ".join(clauses) or "1 = 1", params
 
 
@@ -115,6 +117,31 @@ def _row(r: tuple[Any, ...]) -> RunRow:
     return RunRow(r[0], bytes(r[1]), r[2], r[3], r[4], r[5], r[6], r[7])
 
 
+# The inspector's own table: each run's searchable words (workflow, session,
+# labels; lowercased), decoded once from its start message, so a search
+# reads 100,000 short strings instead of 100,000 start messages. Rows of
+# pruned runs are dropped when the inspector opens.
+_TERMS = [
+    "CREATE TABLE IF NOT EXISTS inspector_terms (run_id TEXT PRIMARY KEY,"
+    " created REAL NOT NULL, terms TEXT NOT NULL) WITHOUT ROWID",
+    "DELETE FROM inspector_terms WHERE run_id NOT IN (SELECT run_id FROM runs)",
+]
+# Runs are looked for this far behind the newest one already read: replicas'
+# clocks differ, so a run may arrive with an older `created`.
+TERMS_SLACK_S = 120.0
+TERMS_BATCH = 5000
+# pg_advisory_xact_lock key for the inspector's schema: "forgeins".
+_PG_LOCK = int.from_bytes(b"forgeins", "big", signed=True)
+
+
+def search_terms(start: bytes) -> str:
+    from forge.v1 import forge_service_pb2 as pb
+
+    msg = pb.StartRun.FromString(start)
+    labels = " ".join(f"{k}={v}" for k, v in msg.labels.items())
+    return f"{msg.workflow.name} {msg.session_id} {labels}".lower()
+
+
 class SqliteStore:
     """Reads a SQLite journal file through a connection of its own."""
 
@@ -122,6 +149,8 @@ class SqliteStore:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forge-inspector")
+        # The newest `created` whose run's terms are in inspector_terms.
+        self._terms_mark = float("-inf")
 
     async def _call(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
@@ -130,11 +159,40 @@ class SqliteStore:
         def connect() -> None:
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA busy_timeout=5000")
-            for sql in _INDEXES:
+            for sql in _INDEXES + _TERMS:
                 db.execute(sql)
             self._db = db
+            self._read_terms()
 
         await self._call(connect)
+
+    def _read_terms(self) -> None:
+        """Add the search terms of the runs started since the last look, a
+        batch per transaction (the journal's writers wait for each)."""
+        db = self.db
+        if self._terms_mark == float("-inf"):
+            (newest,) = db.execute("SELECT MAX(created) FROM inspector_terms").fetchone()
+            self._terms_mark = float("-inf") if newest is None else newest
+        while True:
+            rows = db.execute(
+                "SELECT run_id, created, start FROM runs WHERE created >= ? AND NOT EXISTS"
+                " (SELECT 1 FROM inspector_terms t WHERE t.run_id = runs.run_id)"
+                " ORDER BY created LIMIT ?",
+                (self._terms_mark - TERMS_SLACK_S, TERMS_BATCH),
+            ).fetchall()
+            if not rows:
+                return
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT OR IGNORE INTO inspector_terms (run_id, created, terms)"
+                    " VALUES (?, ?, ?)",
+                    [(r[0], r[1], search_terms(bytes(r[2]))) for r in rows],
+                )
+                db.execute("COMMIT")
+            self._terms_mark = max(self._terms_mark, rows[-1][1])
+            if len(rows) < TERMS_BATCH:
+                return
 
     async def aclose(self) -> None:
         if self._db is not None:
@@ -152,7 +210,14 @@ class SqliteStore:
         return found
 
     def _page(self, query: Query) -> Page:
-        where, params = _where(query, "?", "instr({col}, {p}) > 0")
+        if query.search:
+            self._read_terms()
+        where, params = _where(
+            query,
+            "?",
+            "(instr(run_id, ?) > 0 OR run_id IN"
+            " (SELECT run_id FROM inspector_terms WHERE instr(terms, ?) > 0))",
+        )
         rows = [
             _row(r)
             for r in self.db.execute(
@@ -199,18 +264,61 @@ class PostgresStore:
 
     def __init__(self, journal: Any) -> None:
         self.journal = journal
+        self._terms_mark = float("-inf")
 
     async def open(self) -> None:
         async with self.journal.pool.connection() as conn:
-            for sql in _INDEXES:
-                await conn.execute(sql)
+            # Replicas opening at once would race CREATE ... IF NOT EXISTS.
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
+                for sql in _INDEXES:
+                    await conn.execute(sql)
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS inspector_terms (run_id TEXT PRIMARY KEY,"
+                    " created DOUBLE PRECISION NOT NULL, terms TEXT NOT NULL)"
+                )
+                await conn.execute(_TERMS[1])
+            await self._read_terms(conn)
+
+    async def _read_terms(self, conn: Any) -> None:
+        """SqliteStore._read_terms."""
+        if self._terms_mark == float("-inf"):
+            cur = await conn.execute("SELECT MAX(created) FROM inspector_terms")
+            (newest,) = await cur.fetchone()
+            self._terms_mark = float("-inf") if newest is None else newest
+        while True:
+            cur = await conn.execute(
+                "SELECT run_id, created, start FROM runs WHERE created >= %s AND NOT EXISTS"
+                " (SELECT 1 FROM inspector_terms t WHERE t.run_id = runs.run_id)"
+                " ORDER BY created LIMIT %s",
+                (self._terms_mark - TERMS_SLACK_S, TERMS_BATCH),
+            )
+            rows = await cur.fetchall()
+            if not rows:
+                return
+            async with conn.cursor() as many:
+                await many.executemany(
+                    "INSERT INTO inspector_terms (run_id, created, terms) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (run_id) DO NOTHING",
+                    [(r[0], r[1], search_terms(bytes(r[2]))) for r in rows],
+                )
+            self._terms_mark = max(self._terms_mark, rows[-1][1])
+            if len(rows) < TERMS_BATCH:
+                return
 
     async def aclose(self) -> None:
         return None
 
     async def page(self, query: Query) -> Page:
-        where, params = _where(query, "%s", "position({p} in {col}) > 0")
+        where, params = _where(
+            query,
+            "%s",
+            "(position(%s in run_id) > 0 OR run_id IN"
+            " (SELECT run_id FROM inspector_terms WHERE position(%s in terms) > 0))",
+        )
         async with self.journal.pool.connection() as conn:
+            if query.search:
+                await self._read_terms(conn)
             cur = await conn.execute(
                 f"SELECT {_COLUMNS} FROM runs WHERE {where}"
                 " ORDER BY created DESC, run_id DESC LIMIT %s",
