@@ -241,3 +241,25 @@ def test_the_inspector_needs_tls_beyond_loopback() -> None:
     check_ui_exposure(ui_args("127.0.0.1"))
     check_ui_exposure(ui_args("0.0.0.0", insecure=True))
     check_ui_exposure(ui_args("0.0.0.0", tls_cert=Path("cert.pem")))
+
+
+def test_a_model_calls_constraint_follows_the_runs_mode_and_call_pieces() -> None:
+    from forge_server.inspector.view import Timeline
+
+    started = pb.RunResponse(run_started=pb.RunStarted(tool_call_mode="constrained"))
+    single = mpb.Message(role=mpb.ROLE_ASSISTANT, type=mpb.MESSAGE_TYPE_TOOL_CALL)
+    single.tool_calls.append(mpb.ToolCall(id="c1", name="lookup", arguments_json="{}"))
+    double = mpb.Message()
+    double.CopyFrom(single)
+    double.tool_calls.append(mpb.ToolCall(id="c2", name="lookup", arguments_json="{}"))
+
+    def constraint(pieces: bool, message: mpb.Message) -> str:
+        timeline = Timeline(hide=False, pieces=pieces)
+        timeline.entries(1, started)
+        event = pb.RunResponse(message_appended=pb.MessageAppended(message=message))
+        (entry,) = timeline.entries(2, event)
+        return dict(entry.facts)["constraint"]
+
+    assert constraint(True, single) == "grammar, in pieces"
+    assert constraint(True, double) == "whole-call grammar"
+    assert constraint(False, single) == "whole-call grammar"

@@ -101,6 +101,9 @@ class Inspector:
     # The seq of each run live on this server, when known: a live page
     # skips the journal while it has not moved.
     live_seq: Callable[[str], int | None] = lambda run_id: None
+    # --call-pieces on: a constrained single call is made in pieces (runs
+    # that allow parallel calls use the whole-call grammar).
+    call_pieces: bool = False
 
     def __post_init__(self) -> None:
         self.templates = jinja2.Environment(
@@ -213,6 +216,9 @@ class Inspector:
             raise Refused(404, f"no run {run_id!r} here (or it is not yours)")
         return found
 
+    def _pieces(self, start: bytes) -> bool:
+        return self.call_pieces and not start_info(start).parallel_calls
+
     def _hides(self, start: bytes) -> bool:
         return hides_payloads(start_info(start), self.tool_output_secrets, self.log_payloads)
 
@@ -221,7 +227,7 @@ class Inspector:
         if found.events:
             found.row.last_event = found.events[-1][1]
         hide = self._hides(found.row.start)
-        entries = timeline(found.events, hide, found.approvals)
+        entries = timeline(found.events, hide, found.approvals, self._pieces(found.row.start))
         info = start_info(found.row.start)
         last = found.events[-1][0] if found.events else 0
         return self._render(
@@ -255,7 +261,7 @@ class Inspector:
         self, run_id: str, identity: Identity | None, after: int, found: Any, hide: bool
     ) -> AsyncIterator[str]:
         """New timeline entries as SSE messages until the run ends."""
-        builder = Timeline(hide)
+        builder = Timeline(hide, self._pieces(found.row.start))
         template = self.templates.get_template("_entry.html")
         # The run's mode (for model calls) comes from its first event.
         first = await self._load(run_id, identity, 0)

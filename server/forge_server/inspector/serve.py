@@ -75,7 +75,15 @@ async def start_inspector(
         return run.seq if run is not None else None
 
     tls = args.tls_cert is not None and args.tls_key is not None
-    inspector = Inspector(store, auth, args.log_payloads, args.tool_output_secrets, tls, live_seq)
+    inspector = Inspector(
+        store,
+        auth,
+        args.log_payloads,
+        args.tool_output_secrets,
+        tls,
+        live_seq,
+        call_pieces=args.call_pieces == "on",
+    )
     host = ui_host(args)
     server = await serve_inspector(
         inspector, host, args.ui_port, args.tls_cert if tls else None, args.tls_key

@@ -79,6 +79,7 @@ class StartInfo:
     # The workflow's tool_output_secrets, "" when it leaves it to the server.
     secrets_policy: str = ""
     user_message: str = ""
+    parallel_calls: bool = False
 
 
 def start_info(start: bytes) -> StartInfo:
@@ -91,6 +92,7 @@ def start_info(start: bytes) -> StartInfo:
         dict(msg.labels),
         _SECRET_POLICIES.get(msg.workflow.tool_output_secrets, ""),
         msg.user_message,
+        msg.options.parallel_tool_calls,
     )
 
 
@@ -159,9 +161,22 @@ class Timeline:
     """Entries of one run, built event by event (the live page sends each
     new one as it comes)."""
 
-    def __init__(self, hide: bool) -> None:
+    def __init__(self, hide: bool, pieces: bool = False) -> None:
         self.hide = hide
+        # The server makes a constrained single call in pieces (--call-pieces).
+        self.pieces = pieces
         self.mode = ""
+
+    def constraint(self, calls: int) -> str:
+        """How a model call was constrained, from the run's mode."""
+        if self.mode == "constrained":
+            if self.pieces and calls == 1:
+                return "grammar, in pieces"
+            return "whole-call grammar"
+        return {
+            "prompt": "none (tools in the prompt, reply parsed)",
+            "native": "the backend's native tool calling",
+        }.get(self.mode, self.mode or "?")
 
     def payload(self, text: str) -> Payload:
         return Payload(text, self.hide)
@@ -250,7 +265,8 @@ class Timeline:
             return [
                 Entry(
                     seq, "model-call", f"Model call → {names}",
-                    [("constraint", self.mode or "?")], self.payload(calls), iteration=step,
+                    [("constraint", self.constraint(len(m.tool_calls)))], self.payload(calls),
+                    iteration=step,
                 )
             ]  # fmt: skip
         if m.type == mpb.MESSAGE_TYPE_TOOL_RESULT:
@@ -310,13 +326,16 @@ def iteration_usage(events: list[pb.RunResponse]) -> dict[int, pb.IterationUsage
 
 
 def timeline(
-    events: list[tuple[int, bytes]], hide: bool, approvals: dict[str, bytes] | None = None
+    events: list[tuple[int, bytes]],
+    hide: bool,
+    approvals: dict[str, bytes] | None = None,
+    pieces: bool = False,
 ) -> list[Entry]:
     """The whole run's entries, each model call with its prompt size and time
     and each held destructive call with the caller's decision."""
     decoded = [(seq, pb.RunResponse.FromString(data)) for seq, data in events]
     per_call = iteration_usage([e for _, e in decoded])
-    builder = Timeline(hide)
+    builder = Timeline(hide, pieces)
     out: list[Entry] = []
     for seq, event in decoded:
         for entry in builder.entries(seq, event):
