@@ -163,6 +163,7 @@ class _Run:
         "cancel",
         "compactor",
         "context",
+        "denied",
         "destructive",
         "executor",
         "failed",
@@ -277,6 +278,8 @@ class _Run:
         # After repeated re-asks, the next turn offers only what finishes.
         self.steer_to_finish = False
         self.destructive = {t.name for t in workflow.tools if t.destructive}
+        # Destructive tools the caller refused a call of in this run.
+        self.denied: set[str] = set()
         # Tools a call of which may be made again when its result never came back.
         self.repeatable = {t.name for t in workflow.tools if t.read_only or t.idempotent}
         self.grounded_parameters = workflow.memo(
@@ -1183,6 +1186,17 @@ class _Run:
                 else:
                     decision = await self.approver(call, self.iteration)
                 if not decision.approved:
+                    if call.name in self.denied:
+                        # Told once that it was not approved, the model asked
+                        # again: a denial is not counted as a tool error, so
+                        # it would ask until max_iterations.
+                        raise ToolExecutionError(
+                            f"the caller did not approve {call.name!r} and the model asked "
+                            "for it again",
+                            tool_name=call.name,
+                            denied=True,
+                        )
+                    self.denied.add(call.name)
                     held[call.call_id] = ToolOutcome(
                         error=nudges.approval_denied(call.name, decision.reason),
                         error_kind=ToolErrorKind.RESOLUTION,

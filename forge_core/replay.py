@@ -65,6 +65,11 @@ from forge_core.workflow import RunOptions, Workflow
 # How a tool error reads in the conversation (nudges.tool_error): a caller's
 # recorded result in this form was a failure, not an output.
 TOOL_ERROR_PREFIX = "[ToolError] "
+# A failure whose arguments were valid but found no data (ToolErrorKind.
+# RESOLUTION: fed back, not counted against max_tool_errors), as a Guard
+# caller records it. It still starts with TOOL_ERROR_PREFIX, so a server that
+# does not know the mark counts it as the plain tool error it was before.
+TOOL_RESOLUTION_PREFIX = TOOL_ERROR_PREFIX + "[resolution] "
 NO_RESULT = "[No result] the conversation holds no result for this call."
 
 _NO_RESULT = ToolOutcome(output=NO_RESULT, deferred=True)
@@ -177,6 +182,11 @@ def split_conversation(messages: list[Message], field_path: str = "messages") ->
 
 
 def _outcome(result: Message) -> ToolOutcome:
+    if result.content.startswith(TOOL_RESOLUTION_PREFIX):
+        return ToolOutcome(
+            error=result.content[len(TOOL_RESOLUTION_PREFIX) :],
+            error_kind=ToolErrorKind.RESOLUTION,
+        )
     if result.content.startswith(TOOL_ERROR_PREFIX):
         return ToolOutcome(
             error=result.content[len(TOOL_ERROR_PREFIX) :], error_kind=ToolErrorKind.HARD

@@ -114,6 +114,16 @@ class ScriptedBackend:
     async def aclose(self) -> None:
         return None
 
+    def forget_run(self, run_id: str) -> None:
+        """The run ended (backends.base.RunTracking): its place in the
+        script goes, else a long-lived server keeps one per run it ever ran."""
+        self._cursor.pop(run_id, None)
+
+    @property
+    def runs_tracked(self) -> int:
+        """Runs whose place in the script is kept (those still running)."""
+        return len(self._cursor)
+
     def next_turn(self, request: ChatRequest) -> Turn:
         # A run this backend has not seen may be one resumed elsewhere (a
         # restarted server): its script goes on after the turns it has.

@@ -160,9 +160,12 @@ class StreamToolExecutor:
             return outcome
         except TimeoutError:
             await self._cancelled(call.call_id, f"no result within {self._timeout_s:g}s")
+            # The client may have run the tool and lost only the answer:
+            # whether it took effect is unknown, which is UNREACHABLE (a
+            # read-only or idempotent tool is then tried once more).
             return ToolOutcome(
                 error=f"the client sent no result for {call.name!r} within {self._timeout_s:g}s",
-                error_kind=ToolErrorKind.HARD,
+                error_kind=ToolErrorKind.UNREACHABLE,
             )
         finally:
             timer.cancel()

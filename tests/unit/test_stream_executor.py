@@ -117,7 +117,9 @@ async def test_a_second_result_for_an_answered_call_is_ignored() -> None:
     assert executor.knows("call_1") and not executor.knows("call_2")
 
 
-async def test_unanswered_call_times_out_as_a_hard_error() -> None:
+async def test_unanswered_call_times_out_as_unreachable() -> None:
+    """The client may have run the tool and lost only its answer: the
+    outcome is unknown (UNREACHABLE), not a failure the tool reported."""
     sink = Sink()
     executor = StreamToolExecutor(sink.send, timeout_s=0.05)
     task = asyncio.create_task(executor.execute(CALLS[:2], iteration=1))
@@ -126,7 +128,7 @@ async def test_unanswered_call_times_out_as_a_hard_error() -> None:
     first, second = await asyncio.wait_for(task, 1)
     assert first == ToolOutcome(output="one")
     assert not second.ok
-    assert second.error_kind is ToolErrorKind.HARD
+    assert second.error_kind is ToolErrorKind.UNREACHABLE
     assert second.error is not None
     assert "'fetch'" in second.error
     assert "0.05s" in second.error
@@ -144,7 +146,7 @@ async def test_late_result_while_the_batch_is_still_waiting() -> None:
     slow = ToolCallInfo("call_9", "slow", {})
     first = asyncio.create_task(executor.execute(CALLS[:1], iteration=1))
     await sent_count(sink, 1)
-    assert (await asyncio.wait_for(first, 1))[0].error_kind is ToolErrorKind.HARD
+    assert (await asyncio.wait_for(first, 1))[0].error_kind is ToolErrorKind.UNREACHABLE
     second = asyncio.create_task(executor.execute([slow], iteration=2))
     # call_1's request, its tool_call_cancelled notice, then call_9's request.
     await sent_count(sink, 3)
@@ -278,7 +280,7 @@ async def test_a_result_arriving_as_its_call_times_out_is_ignored_not_refused() 
     clock.fire()
     assert executor.resolve(ok("call_1", "late")) is True
     [outcome] = await task
-    assert outcome.error_kind is ToolErrorKind.HARD
+    assert outcome.error_kind is ToolErrorKind.UNREACHABLE
     assert "within 5s" in (outcome.error or "")
     assert sink.sent[-1].tool_call_cancelled.call_id == "call_1"
     # And after the cancellation went out, still ignored.

@@ -17,6 +17,10 @@ from forge_client.messages import Message, MessageType, Role, ToolCall
 # How a failed tool call reads in the conversation: the server counts a tool
 # result starting with this as an error, not an output.
 TOOL_ERROR_PREFIX = "[ToolError] "
+# ...and a failed call whose arguments were valid but found nothing (the
+# ToolResolutionError of a Run): fed back to the model, not counted against
+# max_tool_errors, as in a Run.
+TOOL_RESOLUTION_PREFIX = TOOL_ERROR_PREFIX + "[resolution] "
 
 
 @dataclass(frozen=True)
@@ -31,13 +35,19 @@ class GuardedCall:
     # Near-miss arguments the server fixed before validation.
     coercions: tuple[Coercion, ...] = ()
 
-    def result_message(self, output: str = "", *, error: str | None = None) -> Message:
+    def result_message(
+        self, output: str = "", *, error: str | None = None, resolution: bool = False
+    ) -> Message:
         """The tool message recording this call's result for the next guard
-        request: `output`, or with `error` a failed call ("[ToolError] ...")."""
+        request: `output`, or with `error` a failed call ("[ToolError] ...");
+        `resolution=True` marks an error that found no data for valid
+        arguments (what ToolResolutionError means in a Run), which the
+        server then does not count as a tool failure either."""
+        prefix = TOOL_RESOLUTION_PREFIX if resolution else TOOL_ERROR_PREFIX
         return Message(
             role=Role.TOOL,
             type=MessageType.TOOL_RESULT,
-            content=TOOL_ERROR_PREFIX + error if error is not None else output,
+            content=prefix + error if error is not None else output,
             tool_call_id=self.call_id,
             tool_name=self.tool_name,
         )
