@@ -4,13 +4,16 @@ A real `forge-server` process (scripted backend, SQLite journal, token
 file) serves the inspector on loopback; the Python SDK runs workflows
 against it from a thread; Selenium drives Debian's `chromium` through
 `chromedriver` (both from apt, see .ci/run; nothing is downloaded). The
-test also saves the screenshots the README shows (docs/images/).
+test also takes the screenshots the README shows: into the test's temporary
+directory, or into docs/images/ with FORGE_SCREENSHOTS=docs/images (how the
+committed ones were made; a plain test run leaves the tree unchanged).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -41,7 +44,7 @@ pytestmark = pytest.mark.skipif(
     "chromium-driver; .ci/run installs them)",
 )
 
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+ROOT = Path(__file__).resolve().parents[2]
 ADMIN, ALICE = "admin-s3cret", "alice-s3cret"
 # Long enough for a slow shared machine; WebDriverWait polls until then.
 WAIT_S = 60
@@ -146,13 +149,20 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def run_in_thread(server: Server, token: str, workflow: Workflow) -> Future[Any]:
+def run_in_thread(
+    server: Server, token: str, workflow: Workflow, session_id: str = ""
+) -> Future[Any]:
     """The SDK runs `workflow` in a thread of its own (Selenium blocks)."""
 
     async def go() -> Any:
         async with ForgeClient(f"127.0.0.1:{server.grpc_port}", token=token) as client:
             try:
-                return await client.run(workflow, "Where is order A-17?")
+                return await client.run(
+                    workflow,
+                    "Where is order A-17?",
+                    labels={"ticket": "T-1042"},
+                    session_id=session_id,
+                )
             except RunFailedError as exc:
                 return exc
 
@@ -235,17 +245,24 @@ def test_a_guardrail_intervention_is_shown_with_its_reason(server: Server, brows
 
 
 def test_a_failed_run_shows_its_typed_error_and_screenshots_are_saved(
-    server: Server, browser: Any
+    server: Server, browser: Any, tmp_path: Path
 ) -> None:
+    chosen = os.environ.get("FORGE_SCREENSHOTS")
+    images = ROOT / chosen if chosen else tmp_path
     sign_in(browser, server, ADMIN)
-    failed = run_in_thread(server, ALICE, orders_workflow("chatty_orders")).result(WAIT_S)
+    chatty = orders_workflow("chatty_orders")
+    failed = run_in_thread(server, ALICE, chatty, session_id="support-7").result(WAIT_S)
     assert isinstance(failed, RunFailedError)
     browser.get(f"{server.url}/runs")
     # The admin sees alice's runs, with their caller.
     WebDriverWait(browser, WAIT_S).until(lambda d: row_status(d, "chatty_orders") == "failed")
     assert "alice" in browser.find_element(By.ID, "run-rows").text
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(IMAGES / "inspector-runs.png"))
+    images.mkdir(parents=True, exist_ok=True)
+    browser.set_window_size(1500, 620)
+    try:
+        browser.save_screenshot(str(images / "inspector-runs.png"))
+    finally:
+        browser.set_window_size(1500, 1000)
     browser.get(f"{server.url}/runs?status=failed")
     browser.find_element(By.CSS_SELECTOR, "#run-rows tr.run a").click()
     outcome = WebDriverWait(browser, WAIT_S).until(
@@ -255,10 +272,11 @@ def test_a_failed_run_shows_its_typed_error_and_screenshots_are_saved(
     assert "TOOL_CALL" in browser.find_element(By.ID, "run-error").text
     assert browser.find_elements(By.CSS_SELECTOR, "li[data-guardrail='retry-nudge']")
     assert browser.find_elements(By.CSS_SELECTOR, "li[data-guardrail='rejected-reply']")
+    assert "support-7" in browser.find_element(By.CLASS_NAME, "summary").text
     # Tall enough for the nudges and the outcome (a screenshot is the window).
     browser.set_window_size(1500, 1900)
     try:
-        browser.save_screenshot(str(IMAGES / "inspector-failed-run.png"))
+        browser.save_screenshot(str(images / "inspector-failed-run.png"))
     finally:
         browser.set_window_size(1500, 1000)
 
