@@ -345,18 +345,20 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         try:
             try:
                 identity = await self._authenticate(context)
-                # Draining is checked once the start message is read: a
-                # refusal before it races with the client's write of it, and
-                # grpc.aio then gives that client INTERNAL ("Internal error
-                # from Core") instead of SHUTTING_DOWN.
-                self._refuse_if_busy(self.open_streams - 1)
                 if self.auth is not None and identity is not None:
                     self.auth.acquire_run(identity)
                     caller = identity
                 first = await asyncio.wait_for(
                     self._read_first(request_iterator), self.start_timeout_s
                 )
+                # Draining and the stream limit are checked once the start
+                # message is read: a refusal before it races with the
+                # client's write of it, and grpc.aio then gives that client
+                # INTERNAL ("Internal error from Core") instead of
+                # SHUTTING_DOWN or SERVER_BUSY. Streams still waiting to send
+                # their start count against the limit all the same.
                 self._refuse_if_draining()
+                self._refuse_if_busy(self.open_streams - 1)
                 owner = identity.subject if identity is not None else ""
                 if isinstance(first, pb.ReattachRun):
                     run, attachment = await _uncancelled(self._reattach(first, owner))

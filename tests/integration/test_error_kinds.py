@@ -7,9 +7,15 @@ Real gRPC server on loopback, the Python SDK, the scripted backend.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
+from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_client import (
     ApprovalRequested,
     ForgeClient,
@@ -21,8 +27,12 @@ from forge_client import (
     ToolExecutionError,
     Workflow,
 )
+from forge_client.client import _rejected
 from forge_core.backends.scripted import ScriptedBackend, call
-from tests.helpers import address, running_server
+from forge_core.llama_process import free_port
+from tests.helpers import address, running_server, wait_for_server
+from tests.integration.test_bad_input import start_request
+from tests.integration.test_replicas import SCRIPT
 from tests.integration.test_run_stream import cleanup_workflow, weather_workflow
 
 
@@ -174,3 +184,56 @@ async def test_the_scripted_backend_forgets_a_run_when_it_ends() -> None:
                 approve=deny,
             )
     assert backend.runs_tracked == 0
+
+
+async def refusal(stub: Any) -> tuple[grpc.StatusCode, str]:
+    """Open a stream, write a start, read to the end: the status it failed
+    with and the reason the SDK reads in it (from the write or a read)."""
+    run = stub.Run()
+    try:
+        await run.write(start_request())
+        while (await asyncio.wait_for(run.read(), 30)) is not grpc.aio.EOF:
+            pass
+    except grpc.aio.AioRpcError as err:
+        parsed = _rejected(err.code(), err.details() or "", err.trailing_metadata())
+        return err.code(), parsed.reason
+    raise AssertionError("the stream was not refused")
+
+
+@pytest.mark.timeout(120)
+async def test_a_stream_over_the_limit_is_refused_as_server_busy_every_time(
+    tmp_path: Path,
+) -> None:
+    """Every client that writes its start past --max-active-runs sees
+    RESOURCE_EXHAUSTED SERVER_BUSY: the server refuses once it has read the
+    start, so the refusal never races with the client's write. Refused
+    before it, 35 of these 200 streams got INTERNAL ("Internal error from
+    Core") here, as the drain refusal did before 9f44bc3. The server runs
+    as a process of its own: sharing the test's event loop, the race never
+    shows."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "forge_server",
+        "--backend", "scripted", "--script", str(script), "--port", str(port),
+        "--journal", "none", "--max-active-runs", "2", "--start-timeout", "60",
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        await wait_for_server(f"127.0.0.1:{port}", 60)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub: Any = pb_grpc.ForgeServiceStub(channel)
+            # Two streams that never send their start hold the limit.
+            idle = [stub.Run(), stub.Run()]
+            for stream in idle:
+                await stream.wait_for_connection()
+            refused: list[tuple[grpc.StatusCode, str]] = []
+            for _ in range(10):
+                refused += await asyncio.gather(*(refusal(stub) for _ in range(20)))
+            for stream in idle:
+                stream.cancel()
+    finally:
+        proc.kill()
+        await proc.wait()
+    assert set(refused) == {(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_BUSY")}
