@@ -142,7 +142,7 @@ async def measure(path: Path, requests: int) -> list[list[object]]:
     finally:
         await server.stop()
         await store.aclose()
-    rows.append(["(index creation on open)", index_s * 1000, float("nan"), float("nan")])
+    rows.append(["(open: indexes + terms, once)", index_s * 1000, float("nan"), float("nan")])
     return rows
 
 
