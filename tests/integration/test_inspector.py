@@ -263,3 +263,34 @@ def test_a_model_calls_constraint_follows_the_runs_mode_and_call_pieces() -> Non
     assert constraint(True, single) == "grammar, in pieces"
     assert constraint(True, double) == "whole-call grammar"
     assert constraint(False, single) == "whole-call grammar"
+
+
+async def test_the_inspector_serves_https_and_asks_for_client_certificates(
+    journal: Journal, store: RunStore, tmp_path: Path
+) -> None:
+    import ssl
+
+    from forge_server.inspector.app import serve_inspector
+    from tests.tls_certs import write_certs
+
+    certs = write_certs(tmp_path / "certs")
+    await add_run(journal, "r1", 1.0)
+    server = await serve_inspector(
+        Inspector(store), "127.0.0.1", 0, certs.server_cert, certs.server_key, certs.ca
+    )
+    url = f"https://127.0.0.1:{server.port}/runs"
+    try:
+        trusted = ssl.create_default_context(cafile=str(certs.ca))
+        with_cert = ssl.create_default_context(cafile=str(certs.ca))
+        with_cert.load_cert_chain(certs.client_cert, certs.client_key)
+        async with httpx.AsyncClient(verify=with_cert) as http:
+            response = await http.get(url)
+        assert response.status_code == 200 and "r1" in response.text
+        async with httpx.AsyncClient(verify=trusted) as http:
+            with pytest.raises(httpx.HTTPError):
+                await http.get(url)  # no client certificate
+        async with httpx.AsyncClient() as http:
+            with pytest.raises(httpx.HTTPError):
+                await http.get(url.replace("https:", "http:"))
+    finally:
+        await server.stop()

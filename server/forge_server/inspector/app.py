@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -377,9 +378,11 @@ async def serve_inspector(
     port: int,
     tls_cert: Path | None = None,
     tls_key: Path | None = None,
+    tls_client_ca: Path | None = None,
 ) -> InspectorServer:
     """Start the inspector on host:port (0: a free port) in this event loop,
-    over TLS when given a certificate and key."""
+    over TLS when given a certificate and key; with a client CA, browsers
+    must present a certificate it signed, as gRPC clients must."""
     config = uvicorn.Config(
         inspector.app(),
         host=host,
@@ -390,6 +393,8 @@ async def serve_inspector(
         timeout_graceful_shutdown=1,
         ssl_certfile=str(tls_cert) if tls_cert else None,
         ssl_keyfile=str(tls_key) if tls_key else None,
+        ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
     )
     server = _EmbeddedServer(config)
     task = asyncio.ensure_future(server.serve())

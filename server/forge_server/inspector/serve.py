@@ -86,7 +86,12 @@ async def start_inspector(
     )
     host = ui_host(args)
     server = await serve_inspector(
-        inspector, host, args.ui_port, args.tls_cert if tls else None, args.tls_key
+        inspector,
+        host,
+        args.ui_port,
+        args.tls_cert if tls else None,
+        args.tls_key if tls else None,
+        args.tls_client_ca if tls else None,
     )
     server.store = store
     scheme = "https" if tls else "http"
