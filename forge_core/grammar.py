@@ -118,6 +118,8 @@ def build_grammar(
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
+    preferred_values: dict[str, list[Any]] | None = None,
+    preferred_items: dict[str, list[str]] | None = None,
     workflow_name: str = "",
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
@@ -152,6 +154,8 @@ def build_grammar(
         grounded=grounded,
         grounded_formats=grounded_formats,
         grounded_labels=grounded_labels,
+        preferred_values=preferred_values,
+        preferred_items=preferred_items,
     )
     try:
         calls = []
@@ -184,8 +188,12 @@ def _configured(
     grounded: list[str] | None,
     grounded_formats: dict[str, list[str]] | None,
     grounded_labels: dict[str, list[str]] | None,
+    preferred_values: dict[str, list[Any]] | None = None,
+    preferred_items: dict[str, list[str]] | None = None,
 ) -> _Builder:
     builder = _Builder()
+    builder.preferred = preferred_values or {}
+    builder.preferred_items = preferred_items or {}
     builder.bound = bound or {}
     builder.unseen_examples = unseen_examples or {}
     builder.named = named_values or {}
@@ -359,6 +367,8 @@ def piece_grammars(
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
+    preferred_values: dict[str, list[Any]] | None = None,
+    preferred_items: dict[str, list[str]] | None = None,
     workflow_name: str = "",
 ) -> PieceGrammars:
     """The piece grammars for one turn; the arguments mean what they mean
@@ -374,6 +384,8 @@ def piece_grammars(
         grounded=grounded,
         grounded_formats=grounded_formats,
         grounded_labels=grounded_labels,
+        preferred_values=preferred_values,
+        preferred_items=preferred_items,
     )
     return PieceGrammars(builder, max_tokens, excluded or [])
 
@@ -441,6 +453,16 @@ def placeholder_prefixes(param: str, tool: str) -> set[str]:
     return prefixes
 
 
+def admits(schema: dict[str, Any], value: Any) -> bool:
+    """`value` is valid against the parameter's own schema (jsonschema)."""
+    import jsonschema
+
+    try:
+        return bool(jsonschema.Draft202012Validator(schema).is_valid(value))
+    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError):
+        return False
+
+
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
@@ -479,6 +501,8 @@ class _Builder:
         self.unseen_examples: dict[str, list[str]] = {}
         self.named: dict[str, list[str]] = {}
         self.shaped: dict[str, list[str]] = {}
+        self.preferred: dict[str, list[Any]] = {}
+        self.preferred_items: dict[str, list[str]] = {}
         self.workflow_name = ""
         self.numbers: dict[str, NumberChoice] = {}
         self.tool_name = ""
@@ -540,6 +564,11 @@ class _Builder:
             raise Unsupported("free-form value")
         if not isinstance(schema, dict):
             raise Unsupported(f"schema {schema!r}")
+        # The evidence's values, checked against the whole schema: a keyword
+        # the grammar cannot write (minimum, format) still holds for them.
+        preferred = self.preferred_rule(schema, hint, name, excluded)
+        if preferred is not None:
+            return preferred
         # Vendor annotations (x-forge-grounded, ...) are for Forge, not the grammar.
         unknown = {k for k in schema if not k.startswith("x-")} - _SUPPORTED_KEYS
         if unknown:
@@ -562,7 +591,7 @@ class _Builder:
         if kind == "object":
             return self.object(schema, hint)
         if kind == "array":
-            return self.array(schema, hint)
+            return self.array(schema, hint, name)
         bound = self.bound.get(f"{self.tool_name}.{name}") if name else None
         if kind == "string":
             if "format" in schema:
@@ -767,7 +796,42 @@ class _Builder:
         inner = f" {body} sp" if body else ""
         return self.rule(hint, f'"{{" sp{inner} "}}"')
 
-    def array(self, schema: dict[str, Any], hint: str) -> str:
+    def preferred_rule(
+        self, schema: dict[str, Any], hint: str, name: str, excluded: set[Any] | None
+    ) -> str | None:
+        """The evidence's values for this parameter (guardrails/), those the
+        schema admits and no failed call sent; None when there are none."""
+        key = f"{self.tool_name}.{name}"
+        if not name or key not in self.preferred:
+            return None
+        fits = [
+            v
+            for v in self.preferred[key]
+            if admits(schema, v) and not (isinstance(v, str) and v in (excluded or ()))
+        ]
+        return self.rule(hint, " | ".join(_literal(v) for v in fits)) if fits else None
+
+    def ordered_selection(self, listing: list[str], hint: str) -> str:
+        """A JSON array of one or more of `listing`'s values, each at most
+        once and in the listing's order: the list closes when it is used up
+        and never repeats an item (guardrails/listings.py)."""
+        tails: list[str] = [""] * len(listing)
+        for i in range(len(listing) - 1, -1, -1):
+            later = [
+                f"{_literal(listing[j])} {tails[j]}".strip() for j in range(i + 1, len(listing))
+            ]
+            tails[i] = (
+                self.rule(f"{hint}-after-{i}", f'(sp "," sp ({" | ".join(later)}))?')
+                if later
+                else ""
+            )
+        firsts = " | ".join(f"{_literal(v)} {tails[i]}".strip() for i, v in enumerate(listing))
+        return f'"[" sp ({firsts}) sp "]"'
+
+    def array(self, schema: dict[str, Any], hint: str, name: str = "") -> str:
+        listing = self.preferred_items.get(f"{self.tool_name}.{name}") if name else None
+        if listing:
+            return self.rule(hint, self.ordered_selection(listing, hint))
         item = self.value(schema.get("items", {}), f"{hint}-item")
         low = int(schema.get("minItems", 0))
         high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)

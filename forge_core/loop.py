@@ -47,9 +47,12 @@ from forge_core.errors import (
 )
 from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
 from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
+from forge_core.guardrails import FailedValue, TurnFacts, preferred_values
+from forge_core.guardrails.decline import decline_paths, declining_members, out_of_scope
+from forge_core.guardrails.destructive import asked_for, destructive_tools
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
-from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, asked_for, relevant
+from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
 from forge_core.screening import Screening, screen
 from forge_core.steps import StepTracker
 from forge_core.tool_execution import Approval as Approval
@@ -163,6 +166,7 @@ class _Run:
         "cancel",
         "compactor",
         "context",
+        "declining",
         "denied",
         "destructive",
         "executor",
@@ -277,7 +281,13 @@ class _Run:
         self.repeated_successes = 0
         # After repeated re-asks, the next turn offers only what finishes.
         self.steer_to_finish = False
-        self.destructive = {t.name for t in workflow.tools if t.destructive}
+        # Marked destructive, or named or described so (guardrails/destructive.py).
+        # No tool serves the request: the run ends through a terminal tool,
+        # declining (guardrails/decline.py); decided before the first result.
+        self.declining = False
+        self.destructive = destructive_tools(
+            workflow.tools, set(workflow.terminal_set) | set(workflow.required_steps)
+        )
         # Destructive tools the caller refused a call of in this run.
         self.denied: set[str] = set()
         # Tools a call of which may be made again when its result never came back.
@@ -362,6 +372,16 @@ class _Run:
                 self.failed_strings(),
             )
             request.named_values, request.shaped_values = offer.named, offer.shaped
+            preferred = preferred_values(self.turn_facts())
+            if self.declining:
+                terminals = [t for t in self.wf.tools if t.name in self.wf.terminal_set]
+                for key, members in declining_members(terminals).items():
+                    preferred.values.setdefault(key, members)
+            request.preferred_values, request.preferred_items = preferred.values, preferred.items
+            if preferred.blocked:
+                # A tool whose required id has no value of its kind yet.
+                base = request.allowed or [t.name for t in self.wf.tools]
+                request.allowed = [n for n in base if n not in preferred.blocked] or request.allowed
             if offer.exhausted:
                 # Every value the conversation offers this tool is used up.
                 base = request.allowed or [t.name for t in self.wf.tools]
@@ -557,6 +577,7 @@ class _Run:
             allowed = self.narrow_to_relevant(allowed)
             if not self.results:
                 allowed = self.narrow_terminals(allowed)
+                allowed = self.decline_if_out_of_scope(allowed)
         if self.finish_refused and self.opts.loop_breaking:
             base = allowed or [t.name for t in self.wf.tools]
             allowed = [name for name in base if name not in self.wf.terminal_set] or allowed
@@ -577,7 +598,7 @@ class _Run:
         required steps (the workflow itself asks for those)."""
         if self._asked_for is None:
             asked = self.user_texts()
-            self._asked_for = asked_for(self.wf.tools, "\n".join(asked))
+            self._asked_for = asked_for(self.wf.tools, self.destructive, "\n".join(asked))
         return self.destructive - self._asked_for - set(self.steps.pending())
 
     async def check_destructive(self, infos: list[ToolCallInfo]) -> bool:
@@ -623,6 +644,32 @@ class _Run:
         named = {t.name for t in candidates if results and t.name in results[-1]}
         narrowed = [name for name in base if name in keep or name in always or name in named]
         return narrowed or allowed
+
+    def decline_if_out_of_scope(self, allowed: list[str]) -> list[str]:
+        """Only the terminal tools when no tool the run may call serves the
+        request (guardrails/decline.py); nothing changes while a required
+        step is pending."""
+        self.declining = False
+        if self.steps.pending():
+            return allowed
+        withheld = self.unasked_destructive() if self.opts.destructive_policy else set()
+        callable_tools = [
+            t
+            for t in self.wf.tools
+            if t.name not in self.wf.terminal_set
+            and t.name != RESPOND_TOOL
+            and t.name not in withheld
+        ]
+        terminals = [t for t in self.wf.tools if t.name in self.wf.terminal_set]
+        if not decline_paths(terminals, RESPOND_TOOL) or not out_of_scope(
+            callable_tools, self.relevance_query(), terminals
+        ):
+            return allowed
+        paths = set(decline_paths(terminals, RESPOND_TOOL))
+        base = allowed or [t.name for t in self.wf.tools]
+        finish = [n for n in base if n in paths]
+        self.declining = bool(finish)
+        return finish or allowed
 
     def narrow_terminals(self, allowed: list[str]) -> list[str]:
         """Before any tool has returned, only the terminal tools the request
@@ -757,6 +804,11 @@ class _Run:
                 self._grounding_texts.append(m.content)
         self._scanned = len(self.transcript)
         return self._user_texts, self._result_texts, self._grounding_texts
+
+    def turn_facts(self) -> TurnFacts:
+        """What the value guardrails (guardrails/) read this turn."""
+        failures = [FailedValue(f.name, f.args, f.error) for f in self.failed.values()]
+        return TurnFacts(self.wf, self.user_texts(), list(self.results), failures)
 
     def user_texts(self) -> list[str]:
         return list(self.scan()[0])

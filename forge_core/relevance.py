@@ -13,9 +13,7 @@ is no evidence to narrow on.
 The prompt still lists every tool in the workflow's order, so the prompt
 cache that covers the tool list is untouched; only the grammar changes.
 
-`asked_for` applies the same words to destructive tools (ToolSpec.destructive):
-one is offered only when the user's own messages share a word with it that no
-non-destructive tool has. `asked_among` does it for alternatives, the
+`asked_among` applies the same words to alternatives, the
 workflow's terminal tools: before any tool has returned, a run ends only the
 way the user asked for when the request names one of the outcomes ("restart
 it" among restart, scale and delete); once results are in, they may call for
@@ -113,28 +111,6 @@ def _terms(text: str) -> set[str]:
         [text], stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
     )
     return set(tokens[0])
-
-
-def asked_for(tools: list[ToolSpec], request: str) -> set[str]:
-    """The destructive tools that the user's own words ask for.
-
-    A destructive tool counts as asked for when the request shares a word
-    (stemmed; name or description) with it that no non-destructive tool has:
-    "reboot the mail server" shares only "server" with wipe_server, which
-    reboot_server has too, so wipe_server is not asked for; "wipe the old
-    server" is.
-    """
-    benign: set[str] = set()
-    for tool in tools:
-        if not tool.destructive:
-            benign |= _terms(f"{_words(tool.name)} {tool.description}")
-    wanted = _terms(request) if request.strip() else set()
-    return {
-        tool.name
-        for tool in tools
-        if tool.destructive
-        and (_terms(f"{_words(tool.name)} {tool.description}") - benign) & wanted
-    }
 
 
 def asked_among(tools: list[ToolSpec], request: str) -> set[str]:

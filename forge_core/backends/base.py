@@ -81,6 +81,12 @@ class ChatRequest:
     # "tool.param" -> values in the conversation shaped like the parameter's
     # schema example ("14:00" for "e.g. 09:30"): that string takes only those.
     shaped_values: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> the only values the evidence supports (guardrails/):
+    # the parameter takes one of them, before every other rule.
+    preferred_values: dict[str, list[Any]] = field(default_factory=dict)
+    # "tool.param" -> the ids an array takes items from: each at most once,
+    # in this order (guardrails/listings.py).
+    preferred_items: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -772,6 +772,8 @@ def _value_pools(request: ChatRequest) -> dict[str, Any]:
         "unseen_examples": request.unseen_examples,
         "named_values": request.named_values,
         "shaped_values": request.shaped_values,
+        "preferred_values": request.preferred_values,
+        "preferred_items": request.preferred_items,
         "workflow_name": request.workflow_name,
     }
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from forge_core.backends.scripted import ScriptedBackend, call, calls
 from forge_core.errors import ToolCallError
+from forge_core.guardrails.destructive import asked_for, destructive_tools, inferred_destructive
 from forge_core.loop import Approval, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
-from forge_core.relevance import asked_for
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 
 WF = "service_ops"
@@ -50,16 +50,48 @@ class Executor:
         return [ToolOutcome(output=f"{c.name} ok") for c in infos]
 
 
-def test_a_destructive_tool_is_asked_for_only_by_a_word_no_other_tool_has() -> None:
+def test_a_destructive_tool_is_asked_for_only_by_its_action() -> None:
     tools = [STATUS, RESTART, DELETE, DONE]
-    assert asked_for(tools, "The search-indexer service is stuck. Please restart it.") == set()
-    assert asked_for(tools, "Delete the old staging service.") == {"delete_service"}
-    assert asked_for(tools, "We are deleting staging; remove its deployments.") == {
-        "delete_service"
-    }
-    assert asked_for(tools, "") == set()
-    # Nothing benign to tell it apart from: any shared word asks for it.
-    assert asked_for([DELETE], "the staging service") == {"delete_service"}
+    marked = {"delete_service"}
+    ask = lambda text: asked_for(tools, marked, text)  # noqa: E731
+    assert ask("The search-indexer service is stuck. Please restart it.") == set()
+    assert ask("Delete the old staging service.") == {"delete_service"}
+    assert ask("We are deleting staging; remove its deployments.") == {"delete_service"}
+    assert ask("") == set()
+    # A word of its description alone ("deployment") does not ask for it.
+    assert ask("Show me the deployment of the staging service.") == set()
+    # Nothing benign to tell it apart from: any word of its name asks for it.
+    assert asked_for([DELETE], marked, "the staging service") == {"delete_service"}
+
+
+def test_a_common_word_of_the_description_does_not_offer_a_destructive_tool() -> None:
+    listing = ToolSpec("list_datasets", "List the datasets of a project", SERVICE)
+    drop = ToolSpec("delete_dataset", "Delete a dataset and its data", SERVICE)
+    tools = [listing, drop]
+    assert asked_for(tools, {"delete_dataset"}, "Summarise the data in my project") == set()
+    assert asked_for(tools, {"delete_dataset"}, "Remove the old dataset") == {"delete_dataset"}
+
+
+def test_unannotated_tools_are_destructive_by_their_name_or_description() -> None:
+    plain = {"type": "object", "properties": {}}
+    purge = ToolSpec("purge_history", "Erase all records of a service", plain)
+    tear = ToolSpec("shutdown_environment", "Tear down an environment and all in it", plain)
+    close = ToolSpec("close_account", "Close a customer account for good", plain)
+    lookup = ToolSpec("list_builds", "List the builds of a service", plain)
+    reset = ToolSpec("reset_password", "Send a password reset link", plain)
+    assert [inferred_destructive(t) for t in (purge, tear, close, lookup, reset)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    # Marks win: read-only, or the schema's own x-forge-destructive.
+    assert not inferred_destructive(ToolSpec("delete_draft", "", plain, read_only=True))
+    spared = ToolSpec("delete_draft", "", {**plain, "x-forge-destructive": False})
+    assert not inferred_destructive(spared)
+    # The workflow's own terminal tools and required steps are never inferred.
+    assert destructive_tools([purge, close], spared={"close_account"}) == {"purge_history"}
 
 
 async def test_unasked_destructive_tool_is_neither_offered_nor_run() -> None:

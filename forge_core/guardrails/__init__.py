@@ -1,0 +1,114 @@
+"""Guardrails that shape a turn's values: one module each, one interface.
+
+The engine's older guardrails (grounding.py, binding.py, value_pools.py)
+offer a parameter every value of a kind the conversation holds, and the
+model picks. A small model picks badly: the user's e-mail for a `user_id`
+the lookup returned, 10000 for "750 euros", `on_time` for a flight the
+result calls delayed (the outside workflows, issue 34). The guardrails here
+add *provenance*: where a value came from (the request, which tool's
+result, the error of a failed call) and what names it there (a label, a
+unit, an enum member's words). Where that evidence singles out some values,
+the parameter takes only those; where it does not, nothing changes.
+
+Each guardrail is a `ValueGuardrail`: it reads a `TurnFacts` (the request,
+the successful results, the failed calls, the workflow) and returns, per
+parameter ("tool.param"), the values the evidence supports, as JSON values
+(`values`) or as a source list for an array's items (`items`). The loop
+merges them (`preferred_values`) into the turn's ChatRequest; the grammar
+builder admits only those values where it is handed any (grammar.py,
+`_Builder.preferred`). The first guardrail in `VALUE_GUARDRAILS` that speaks
+for a parameter wins: the order is the strength of the evidence.
+
+Nothing here names a tool, a parameter or a value of any workflow: the
+rules read names, descriptions, units, calendar words and labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from forge_core.workflow import ToolSpec, Workflow
+
+
+@dataclass(frozen=True)
+class FailedValue:
+    """A call that failed: which tool, with which arguments, and the error."""
+
+    tool: str
+    args: dict[str, Any]
+    error: str
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What a value guardrail reads: the workflow, the user's messages, the
+    successful results ((tool, output), oldest first) and the failed calls
+    (oldest first)."""
+
+    workflow: Workflow
+    requests: list[str]
+    results: list[tuple[str, str]]
+    failures: list[FailedValue] = field(default_factory=list)
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((t for t in self.workflow.tools if t.name == name), None)
+
+    def is_terminal(self, tool: str) -> bool:
+        return tool in self.workflow.terminal_set
+
+
+@dataclass
+class Preferred:
+    """Per parameter ("tool.param"): the only values it takes (`values`), or
+    the items an array takes, each once and in this order (`items`)."""
+
+    values: dict[str, list[Any]] = field(default_factory=dict)
+    items: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> the guardrail that decided it (events, tests, ablation).
+    reasons: dict[str, str] = field(default_factory=dict)
+    # Tools that cannot be called yet: a required id has no value of its kind.
+    blocked: set[str] = field(default_factory=set)
+
+
+class ValueGuardrail(Protocol):
+    """One source of evidence for a turn's values."""
+
+    name: str
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        """Add what the evidence supports for parameters `out` does not
+        decide yet; leave the others alone."""
+
+
+def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """A tool's named properties, nested ones too ("tool.days" for a
+    `schedule.days`, as the grammar keys them)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def walk(schema: Any, level: int) -> None:
+        if not isinstance(schema, dict) or level > 8:
+            return
+        for name, sub in (schema.get("properties") or {}).items():
+            if isinstance(sub, dict):
+                out.append((name, sub))
+                walk(sub, level + 1)
+
+    walk(tool.parameters, depth)
+    return out
+
+
+def undecided(out: Preferred, key: str) -> bool:
+    return key not in out.values and key not in out.items
+
+
+def preferred_values(facts: TurnFacts, enabled: frozenset[str] | None = None) -> Preferred:
+    """Every value guardrail's say for this turn, strongest first
+    (`enabled`: the names to run; None: all)."""
+    from forge_core.guardrails.registry import VALUE_GUARDRAILS
+
+    out = Preferred()
+    for guardrail in VALUE_GUARDRAILS:
+        if enabled is None or guardrail.name in enabled:
+            guardrail.prefer(facts, out)
+    return out

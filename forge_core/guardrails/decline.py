@@ -1,0 +1,93 @@
+"""A decline path: when no tool serves the request, the run ends through a
+terminal tool, declining, instead of calling every tool in turn.
+
+A shipping assistant asked "What is 17 times 3?" tracked parcel "string:
+17"; an HR assistant asked to wire money called every HR tool, then closed
+the request as handled. Before any tool has returned, the request is *out
+of scope* when no tool it may call (not terminal, not withheld, not a
+pending step), nor a terminal tool, shares a distinctive word with it: a
+stem of its name, description or parameter names that not every such tool
+has (every HR tool takes an `employee_id`; "employee" tells none of them
+apart). The turn then
+offers only the decline paths (`decline_paths`: a terminal tool that says it
+declines, one with a declining enum member, or the respond tool), and an
+enum of theirs that has a declining member ("declined_out_of_scope",
+"rejected", "unsupported") takes it. A workflow without a decline path is
+not changed.
+
+Only where the workflow has tools to call and no required step is pending:
+a workflow whose every tool is terminal (a single answer) is not changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from forge_core.guardrails import parameters
+from forge_core.guardrails.text import contains_run, stems
+from forge_core.relevance import tool_document
+from forge_core.workflow import ToolSpec
+
+# Phrases that say "declined", as runs of stems.
+_DECLINING = [
+    stems(p)
+    for p in ("decline", "out of scope", "unsupported", "reject", "refuse", "not supported")
+]
+# Words that say nothing about what a tool is for.
+_STOP = frozenset(
+    stems(
+        "a an the of to in on for by with from and or is are be it its this that get set "
+        "give use using return returns please my your our me you i we can could would "
+        "should do does id ids"
+    )
+)
+
+
+def _declines(said: tuple[str, ...]) -> bool:
+    return any(contains_run(said, phrase) for phrase in _DECLINING)
+
+
+def _terms(text: str) -> set[str]:
+    return {s for s in stems(text) if s not in _STOP and not s.isdigit()}
+
+
+def out_of_scope(
+    callable_tools: list[ToolSpec], request: str, terminals: Sequence[ToolSpec] = ()
+) -> bool:
+    """No callable tool, nor a terminal one (a request may ask for an
+    outcome outright: "restart it"), shares a distinctive word with
+    `request`."""
+    if not callable_tools or not request.strip():
+        return False
+    docs = {t.name: _terms(tool_document(t)) for t in [*callable_tools, *terminals]}
+    common = set.intersection(*docs.values()) if len(docs) > 1 else set()
+    wanted = _terms(request)
+    return not any((doc - common) & wanted for doc in docs.values())
+
+
+def decline_paths(terminals: list[ToolSpec], respond_tool: str) -> list[str]:
+    """The terminal tools a run may decline through: one that says so
+    ("Decline a request that is not about shipping"), one with a declining
+    enum member, or the respond tool. A workflow without one has no decline
+    path, and a request it cannot serve is left to the other guardrails."""
+    out = []
+    for tool in terminals:
+        said = stems(f"{tool.name} {tool.description}")
+        if tool.name == respond_tool or _declines(said) or declining_members([tool]):
+            out.append(tool.name)
+    return out
+
+
+def declining_members(tools: list[ToolSpec]) -> dict[str, list[Any]]:
+    """Per enum parameter of `tools` ("tool.param"): its declining members."""
+    out: dict[str, list[Any]] = {}
+    for tool in tools:
+        for name, schema in parameters(tool):
+            members = schema.get("enum")
+            if not isinstance(members, list):
+                continue
+            found = [m for m in members if isinstance(m, str) and _declines(stems(m))]
+            if found and len(found) < len(members):
+                out[f"{tool.name}.{name}"] = found
+    return out

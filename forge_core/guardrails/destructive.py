@@ -1,0 +1,108 @@
+"""Destructive by default, from the tool itself, and asked for by its action.
+
+**Inference.** A plain JSON Schema tool carries no hints, so an integrator
+who did not annotate `delete_environment` got no protection. A tool that is
+neither marked destructive nor read-only is taken as destructive when its
+name says an irreversible action (`delete_`, `purge_`, `wipe_`,
+`terminate_`, `unpair_`, `factory_reset_`, ...) or its description does
+("permanently", "for good", "cannot be undone", "tear down", "without
+rebooking"). The workflow's terminal tools and required steps are what the
+workflow is for, and are never inferred. An explicit mark wins, and so does
+`"x-forge-destructive": false` (or true) in the tool's parameter schema,
+which every SDK passes through as written.
+
+**Asked for.** A destructive tool is offered only when the user's own words
+ask for its *action*: a word of its name that no other, non-destructive
+tool has ("delete", "purge", "factory", "unpair"), or a verb of the same
+kind ("remove" for delete_). A word of its description is not enough: a
+request that mentions its "data" is not asking for `delete_dataset`
+("Delete a dataset and its data"), nor is one about a build "that was
+running" asking for `delete_environment` ("... and everything running in
+it").
+"""
+
+from __future__ import annotations
+
+import re
+
+from forge_core.guardrails.text import stem, stems, words
+from forge_core.workflow import ToolSpec
+
+ANNOTATION = "x-forge-destructive"
+
+_IRREVERSIBLE_NAME_WORDS = frozenset(
+    stem(w)
+    for w in (
+        "delete remove erase purge wipe destroy drop terminate revoke void cancel reverse "
+        "unpair decommission uninstall truncate factory deactivate kill evict expunge shred "
+        "discard overwrite unsubscribe ban"
+    ).split()
+)
+_IRREVERSIBLE_PHRASES = re.compile(
+    r"\b(?:permanently|for good|irreversibl\w*|cannot be undone|can't be undone|"
+    r"no undo|tear(?:s|ing)? down|wipes?|erases?|destroys?|factory settings|"
+    r"without (?:rebooking|replacement|recovery|a backup)|everything (?:in|running in) it)\b",
+    re.IGNORECASE,
+)
+# Verbs that ask for the same action, by the stem of a destructive name word.
+_SAME_ACTION = [
+    {stem(w) for w in "delete remove erase purge wipe destroy drop clear".split()},
+    {stem(w) for w in "terminate kill offboard fire dismiss".split()},
+    {stem(w) for w in "cancel call off revoke void".split()},
+    {stem(w) for w in "unpair disconnect detach unlink remove".split()},
+    {stem(w) for w in "uninstall remove".split()},
+]
+
+
+def inferred_destructive(tool: ToolSpec) -> bool:
+    """Whether an unannotated tool's name or description says it does
+    something that cannot be undone."""
+    marked = (tool.parameters or {}).get(ANNOTATION)
+    if isinstance(marked, bool):
+        return marked
+    if tool.destructive or tool.read_only:
+        return tool.destructive
+    name = {stem(w) for w in words(tool.name)}
+    return bool(name & _IRREVERSIBLE_NAME_WORDS) or bool(
+        _IRREVERSIBLE_PHRASES.search(tool.description or "")
+    )
+
+
+def destructive_tools(tools: list[ToolSpec], spared: set[str]) -> set[str]:
+    """The tools a run treats as destructive: marked so, or inferred so
+    (never one of `spared`, the terminal tools and required steps, unless
+    marked)."""
+    out = set()
+    for tool in tools:
+        marked = (tool.parameters or {}).get(ANNOTATION)
+        if tool.destructive or marked is True:
+            out.add(tool.name)
+        elif tool.name not in spared and inferred_destructive(tool):
+            out.add(tool.name)
+    return out
+
+
+def _action_words(tool: ToolSpec, benign: set[str]) -> set[str]:
+    """The stems that ask for `tool`'s action: its name's words that no
+    benign tool has, and the verbs of the same kind as those."""
+    own = {stem(w) for w in words(tool.name)} - benign
+    out = set(own)
+    for group in _SAME_ACTION:
+        if own & group:
+            out |= group
+    return out
+
+
+def asked_for(tools: list[ToolSpec], destructive: set[str], request: str) -> set[str]:
+    """The destructive tools whose action the request asks for. With no
+    benign tool to tell them apart from, any word of the name asks."""
+    benign: set[str] = set()
+    for tool in tools:
+        if tool.name not in destructive:
+            benign |= set(stems(f"{' '.join(words(tool.name))} {tool.description}"))
+    wanted = set(stems(request))
+    return {
+        tool.name
+        for tool in tools
+        if tool.name in destructive and _action_words(tool, benign) & wanted
+    }

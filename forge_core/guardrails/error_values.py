@@ -1,0 +1,78 @@
+"""Errors that state the value: the retry takes what the error shows.
+
+"part must be 6 digits zero-padded, e.g. 004711" and "for euros to pounds
+use EURGBP" name the value the tool wants. A small model answers with
+`4711-004711` or `unknown to EURGBP`: it pastes around what it read. After a
+call of a tool failed, the value-shaped tokens of its error (quoted, after
+"e.g.", "use", "like", "such as", "for example", "try", or id-like: with a
+digit, an inner `-`/`_`, or 2-12 capital letters) that the failed call did
+not send are that tool's next values for the string parameter the error is
+about: the only one the call had, or the one the error names. A value a
+failed call sent is never offered again (grammar exclusions do the rest).
+"""
+
+from __future__ import annotations
+
+import re
+
+from forge_core.grounding import extract_candidates
+from forge_core.guardrails import Preferred, TurnFacts, undecided
+from forge_core.guardrails.text import stems, words
+
+_SUGGESTED = re.compile(
+    r"(?:\be\.g\.,?|\bfor example\b,?|\bsuch as\b|\blike\b|\buse\b|\btry\b|\bexpected\b|\bformat\b)"
+    r"\s*:?\s*['\"`]?([A-Za-z0-9][A-Za-z0-9\-_./:+@]{0,63})",
+    re.IGNORECASE,
+)
+_CAPS = re.compile(r"\b[A-Z]{2,12}\b")
+_PLAIN_WORDS = frozenset("ERROR OK ID UTC API JSON HTTP URL".split())
+
+
+def suggested_values(error: str, sent: set[str]) -> list[str]:
+    """The values `error` suggests outright ("e.g. 004711", "use EURGBP"),
+    else the id-like ones it shows (with a digit, or in capitals), minus
+    those already `sent`."""
+    found: list[str] = []
+    for m in _SUGGESTED.finditer(error):
+        value = m.group(1).rstrip(".,:;")
+        if any(c.isdigit() for c in value) or value.isupper() or "-" in value or "_" in value:
+            found.append(value)
+    if not found:
+        found = [c for c in extract_candidates([error]) if any(ch.isdigit() for ch in c)]
+        found += [w for w in _CAPS.findall(error) if w not in _PLAIN_WORDS]
+    return [v for v in dict.fromkeys(found) if v not in sent]
+
+
+class ErrorValues:
+    name = "error_values"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        if not facts.failures:
+            return
+        tried: dict[str, set[str]] = {}
+        for f in facts.failures:
+            for k, v in f.args.items():
+                if isinstance(v, str):
+                    tried.setdefault(f"{f.tool}.{k}", set()).add(v)
+        for f in reversed(facts.failures):
+            strings = {k: v for k, v in f.args.items() if isinstance(v, str)}
+            param = self._about(f.error, strings)
+            if param is None:
+                continue
+            key = f"{f.tool}.{param}"
+            if not undecided(out, key):
+                continue
+            values = suggested_values(f.error, tried.get(key, set()))
+            if values:
+                out.values[key] = values
+                out.reasons[key] = self.name
+
+    @staticmethod
+    def _about(error: str, strings: dict[str, str]) -> str | None:
+        """The string parameter an error is about: the call's only one, else
+        the one whose name the error writes."""
+        if len(strings) == 1:
+            return next(iter(strings))
+        said = set(stems(error))
+        named = [k for k in strings if set(stems(" ".join(words(k)))) <= said]
+        return named[0] if len(named) == 1 else None

@@ -1,0 +1,69 @@
+"""Lists that match their source: an array of ids takes whole ids from one
+listing, each once, in the listing's order, and closes when it is used up.
+
+Unconstrained, a small model repeats items to the array's cap and writes
+fragments of the ids it read (`["118", "230", "118", ...]` for a wishlist
+of ITM-50412, ITM-50477, ITM-51003). An array parameter of strings whose
+name says it holds ids (`item_ids`, `skus`, `order_refs`) takes items from
+one listing: the ids of one shape (letters kept, digits counted: ITM-#####)
+that the request writes two or more of, else the newest result that does.
+The grammar admits any ordered selection of that listing without repeats
+(grammar.py, `_Builder.preferred_items`), so the list may hold some of them
+and cannot run on past the last.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forge_core.grounding import extract_candidates, is_identifier_like
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+
+MAX_LISTING = 16
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"[0-9]+", "#", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
+
+
+def listing(text: str, names: set[str]) -> list[str]:
+    """The largest group (two or more) of same-shaped ids in `text`."""
+    groups: dict[str, list[str]] = {}
+    for value in extract_candidates([text], names):
+        if any(c.isdigit() for c in value):
+            groups.setdefault(_shape(value), []).append(value)
+    best = max(groups.values(), key=len, default=[])
+    return best[:MAX_LISTING] if len(best) >= 2 else []
+
+
+def _id_array(name: str, schema: dict[str, Any]) -> bool:
+    items = schema.get("items")
+    return (
+        schema.get("type") == "array"
+        and isinstance(items, dict)
+        and items.get("type") == "string"
+        and not any(k in items for k in ("enum", "const", "format", "pattern"))
+        and is_identifier_like(re.sub(r"s$", "", name))
+    )
+
+
+class Listings:
+    name = "listings"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        names = {t.name for t in facts.workflow.tools} | {
+            n for t in facts.workflow.tools for n, _ in parameters(t)
+        }
+        sources = list(facts.requests) + [t for _, t in reversed(facts.results)]
+        found: list[str] | None = None
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if not _id_array(name, schema) or not undecided(out, key):
+                    continue
+                if found is None:
+                    found = next((g for t in sources if (g := listing(t, names))), [])
+                if found:
+                    out.items[key] = found
+                    out.reasons[key] = self.name

@@ -1,0 +1,137 @@
+"""Enum members the conversation names: "a spot bonus" picks `spot_bonus`,
+"delayed 45 minutes" picks `delayed`, "the March payroll" picks `2026-03`,
+"on weekdays" picks ["mon", "tue", "wed", "thu", "fri"].
+
+A member is named when its words (stemmed; `on_time` is "on time") occur in
+a message in order, or, for calendar members, when the message names the
+month ("March" for a YYYY-MM member) or the day ("Monday", "weekdays",
+"weekends" for day names and their abbreviations).
+
+Which messages: a terminal tool reports what was found, so the results come
+first for it ("Is BA117 on time?" answered by "delayed 45 minutes" is
+`delayed`), then the request; any other tool acts on the request, so the
+request comes first. Where the first source names one or more members, the
+parameter takes only those; where no source names one, its enum stays whole.
+An array of enum members takes the named members, in the enum's order, as
+its one value.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.text import contains_run, stems
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_DAYS = [name.lower() for name in calendar.day_name]  # monday .. sunday
+_GROUPS = {
+    "weekday": range(0, 5),
+    "weekdays": range(0, 5),
+    "weekend": range(5, 7),
+    "weekends": range(5, 7),
+}
+_YEAR_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_WORD = re.compile(r"[a-z]+")
+
+
+def _day_index(member: str) -> int | None:
+    """0 for "mon"/"monday"/"Mon", ...; None for anything else."""
+    m = member.lower()
+    for i, day in enumerate(_DAYS):
+        if (
+            len(m) >= 2
+            and day.startswith(m)
+            and (len(m) >= 3 or m in ("mo", "tu", "we", "th", "fr", "sa", "su"))
+        ):
+            return i
+    return None
+
+
+def _named_days(text: str) -> set[int]:
+    out: set[int] = set()
+    for w in _WORD.findall(text.lower()):
+        if w in _GROUPS:
+            out.update(_GROUPS[w])
+        elif w.rstrip("s") in _DAYS:
+            out.add(_DAYS.index(w.rstrip("s")))
+    return out
+
+
+def _named_months(text: str) -> set[int]:
+    # "may" is also a verb: only the month when capitalised.
+    return {
+        _MONTHS[w.lower()]
+        for w in re.findall(r"[A-Za-z]+", text)
+        if w.lower() in _MONTHS
+        and (w.lower() != "may" or w[0] == "M")
+        and (len(w) > 3 or w[0].isupper())
+    }
+
+
+def named_members(members: list[Any], text: str) -> list[Any]:
+    """The members of an enum that `text` names, in the enum's order."""
+    text_stems = stems(text)
+    days = None
+    months = None
+    out = []
+    for member in members:
+        # A bare number ("1", "2") is in too many sentences to be named by one.
+        if not isinstance(member, str) or not member.strip() or member.strip().isdigit():
+            continue
+        if (day := _day_index(member)) is not None:
+            days = _named_days(text) if days is None else days
+            if day in days:
+                out.append(member)
+            continue
+        if (ym := _YEAR_MONTH.fullmatch(member)) is not None:
+            months = _named_months(text) if months is None else months
+            if int(ym.group(2)) in months or member in text:
+                out.append(member)
+            continue
+        if contains_run(text_stems, stems(member)):
+            out.append(member)
+    return out
+
+
+def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:
+    results = [text for _, text in reversed(facts.results)]
+    return [results, facts.requests] if facts.is_terminal(tool) else [facts.requests, results]
+
+
+def _named_in(members: list[Any], sources: list[list[str]]) -> list[Any]:
+    for source in sources:
+        found = {m for text in source for m in named_members(members, text)}
+        if found:
+            return [m for m in members if m in found]
+    return []
+
+
+class EnumMentions:
+    name = "enum_mentions"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        for tool in facts.workflow.tools:
+            sources = _sources(facts, tool.name)
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if not undecided(out, key):
+                    continue
+                members = schema.get("enum")
+                if isinstance(members, list) and len(members) > 1:
+                    named = _named_in(members, sources)
+                    if named and len(named) < len(members):
+                        out.values[key] = named
+                        out.reasons[key] = self.name
+                    continue
+                items = schema.get("items")
+                if schema.get("type") == "array" and isinstance(items, dict):
+                    members = items.get("enum")
+                    if isinstance(members, list) and len(members) > 1:
+                        named = _named_in(members, sources)
+                        if named:
+                            out.values[key] = [named]
+                            out.reasons[key] = self.name

@@ -1,0 +1,283 @@
+"""Identifiers with provenance: which of the ids a conversation holds is
+*this* parameter's.
+
+A lookup's result names what it returns: "user id U-5531 (Ana Lima)",
+"Hold token HX-6170", "appointment APT-55190", "employee id staff_6093".
+A small model fills the next call's `user_id` with the e-mail from the
+request and `hold_token` with the patient's id: every id it has seen is
+equally admissible to the grammar. Here each id-like value (grounding's
+candidates) gets evidence for each free-string parameter:
+
+- **label** (strongest): the parameter's own words stand right before the
+  value, with at most a generic word (`id`, `number`, `#`), `:`, `=` or "is"
+  between: "user id U-5531" for `user_id`, "Hold token HX-6170" for
+  `hold_token`; the head noun alone counts a little less ("appointment
+  APT-55190" for `appointment_id`). A plural noun before a colon introduces
+  a list ("2 wishlists: WL-118 ..., WL-230 ...") and labels nothing;
+- **abbreviation**: the value's leading letters begin a word of the
+  parameter ("SL-8824" for `slot_id`, "INV-7" for `invoice_ref`);
+- a value that another of the same tool's id parameters is labelled with
+  ("staff id ST-2207") is not this one's: one id does not fill two
+  different id parameters.
+
+The parameter takes only the values with the most evidence, when there is
+any. Among several equally good ones taken from the entries of one listing,
+the entry that shares the most of the request's own words wins ("Priya
+Raman from the data team" picks the entry "Priya Raman, Data Platform team,
+employee id staff_6093" over "Priya Ramanathan, Finance, ..."); a tie keeps
+them all. Failed values are never offered again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from forge_core.grounding import extract_candidates, is_identifier_like
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.quantities import only_a_quantity
+from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
+
+LABEL = 3
+HEAD_LABEL = 2
+TOOL_LABEL = 1
+ABBREVIATION = 2
+# Up to this many characters before a value are read for its label.
+_LOOKBEHIND = 40
+# What may stand between a label and its value: "user id U-5531", "token:
+# HX-1", "order #Q-58", "code is ZP4T7".
+_GAP = re.compile(r"(?:[\s:=#]|\b(?:id|no|number|code|ref|is|was)\b)*$", re.IGNORECASE)
+_ENTRY_SEPARATORS = ("\n", ";", ",")
+_HEADER = re.compile(r"^[^:]{0,80}:\s+")
+
+
+def _free_string(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and not any(
+        k in schema for k in ("enum", "const", "format", "pattern")
+    )
+
+
+def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
+    """The stems of the (up to) `size` words that label each occurrence of
+    `value` in `text`: right before it, generic words, ":", "=" and "is"
+    aside. A plural before a colon heads a list ("2 wishlists: WL-118, ...")
+    and labels nothing."""
+    out = []
+    start = 0
+    while (at := text.find(value, start)) >= 0:
+        start = at + len(value)
+        before = text[max(0, at - _LOOKBEHIND) : at]
+        gap = _GAP.search(before)
+        core = (before[: gap.start()] if gap else before).rstrip()
+        if gap and ":" in gap.group(0) and core.endswith("s") and not core.endswith("ss"):
+            continue
+        if core and not core[-1].isalnum():
+            # "(4 items), WL-230": a clause ended in between.
+            continue
+        said = tuple(stem(w) for w in re.findall(r"[A-Za-z]+", core)[-size:])
+        if said:
+            out.append(said)
+    return out
+
+
+def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) -> int:
+    """How strongly `text` labels `value` as `param`'s (0: not at all): its
+    words (LABEL), its head noun (HEAD_LABEL), or, for a parameter whose
+    own words label nothing, a noun of the tool's name ("thermostat
+    tstat-9c2e" for set_thermostat_schedule's `device_id`; TOOL_LABEL)."""
+    topic = topic_stems(param)
+    best = 0
+    for said in _labels(value, text, max(len(topic), 1)):
+        if topic and said[-len(topic) :] == topic:
+            best = max(best, LABEL)
+        elif topic and said[-1] == topic[-1]:
+            best = max(best, HEAD_LABEL)
+        elif said[-1] in tool_nouns:
+            best = max(best, TOOL_LABEL)
+    return best
+
+
+def _id_shaped(value: str) -> bool:
+    """Written like an id, not a word: a digit, capitals only ("EURGBP"), or
+    an e-mail address. "follow-up" is a word."""
+    return any(c.isdigit() for c in value) or value.isupper() or "@" in value
+
+
+def _abbreviates(param: str, value: str) -> bool:
+    prefix = re.match(r"[A-Za-z]{2,}", value)
+    if prefix is None:
+        return False
+    letters = prefix.group(0).lower()
+    return any(w.startswith(letters) for w in words(param) if w not in GENERIC and len(w) > 2)
+
+
+def _entries(text: str) -> list[str]:
+    """A listing's entries: by line, else by `;`, else by `,`, without the
+    header before the first colon."""
+    body = _HEADER.sub("", text.strip(), count=1)
+    for sep in _ENTRY_SEPARATORS:
+        parts = [p for p in body.split(sep) if p.strip()]
+        if len(parts) > 1:
+            return parts
+    return [body]
+
+
+def _affinity(value: str, texts: list[str], request: set[str], schema_words: set[str]) -> int:
+    """How many of the request's words the listing entry holding `value`
+    shares (numbers and the schema's own words aside)."""
+    best = 0
+    for text in texts:
+        for entry in _entries(text):
+            if value in entry:
+                shared = {s for s in stems(entry.replace(value, " ")) if not s.isdigit()}
+                best = max(best, len((shared & request) - schema_words))
+    return best
+
+
+@dataclass
+class _Conversation:
+    """What every parameter's choice reads: the texts (request first, then
+    results newest first), the id-like candidates, the request's words, the
+    schema's own words, failed (tool, param, value)s, and each candidate's
+    kinds (the id parameters' topics that label it)."""
+
+    texts: list[str]
+    requests: int
+    candidates: list[str]
+    request: set[str]
+    schema_words: set[str]
+    failed: set[tuple[str, str, str]]
+    kinds: dict[str, set[tuple[str, ...]]]
+
+    @classmethod
+    def of(cls, facts: TurnFacts) -> _Conversation:
+        texts = list(facts.requests) + [t for _, t in reversed(facts.results)]
+        tools = facts.workflow.tools
+        names = {t.name for t in tools} | {n for t in tools for n, _ in parameters(t)}
+        candidates = [c for c in extract_candidates(texts, names) if not only_a_quantity(c, texts)]
+        topics = {
+            topic_stems(n): n
+            for t in tools
+            for n, s in parameters(t)
+            if _free_string(s) and is_identifier_like(n) and topic_stems(n)
+        }
+        kinds = {
+            v: {
+                topic
+                for topic, n in topics.items()
+                if any(_label_score(n, v, t, frozenset()) == LABEL for t in texts)
+            }
+            for v in candidates
+        }
+        return cls(
+            texts=texts,
+            requests=len(facts.requests),
+            candidates=candidates,
+            request={s for t in facts.requests for s in stems(t) if not s.isdigit()},
+            schema_words={s for n in names for s in stems(n)},
+            failed={
+                (f.tool, k, v)
+                for f in facts.failures
+                for k, v in f.args.items()
+                if isinstance(v, str)
+            },
+            kinds=kinds,
+        )
+
+    def admissible(self, tool: str, param: str) -> list[str]:
+        """The candidates `param` may take: not failed for it, and not
+        labelled as another kind of id only ("Patient P-0418" for staff_id)."""
+        topic = topic_stems(param)
+        return [
+            v
+            for v in self.candidates
+            if (tool, param, v) not in self.failed
+            and (topic in self.kinds[v] or (not self.kinds[v] and _id_shaped(v)))
+        ]
+
+
+class IdentifierProvenance:
+    name = "identifier_provenance"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        talk = _Conversation.of(facts)
+        for tool in facts.workflow.tools:
+            params = [(n, s) for n, s in parameters(tool) if _free_string(s)]
+            required = set(tool.parameters.get("required") or [])
+            nouns = frozenset(topic_stems(tool.name)[1:])
+            scores = {n: self._scores(n, talk.candidates, talk.texts, nouns) for n, _ in params}
+            for name, _ in params:
+                key = f"{tool.name}.{name}"
+                if not undecided(out, key):
+                    continue
+                admissible = talk.admissible(tool.name, name)
+                mine = {
+                    v: s
+                    for v, s in scores[name].items()
+                    if v in admissible
+                    # Labelled as another parameter of this tool, more strongly.
+                    and not any(scores[o].get(v, 0) >= LABEL > s for o, _ in params if o != name)
+                }
+                best = self._choose(name, mine, admissible, talk, bool(facts.results))
+                if best:
+                    out.values[key] = best
+                    out.reasons[key] = self.name
+                elif (
+                    not admissible
+                    and is_identifier_like(name)
+                    and name in required
+                    and not facts.is_terminal(tool.name)
+                ):
+                    # No id of its kind yet: a lookup has to find one first.
+                    out.blocked.add(tool.name)
+
+    def _choose(
+        self,
+        name: str,
+        mine: dict[str, int],
+        admissible: list[str],
+        talk: _Conversation,
+        any_results: bool,
+    ) -> list[str]:
+        """The values with the most evidence; without evidence, for an id,
+        the listing entry the request describes, else the admissible ids
+        when some candidates are not."""
+        top = max(mine.values(), default=0)
+        if top >= ABBREVIATION or (top == TOOL_LABEL and is_identifier_like(name)):
+            best = [v for v in talk.candidates if mine.get(v) == top]
+            return self._closest(best, talk.texts, talk.request, talk.schema_words)
+        if not is_identifier_like(name):
+            return []
+        if any_results:
+            results = talk.texts[talk.requests :]
+            best = self._closest(admissible, results, talk.request, talk.schema_words)
+            if len(best) == 1:
+                return best
+        if admissible and len(admissible) < len(talk.candidates):
+            return admissible
+        return []
+
+    @staticmethod
+    def _scores(
+        param: str, candidates: list[str], texts: list[str], tool_nouns: frozenset[str]
+    ) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for value in candidates:
+            score = max((_label_score(param, value, t, tool_nouns) for t in texts), default=0)
+            if score < LABEL and _abbreviates(param, value):
+                score = max(score, ABBREVIATION)
+            if score:
+                out[value] = score
+        return out
+
+    @staticmethod
+    def _closest(
+        values: list[str], texts: list[str], request: set[str], schema_words: set[str]
+    ) -> list[str]:
+        if len(values) < 2:
+            return values
+        affinity = {v: _affinity(v, texts, request, schema_words) for v in values}
+        top = max(affinity.values())
+        winners = [v for v in values if affinity[v] == top]
+        return winners if top > 0 and len(winners) == 1 else values

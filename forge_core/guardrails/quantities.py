@@ -1,0 +1,144 @@
+"""Quantities with their units: "750 euros" fills `amount_eur`, "45 minutes"
+fills `delay_minutes`, "37 units" fills `units`.
+
+A numeric parameter says its unit in its name or description (`amount_eur`,
+`delay_minutes`, "Target temperature in Celsius"), or names what it counts
+(`units`, `nights`). A number written with that unit (or with a currency
+sign: €750) is that parameter's value. The user's own quantities come first
+(the request is authoritative: "21 degrees" over a result's "currently 19
+C"); a result's count only where the request writes none ("delayed 45
+minutes" for the report's `delay_minutes`). A parameter with no unit, or
+whose unit the conversation never writes, keeps its other rules.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.text import GENERIC, stem, words
+
+# Unit families and how people write them. Single letters only count where a
+# parameter's name ends with them (`target_c`); in text they follow a number.
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "eur": ("eur", "euro", "euros", "€"),
+    "usd": ("usd", "dollar", "dollars", "$"),
+    "gbp": ("gbp", "pound", "pounds", "sterling", "£"),
+    "jpy": ("jpy", "yen", "¥"),
+    "chf": ("chf", "franc", "francs"),
+    "celsius": ("celsius", "c", "°c", "degree", "degrees", "deg"),
+    "fahrenheit": ("fahrenheit", "f", "°f"),
+    "percent": ("percent", "percentage", "pct", "%"),
+    "second": ("second", "seconds", "sec", "secs", "s"),
+    "minute": ("minute", "minutes", "min", "mins"),
+    "hour": ("hour", "hours", "hr", "hrs", "h"),
+    "day": ("day", "days"),
+    "week": ("week", "weeks"),
+    "month": ("month", "months"),
+    "year": ("year", "years"),
+    "night": ("night", "nights"),
+    "kg": ("kg", "kilogram", "kilograms", "kilo", "kilos"),
+    "gram": ("g", "gram", "grams"),
+    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "mile": ("mile", "miles", "mi"),
+    "meter": ("m", "metre", "metres", "meter", "meters"),
+    "gb": ("gb", "gigabyte", "gigabytes", "gib"),
+    "mb": ("mb", "megabyte", "megabytes", "mib"),
+}
+_BY_WORD: dict[str, str] = {w: fam for fam, forms in _FAMILIES.items() for w in forms}
+_SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
+
+# A number, optionally after a currency sign, and the word or sign after it.
+_QUANTITY = re.compile(
+    r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?)"
+    r"(?!\d|:\d)\s*(?P<unit>°[cCfF]|%|[A-Za-z]+)?"
+)
+
+
+def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The unit families a parameter names, and the stems of the nouns it
+    counts (`units`, `nights`)."""
+    name_words = words(name)
+    families = set()
+    for i, w in enumerate(name_words):
+        fam = _BY_WORD.get(w)
+        if fam and (len(w) > 1 or i == len(name_words) - 1):
+            families.add(fam)
+    described = str(schema.get("description", ""))
+    for w in re.findall(r"°[cCfF]|%|[A-Za-z]{2,}", described):
+        fam = _BY_WORD.get(w.lower())
+        # "in Celsius", "in euros", "minutes": a unit word of two letters or more.
+        if fam:
+            families.add(fam)
+    counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
+    return families, counted
+
+
+def _number(raw: str, integer: bool) -> int | float | None:
+    value = float(raw.replace(",", ""))
+    if integer:
+        return int(value) if value.is_integer() else None
+    return int(value) if value.is_integer() else value
+
+
+def quantities(text: str, families: set[str], counted: set[str], integer: bool) -> list[Any]:
+    """The numbers `text` writes with one of `families`' units, or right
+    before one of the `counted` nouns."""
+    out: list[Any] = []
+    for m in _QUANTITY.finditer(text):
+        unit = (m.group("unit") or "").lower()
+        fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
+        hit = (fam in families) or (unit and stem(unit) in counted)
+        if not hit:
+            continue
+        value = _number(m.group("num"), integer)
+        if value is not None and value not in out:
+            out.append(value)
+    return out
+
+
+class Quantities:
+    name = "quantities"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        results = [text for _, text in reversed(facts.results)]
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                kind = schema.get("type")
+                key = f"{tool.name}.{name}"
+                if kind not in ("integer", "number") or "enum" in schema or not undecided(out, key):
+                    continue
+                families, counted = _families(name, schema)
+                if not families and not counted:
+                    continue
+                integer = kind == "integer"
+                for source in (facts.requests, results):
+                    found: list[Any] = []
+                    for text in source:
+                        found += [
+                            v
+                            for v in quantities(text, families, counted, integer)
+                            if v not in found
+                        ]
+                    if found:
+                        out.values[key] = found
+                        out.reasons[key] = self.name
+                        break
+
+
+def only_a_quantity(value: str, texts: list[str]) -> bool:
+    """`value` is a number that every text writing it writes with a unit or
+    a currency sign ("21 degrees", "€750"): a quantity, never an id."""
+    if not re.fullmatch(r"\d[\d,]*(?:\.\d+)?", value):
+        return False
+    seen = False
+    for text in texts:
+        for m in _QUANTITY.finditer(text):
+            if m.group("num") != value:
+                continue
+            seen = True
+            unit = (m.group("unit") or "").lower()
+            if not (m.group("sign") or unit in _BY_WORD):
+                return False
+    return seen

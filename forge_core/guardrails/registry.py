@@ -1,0 +1,30 @@
+"""The value guardrails, strongest evidence first (guardrails/__init__.py).
+
+An error that names the value beats everything: the tool said what it
+wants. Then what the request states (booleans, quantities with units, enum
+members, which also read results for reports), then ids by their labels,
+names shaped like the schema's example, then lists by their listing.
+"""
+
+from __future__ import annotations
+
+from forge_core.guardrails import ValueGuardrail
+from forge_core.guardrails.error_values import ErrorValues
+from forge_core.guardrails.examples import ExampleShapes
+from forge_core.guardrails.listings import Listings
+from forge_core.guardrails.mentions import EnumMentions
+from forge_core.guardrails.provenance import IdentifierProvenance
+from forge_core.guardrails.quantities import Quantities
+from forge_core.guardrails.yes_no import StatedBooleans
+
+VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
+    ErrorValues(),
+    StatedBooleans(),
+    Quantities(),
+    EnumMentions(),
+    IdentifierProvenance(),
+    ExampleShapes(),
+    Listings(),
+)
+
+NAMES = tuple(g.name for g in VALUE_GUARDRAILS)

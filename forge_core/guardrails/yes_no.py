@@ -1,0 +1,55 @@
+"""Booleans the request states: "don't notify her manager yet" is
+`notify_manager: false`, "I'd like an SMS reminder" is `sms_reminder: true`.
+
+A boolean parameter is stated when one clause of the user's messages holds
+a word of its name (stemmed; not a generic one such as `id`). A negation in
+that clause ("don't", "do not", "no", "not", "never", "without", "skip")
+makes it false; none makes it true. The latest clause that speaks wins
+("notify him... actually, don't notify him"). A request that never speaks of
+it leaves the parameter to its other rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.text import clauses, stems, topic_stems
+
+_NEGATION = re.compile(
+    r"\b(?:don'?t|do not|does not|doesn'?t|no|not|never|without|skip|nor|avoid|"
+    r"shouldn'?t|should not|won'?t|will not|mustn'?t|must not|neither)\b",
+    re.IGNORECASE,
+)
+# Name words that are too common in requests to say which flag they set.
+_WEAK = frozenset(stems("is has enable enabled use include set flag allow should do make send"))
+
+
+def stated(name: str, requests: list[str]) -> bool | None:
+    """What the request says of boolean parameter `name`: True, False, or
+    None when no clause of it mentions the parameter."""
+    wanted = [s for s in topic_stems(name) if s not in _WEAK]
+    if not wanted:
+        return None
+    answer = None
+    for text in requests:
+        for clause in clauses(text):
+            found = set(stems(clause))
+            if any(w in found for w in wanted):
+                answer = _NEGATION.search(clause) is None
+    return answer
+
+
+class StatedBooleans:
+    name = "stated_booleans"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if schema.get("type") != "boolean" or not undecided(out, key):
+                    continue
+                value = stated(name, facts.requests)
+                if value is not None:
+                    out.values[key] = [value]
+                    out.reasons[key] = self.name

@@ -1,0 +1,224 @@
+"""The value guardrails (forge_core/guardrails/): which values the evidence
+supports for each parameter, and what the grammar then admits.
+
+Pure logic on hand-made workflows (library loans, a greenhouse, a fleet of
+vans, cloud volumes): no model is needed to say which values a parameter may
+take. The loop test at the end uses the scripted backend and inspects the
+request the loop sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forge_core.backends.scripted import ScriptedBackend, call
+from forge_core.grammar import build_grammar
+from forge_core.guardrails import FailedValue, TurnFacts, preferred_values
+from forge_core.guardrails.decline import declining_members, out_of_scope
+from forge_core.guardrails.mentions import named_members
+from forge_core.guardrails.yes_no import stated
+from forge_core.loop import ToolOutcome, run_workflow
+from forge_core.messages import ToolCallInfo
+from forge_core.workflow import ToolSpec, Workflow
+
+
+def tool(name: str, description: str, **props: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        name,
+        description,
+        {"type": "object", "properties": props, "required": list(props)},
+    )
+
+
+STR: dict[str, Any] = {"type": "string"}
+
+
+def facts(
+    tools: list[ToolSpec],
+    request: str,
+    results: list[tuple[str, str]] | None = None,
+    terminal: list[str] | None = None,
+    failures: list[FailedValue] | None = None,
+) -> TurnFacts:
+    wf = Workflow("wf", tools, terminal_tools=terminal or [tools[-1].name])
+    return TurnFacts(wf, [request], results or [], failures or [])
+
+
+def test_a_result_label_carries_an_id_into_the_next_call() -> None:
+    lookup = tool("find_member", "Find a library member by card number", card=STR)
+    renew = tool("renew_loan", "Renew a loan", member_id=STR, loan_ref=STR)
+    f = facts(
+        [lookup, renew],
+        "Renew the loan of card holder 7781-22, mail jo@lib.example",
+        [("find_member", "member id M-9043 (Jo Park), open loan ref LN-552 due Friday")],
+    )
+    got = preferred_values(f).values
+    assert got["renew_loan.member_id"] == ["M-9043"]
+    assert got["renew_loan.loan_ref"] == ["LN-552"]
+
+
+def test_an_id_labelled_as_another_kind_does_not_fill_this_one() -> None:
+    chart = tool("get_van", "Get a van's record and its driver", van_id=STR)
+    roster = tool("list_shifts", "List a driver's shifts", driver_id=STR)
+    done = tool("report", "Report", text=STR)
+    f = facts([chart, roster, done], "Van V-311 needs its driver's shifts.")
+    p = preferred_values(f)
+    assert p.values["get_van.van_id"] == ["V-311"]
+    # No driver id yet: listing shifts has to wait for the van's record.
+    assert "list_shifts" in p.blocked
+    later = facts(
+        [chart, roster, done],
+        "Van V-311 needs its driver's shifts.",
+        [("get_van", "Van V-311, diesel. Driver: driver id DR-70 (K. Ode).")],
+    )
+    p = preferred_values(later)
+    assert p.values["list_shifts.driver_id"] == ["DR-70"] and not p.blocked
+
+
+def test_the_entry_the_request_describes_wins_among_equal_labels() -> None:
+    search = tool("search_books", "Search the catalogue by title", title=STR)
+    hold = tool("place_hold", "Place a hold on a copy", copy_id=STR)
+    f = facts(
+        [search, hold],
+        "Hold the large print edition of Middlemarch",
+        [
+            (
+                "search_books",
+                "2 copies: Middlemarch, paperback, copy id C-100; "
+                "Middlemarch, large print edition, copy id C-205.",
+            )
+        ],
+    )
+    assert preferred_values(f).values["place_hold.copy_id"] == ["C-205"]
+
+
+def test_quantities_fill_the_parameter_of_their_unit() -> None:
+    heat = tool(
+        "set_heating",
+        "Set the greenhouse heating",
+        target_c={"type": "integer", "description": "Target in Celsius"},
+        budget_usd={"type": "number"},
+        hours={"type": "integer"},
+    )
+    f = facts(
+        [heat],
+        "Keep it at 18 degrees for 6 hours, spending at most $40.",
+        [("set_heating", "currently 12 C")],
+    )
+    got = preferred_values(f).values
+    assert got["set_heating.target_c"] == [18]  # the request's, not the result's 12
+    assert got["set_heating.budget_usd"] == [40]
+    assert got["set_heating.hours"] == [6]
+
+
+def test_enum_members_named_by_the_request_or_for_a_report_by_the_results() -> None:
+    assert named_members(["on_hold", "shipped", "lost"], "it was shipped on Monday") == ["shipped"]
+    assert named_members(["2027-05", "2027-06"], "the June invoice") == ["2027-06"]
+    assert named_members(["2027-05", "2027-06"], "you may pay later") == []
+    days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    assert named_members(days, "water it at weekends") == ["sat", "sun"]
+    check = tool("check_order", "Check an order", order=STR)
+    report = tool(
+        "report",
+        "Report the order's state",
+        state={"type": "string", "enum": ["on_hold", "shipped", "lost"]},
+    )
+    f = facts([check, report], "Is my order on hold?", [("check_order", "Shipped today.")])
+    assert preferred_values(f).values["report.state"] == ["shipped"]
+
+
+def test_a_stated_boolean_and_its_negation() -> None:
+    assert stated("send_receipt", ["Book it and send me a receipt."]) is True
+    assert stated("send_receipt", ["Book it, but don't send a receipt."]) is False
+    assert stated("send_receipt", ["Book it."]) is None
+
+
+def test_an_error_that_names_the_value_drives_the_retry() -> None:
+    lookup = tool("get_volume", "Get a cloud volume", volume=STR)
+    done = tool("report", "Report", text=STR)
+    failure = FailedValue(
+        "get_volume", {"volume": "88"}, "volume ids look like vol-0088, try again"
+    )
+    f = facts([lookup, done], "Show volume 88", failures=[failure])
+    assert preferred_values(f).values["get_volume.volume"] == ["vol-0088"]
+
+
+def test_a_list_takes_one_listing_each_item_once_in_order() -> None:
+    shelf = tool("list_shelf", "List a shelf's books", shelf=STR)
+    borrow = ToolSpec(
+        "borrow",
+        "Borrow books",
+        {
+            "type": "object",
+            "properties": {"book_ids": {"type": "array", "items": STR}},
+            "required": ["book_ids"],
+        },
+    )
+    f = facts(
+        [shelf, borrow],
+        "Borrow everything on shelf S-2",
+        [("list_shelf", "Shelf S-2: BK-1001 atlas; BK-1042 poems; BK-1107 maps.")],
+    )
+    p = preferred_values(f)
+    assert p.items["borrow.book_ids"] == ["BK-1001", "BK-1042", "BK-1107"]
+    grammar = build_grammar([borrow], preferred_items=p.items)
+    assert grammar is not None
+    # Ordered selections only: after BK-1107 nothing may follow.
+    assert 'borrow-args-book-ids-after-1 ::= (sp "," sp ("\\"BK-1107\\""))?' in grammar
+
+
+def test_the_grammar_admits_only_preferred_values_the_schema_allows() -> None:
+    t = tool("pay", "Pay", amount={"type": "integer", "minimum": 1}, note=STR)
+    grammar = build_grammar([t], preferred_values={"pay.amount": [0, 250], "pay.note": ["rent"]})
+    assert grammar is not None
+    assert 'pay-args-amount ::= "250"' in grammar
+    assert 'pay-args-note ::= "\\"rent\\""' in grammar
+
+
+def test_out_of_scope_requests_decline() -> None:
+    track = tool("track_van", "Track a delivery van by its plate", plate=STR)
+    route = tool("plan_route", "Plan a delivery route between depots", start=STR)
+    assert out_of_scope([track, route], "Write me a poem about autumn")
+    assert not out_of_scope([track, route], "Where is the van with plate KX-12?")
+    close = tool(
+        "close",
+        "Close the ticket",
+        outcome={"type": "string", "enum": ["done", "declined_out_of_scope", "pending"]},
+    )
+    assert declining_members([close]) == {"close.outcome": ["declined_out_of_scope"]}
+
+
+class _Executor:
+    def __init__(self) -> None:
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+
+    async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
+        self.executed += [(c.name, c.args) for c in infos]
+        return [ToolOutcome(output="Van V-9 driver id DR-4") for c in infos]
+
+
+async def test_the_loop_sends_the_preferred_values_and_declines_out_of_scope() -> None:
+    van = tool("get_van", "Get a van's record", van_id=STR)
+    shifts = tool("list_shifts", "List a driver's shifts", driver_id=STR)
+    close = tool(
+        "close",
+        "Close the request",
+        outcome={"type": "string", "enum": ["done", "declined_out_of_scope"]},
+    )
+    wf = Workflow("fleet", [van, shifts, close], terminal_tools=["close"])
+    backend = ScriptedBackend(
+        scripts={"fleet": [call("get_van", van_id="V-9"), call("close", outcome="done")]}
+    )
+    await run_workflow(
+        wf, "Shifts of the driver of van V-9?", backend=backend, executor=_Executor()
+    )
+    first, second = backend.requests[0], backend.requests[1]
+    assert first.preferred_values["get_van.van_id"] == ["V-9"]
+    assert "list_shifts" not in first.allowed
+    assert second.preferred_values["list_shifts.driver_id"] == ["DR-4"]
+
+    backend = ScriptedBackend(scripts={"fleet": [call("close", outcome="declined_out_of_scope")]})
+    await run_workflow(wf, "Write me a poem about autumn", backend=backend, executor=_Executor())
+    request = backend.requests[0]
+    assert request.allowed == ["close"]
+    assert request.preferred_values["close.outcome"] == ["declined_out_of_scope"]
