@@ -294,3 +294,18 @@ async def test_the_inspector_serves_https_and_asks_for_client_certificates(
                 await http.get(url.replace("https:", "http:"))
     finally:
         await server.stop()
+
+
+def test_admin_comes_from_the_token_file_or_the_verifiers_answer() -> None:
+    from forge_server.auth import _identity_from, parse_tokens
+
+    tokens = parse_tokens("t1 name=ops admin\nt2 name=alice\n", "tokens")
+    assert sorted((i.subject, i.admin) for i in tokens.values()) == [
+        ("alice", False),
+        ("ops", True),
+    ]
+    request = httpx.Request("GET", "http://verifier")
+    said = httpx.Response(200, json={"subject": "ops", "admin": True}, request=request)
+    assert _identity_from(said, "digest").admin is True
+    truthy = httpx.Response(200, json={"subject": "ops", "admin": "yes"}, request=request)
+    assert _identity_from(truthy, "digest").admin is False
