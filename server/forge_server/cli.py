@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from forge_core.llama_startup import LlamaStartupError
+from forge_core.llama_startup import LlamaStartupError, port_taken
 from forge_core.modes import BudgetMode, ToolCallMode
 from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server
@@ -26,8 +26,14 @@ from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegist
 
 log = logging.getLogger("forge_server")
 
-# The managed llama-server could not start (its message says why).
+# The managed llama-server could not start, or a port Forge listens on is
+# taken (the message says which).
 EXIT_LLAMA_STARTUP = 3
+
+
+class StartupRefused(Exception):
+    """forge-server cannot serve as configured; `str()` is the one message
+    it prints (exit status EXIT_LLAMA_STARTUP)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -412,6 +418,7 @@ async def serve(args: argparse.Namespace) -> None:
     openai_host = args.openai_host or (
         "127.0.0.1" if args.listen.startswith("unix:") else args.host
     )
+    check_ports(args, openai_host)
     registry = WorkflowRegistry()
     if args.openai_port >= 0:
         # Plain HTTP: the same rule as a plaintext gRPC port.
@@ -471,7 +478,14 @@ async def _serve(
             retention_s=args.journal_retention_hours * 3600,
             journal_max_bytes=int(args.journal_max_mb * 1024 * 1024),
         )
-        forge = await start_server(backend, options)
+        try:
+            forge = await start_server(backend, options)
+        except (OSError, RuntimeError) as exc:  # taken since check_ports looked
+            # grpc reports a failed bind as RuntimeError("Failed to bind ...").
+            if isinstance(exc, RuntimeError) and "bind" not in str(exc):
+                raise
+            address = args.listen or f"{args.host}:{args.port}"
+            raise StartupRefused(f"cannot listen on {address}: {exc}") from None
         if journal is not None:
             log.info("journal: %s (reattach grace %gs)", journal.url, args.reattach_grace)
         info = backend.info()
@@ -493,7 +507,14 @@ async def _serve(
                 tool_output_secrets=args.tool_output_secrets,
                 metrics=forge.service.metrics,
             )
-            openai = await serve_openai(endpoint, openai_host, args.openai_port)
+            try:
+                openai = await serve_openai(endpoint, openai_host, args.openai_port)
+            except OSError as exc:
+                await forge.stop(0)
+                raise StartupRefused(
+                    f"the OpenAI-compatible API cannot listen on {openai_host}:"
+                    f"{args.openai_port} (--openai-port): {exc}"
+                ) from None
             log.info("OpenAI-compatible API on http://%s:%d/v1", openai_host, openai.port)
         if forge.metrics_port is not None:
             log.info("metrics on http://%s:%d/metrics", options.metrics_host, forge.metrics_port)
@@ -519,10 +540,49 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(code)
             return
         event_loop_runner(args.event_loop)(serve(args))
-    except LlamaStartupError as exc:
+    except (LlamaStartupError, StartupRefused) as exc:
         # One readable message, not a traceback: what happened, why, what to do.
         print(f"forge-server: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_LLAMA_STARTUP) from None
+
+
+def _split_host_port(address: str) -> tuple[str, int] | None:
+    """--listen's host:port ([v6]:port too); None for a Unix socket or a
+    form this does not read (the bind itself then reports it)."""
+    if address.startswith("unix:"):
+        return None
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def check_ports(args: argparse.Namespace, openai_host: str) -> None:
+    """Every TCP port this server will listen on is free now: a taken one
+    stops the start before llama-server loads a model (seconds to minutes),
+    with one message naming the flag, instead of a traceback after it."""
+    grpc_at = _split_host_port(args.listen) if args.listen else (args.host, args.port)
+    wanted = [("--listen" if args.listen else "--port", grpc_at)]
+    if args.openai_port > 0:
+        wanted.append(("--openai-port", (openai_host, args.openai_port)))
+    if args.metrics_port > 0:
+        metrics_host = args.metrics_host or (
+            "127.0.0.1" if args.listen.startswith("unix:") else args.host
+        )
+        wanted.append(("--metrics-port", (metrics_host, args.metrics_port)))
+    taken = [
+        f"port {port} on {host} ({flag})"
+        for flag, at in wanted
+        if at is not None
+        for host, port in [at]
+        if port_taken(host, port)
+    ]
+    if taken:
+        raise StartupRefused(
+            f"{' and '.join(taken)} {'is' if len(taken) == 1 else 'are'} already in use by "
+            "another process (another forge-server?). Stop it, or choose another port "
+            "(0 picks a free one)."
+        )
 
 
 def event_loop_runner(choice: str) -> Callable[[Coroutine[Any, Any, None]], None]:

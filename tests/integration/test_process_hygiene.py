@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -178,3 +179,32 @@ def test_reap_kills_only_the_recorded_child_of_a_dead_owner(tmp_path: Path) -> N
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.parametrize("flag", ["--port", "--openai-port", "--metrics-port"])
+async def test_a_taken_port_stops_the_start_before_any_model_loads(
+    tmp_path: Path, flag: str
+) -> None:
+    """One message naming the port and the flag, exit status 3, and no
+    llama-server started (its start is logged at INFO)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        ports = {"--port": str(free_port()), "--openai-port": "-1", "--metrics-port": "-1"}
+        ports[flag] = str(taken)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "forge_server", "--host", "127.0.0.1",
+            *(arg for pair in ports.items() for arg in pair),
+            "--journal", "none", "--ctx-size", "1024", "--slots", "1", "--threads", "1",
+            "--log-level", "INFO",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(tmp_path)},
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 240)
+    text = err.decode()
+    assert proc.returncode == 3, text
+    assert "starting llama-server" not in text
+    assert "Traceback" not in text
+    (message,) = [line for line in text.splitlines() if line.startswith("forge-server:")]
+    assert f"port {taken} on 127.0.0.1 ({flag}) is already in use" in message
