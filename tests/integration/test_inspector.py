@@ -12,6 +12,7 @@ import argparse
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -309,3 +310,37 @@ def test_admin_comes_from_the_token_file_or_the_verifiers_answer() -> None:
     assert _identity_from(said, "digest").admin is True
     truthy = httpx.Response(200, json={"subject": "ops", "admin": "yes"}, request=request)
     assert _identity_from(truthy, "digest").admin is False
+
+
+async def test_a_live_stream_the_browser_leaves_stops_reading_the_journal(
+    journal: Journal, store: RunStore
+) -> None:
+    import asyncio
+
+    from forge_server.inspector.app import serve_inspector
+
+    await add_run(journal, "busy", 1.0, status="running")
+    reads: list[str] = []
+    original = store.run
+
+    async def counted(run_id: str, after_seq: int = 0) -> Any:
+        reads.append(run_id)
+        return await original(run_id, after_seq)
+
+    store.run = counted  # type: ignore[method-assign]
+    server = await serve_inspector(Inspector(store), "127.0.0.1", 0)
+    try:
+        async with httpx.AsyncClient() as http:
+            url = f"http://127.0.0.1:{server.port}/runs/busy/live?after=0"
+            async with http.stream("GET", url) as response:
+                assert response.headers["x-frame-options"] == "DENY"
+                lines = response.aiter_lines()
+                while len(reads) < 4:  # it polls the still-running run
+                    await anext(lines)
+        # Left: the polls stop (one may have been under way).
+        await asyncio.sleep(1.5)
+        left = len(reads)
+        await asyncio.sleep(1.5)
+        assert len(reads) <= left + 1
+    finally:
+        await server.stop()

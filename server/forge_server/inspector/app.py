@@ -36,8 +36,8 @@ from urllib.parse import urlencode
 import jinja2
 import uvicorn
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -48,6 +48,7 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_server.auth import Authenticator, Identity
@@ -83,6 +84,28 @@ _HEADERS = {
 }
 
 
+class _SecurityHeaders:
+    """_HEADERS on every response. Plain ASGI: a live page's event stream
+    passes through untouched, and ends when the browser leaves."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for key, value in _HEADERS.items():
+                    headers.setdefault(key, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -116,12 +139,6 @@ class Inspector:
         self.templates.filters["seconds"] = _seconds
 
     def app(self) -> Starlette:
-        async def headers(request: Request, call_next: Any) -> Response:
-            response: Response = await call_next(request)
-            for key, value in _HEADERS.items():
-                response.headers.setdefault(key, value)
-            return response
-
         return Starlette(
             routes=[
                 Route("/", _home),
@@ -131,7 +148,7 @@ class Inspector:
                 Route("/runs/{run_id}/live", self._guarded(self.live)),
                 Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
             ],
-            middleware=[Middleware(BaseHTTPMiddleware, dispatch=headers)],
+            middleware=[Middleware(_SecurityHeaders)],
         )
 
     def _guarded(
@@ -277,7 +294,7 @@ class Inspector:
             if found.events:
                 found.row.last_event = found.events[-1][1]
             summary = summarize(found.row)
-            if summary.status != "running":
+            if found.row.status != "running":  # a detached run may be resumed yet
                 done = {"status": summary.status, "outcome": summary.outcome}
                 yield f"event: done\ndata: {json.dumps(done)}\n\n"
                 return
