@@ -344,3 +344,23 @@ async def test_a_live_stream_the_browser_leaves_stops_reading_the_journal(
         assert len(reads) <= left + 1
     finally:
         await server.stop()
+
+
+async def test_without_a_journal_the_pages_say_why() -> None:
+    response = await get(Inspector(None), "/runs")
+    assert response.status_code == 503
+    assert "--journal" in response.text
+
+
+async def test_forge_server_refuses_a_plaintext_inspector_beyond_loopback() -> None:
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "forge_server", "--backend", "scripted", "--port", "0",
+        "--ui-port", "0", "--ui-host", "0.0.0.0", "--journal", "none",
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode != 0
+    assert "refusing to serve the run inspector on 0.0.0.0 without TLS" in stderr.decode()
