@@ -33,6 +33,7 @@ from forge_client.convert import (
 from forge_client.errors import (
     ConnectionLostError,
     RequestRejectedError,
+    ServerUnreachableError,
     ToolResolutionError,
     ToolUnreachableError,
     run_failed,
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from forge_client.guard import GuardVerdict
 
 log = logging.getLogger(__name__)
+
+# How long a client that has never had an answer from its server tries to
+# reach it before ServerUnreachableError (ForgeClient(connect_timeout_s=...)).
+CONNECT_TIMEOUT_S = 5.0
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 
@@ -367,6 +372,7 @@ class ForgeClient:
         channel_options: Sequence[tuple[str, Any]] = (),
         reattach: bool = True,
         reattach_deadline_s: float | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
         """`channel_options` are gRPC channel arguments, passed to the channel
         after the SDK's own (one with the same name replaces the SDK's), e.g.
@@ -379,7 +385,14 @@ class ForgeClient:
         event is delivered twice. The SDK tries for the run's grace period,
         or at most `reattach_deadline_s` seconds when given, then raises
         ConnectionLostError. `reattach=False`: a broken stream raises
-        ConnectionLostError at once, as without a journal."""
+        ConnectionLostError at once, as without a journal.
+
+        `connect_timeout_s` (5 s by default): until this client has had an
+        answer from the server, a run whose server cannot be reached is tried
+        for this long (a server still starting), with one warning logged,
+        then raises ServerUnreachableError naming the address. Once the
+        server has answered, a break is a restart and gets the reattach
+        deadline above."""
         defaults: dict[str, Any] = {
             "grpc.max_receive_message_length": max_message_bytes,
             "grpc.max_send_message_length": max_message_bytes,
@@ -401,6 +414,9 @@ class ForgeClient:
         options = list(defaults.items())
         if reattach_deadline_s is not None and reattach_deadline_s < 0:
             raise ValueError("reattach_deadline_s must be >= 0")
+        if connect_timeout_s < 0:
+            raise ValueError("connect_timeout_s must be >= 0")
+        self._link = _Link(address, connect_timeout_s)
         self._reattach = reattach
         self._reattach_deadline_s = reattach_deadline_s
         if credentials is not None:
@@ -476,6 +492,7 @@ class ForgeClient:
             reopen=lambda: self._stub.Run(metadata=self._metadata),
             reattach=self._reattach,
             reattach_deadline_s=self._reattach_deadline_s,
+            link=self._link,
         )
 
     async def run(
@@ -585,6 +602,28 @@ PRESTART_REATTACH_S = 30.0
 _FINAL_REASONS = frozenset({"RUN_NOT_FOUND", "NOT_RUN_OWNER"})
 
 
+class _Link:
+    """What a client's runs share about its server: its address, and whether
+    it has ever answered (a run that cannot reach a server that never did
+    gives up after `connect_timeout_s`, warning once)."""
+
+    __slots__ = ("address", "connect_timeout_s", "reached", "warned")
+
+    def __init__(self, address: str, connect_timeout_s: float) -> None:
+        self.address = address
+        self.connect_timeout_s = connect_timeout_s
+        self.reached = False
+        self.warned = False
+
+    def warn_unreachable(self, cause: Exception) -> None:
+        if not self.warned:
+            self.warned = True
+            log.warning(
+                "no Forge server answers at %s (%s); trying for %gs",
+                self.address, cause, self.connect_timeout_s,
+            )  # fmt: skip
+
+
 class _Broken(Exception):
     """The stream broke in a way a reattach may mend; `error` is what the SDK
     raises when it does not reattach."""
@@ -615,8 +654,10 @@ class RunStream:
         reopen: Callable[[], Call] | None = None,
         reattach: bool = True,
         reattach_deadline_s: float | None = None,
+        link: _Link | None = None,
     ) -> None:
         self._call: Call | None = call
+        self._link = link or _Link("the server", CONNECT_TIMEOUT_S)
         self._reopen = reopen
         self._reattach = reattach and reopen is not None
         self._reattach_deadline_s = reattach_deadline_s
@@ -795,6 +836,13 @@ class RunStream:
         return error
 
     def _give_up(self, cause: Exception) -> ConnectionLostError:
+        if not self._link.reached:
+            error: ConnectionLostError = ServerUnreachableError(
+                f"no Forge server answered at {self._link.address} within "
+                f"{self._link.connect_timeout_s:g}s: {cause}"
+            )
+            error.__cause__ = cause
+            return error
         error = ConnectionLostError(
             f"the stream of run {self.run_id} broke and reattaching failed: {cause}"
         )
@@ -808,6 +856,10 @@ class RunStream:
             limit = float(self._grace_s) if self._started else PRESTART_REATTACH_S
             if self._reattach_deadline_s is not None:
                 limit = min(limit, self._reattach_deadline_s)
+            if not self._link.reached:
+                # Never answered: most likely no server there at all.
+                limit = min(limit, self._link.connect_timeout_s)
+                self._link.warn_unreachable(broken.error)
             self._deadline = time.monotonic() + limit
             if not self._started:
                 # One deadline for every break before run_started: a start
@@ -902,6 +954,7 @@ class RunStream:
                 seq = response.seq
                 if kind == "run_started":
                     self._started = True
+                    self._link.reached = True
                 if kind == "run_started" and response.run_started.reattached:
                     self._grace_s = response.run_started.reattach_grace_s or self._grace_s
                     attempts, self._deadline = self._attempts, None

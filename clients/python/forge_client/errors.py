@@ -147,6 +147,11 @@ class ConnectionLostError(ForgeError):
     """The stream to the server broke before the run ended."""
 
 
+class ServerUnreachableError(ConnectionLostError):
+    """No Forge server answered at the client's address within its
+    connect_timeout_s (nothing listens there, or it is still starting)."""
+
+
 class McpServerError(ForgeError):
     """An MCP server's tools could not be listed (add_mcp_tools): the session
     is closed, the server is gone or did not answer. Raised before any run."""

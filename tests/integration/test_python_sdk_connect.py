@@ -1,0 +1,66 @@
+"""The Python SDK and a server it cannot reach: one warning, then a clear
+error naming the address after `connect_timeout_s`, not 30 s of silent
+retries. Real servers on loopback; the unreachable one is a free port with
+nothing listening."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from forge_client import ConnectionLostError, ForgeClient, ServerUnreachableError
+from forge_core.backends.scripted import ScriptedBackend
+from forge_core.llama_process import free_port
+from forge_server.app import ServerOptions
+from tests.helpers import running_server
+from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow
+
+# Bounds the tests' waits only (the old SDK tried for 30 s).
+HANG_S = 25
+
+
+async def test_a_run_against_no_server_fails_naming_the_address(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    caplog.set_level(logging.WARNING, logger="forge_client")
+    async with ForgeClient(address, connect_timeout_s=1.0) as client:
+        with pytest.raises(ServerUnreachableError) as failed:
+            await asyncio.wait_for(client.run(weather_workflow([]), "Weather?"), HANG_S)
+        # A second run on the same client: no second warning.
+        with pytest.raises(ServerUnreachableError):
+            await asyncio.wait_for(client.run(weather_workflow([]), "Weather?"), HANG_S)
+    assert f"no Forge server answered at {address} within 1s" in str(failed.value)
+    assert isinstance(failed.value, ConnectionLostError)  # what callers catch already
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    assert address in warnings[0].getMessage()
+
+
+async def test_a_server_that_starts_within_the_timeout_is_reached() -> None:
+    port = free_port()
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with ForgeClient(f"127.0.0.1:{port}", connect_timeout_s=20.0) as client:
+        run = asyncio.ensure_future(client.run(weather_workflow([]), "Weather in Paris?"))
+        await asyncio.sleep(1.0)  # the client is retrying by now
+        assert not run.done()
+        async with running_server(backend, ServerOptions(host="127.0.0.1", port=port)):
+            result = await asyncio.wait_for(run, HANG_S)
+    assert result.terminal_tool == "report_weather"
+
+
+async def test_a_server_that_answered_once_is_a_restart_not_unreachable() -> None:
+    """Once the server has answered, a run that cannot reach it is a break
+    (a restart, a failover) with the reattach deadline, not 'unreachable'."""
+    port = free_port()
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with ForgeClient(
+        f"127.0.0.1:{port}", connect_timeout_s=1.0, reattach_deadline_s=2.0
+    ) as client:
+        async with running_server(backend, ServerOptions(host="127.0.0.1", port=port)):
+            await client.run(weather_workflow([]), "Weather in Paris?")
+        with pytest.raises(ConnectionLostError) as failed:
+            await asyncio.wait_for(client.run(weather_workflow([]), "Weather?"), HANG_S)
+    assert not isinstance(failed.value, ServerUnreachableError)
