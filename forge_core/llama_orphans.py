@@ -77,6 +77,14 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
+def pid_namespace() -> str:
+    """This process's PID namespace ("pid:[4026531836]"); "" where unknown."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
 def start_time(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (/proc/PID/stat
     field 22); None when no such live process (a zombie counts as gone: it
@@ -100,6 +108,9 @@ class OwnerRecord:
     owner_start: int | None
     child_pid: int | None = None
     child_start: int | None = None
+    # The PID namespace the pids are in: a /tmp shared with a container (or
+    # its host) holds records whose pids mean other processes here.
+    pid_namespace: str = ""
 
     def owner_alive(self) -> bool:
         started = start_time(self.owner_pid)
@@ -120,6 +131,7 @@ def write_owner(directory: Path, child_pid: int | None = None) -> None:
         start_time(os.getpid()),
         child_pid,
         start_time(child_pid) if child_pid is not None else None,
+        pid_namespace(),
     )
     partial = directory / (OWNER_FILE + ".tmp")
     partial.write_text(json.dumps(asdict(record)))
@@ -134,6 +146,7 @@ def read_owner(directory: Path) -> OwnerRecord | None:
             data.get("owner_start"),
             data.get("child_pid"),
             data.get("child_start"),
+            str(data.get("pid_namespace", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -145,7 +158,8 @@ def reap_leftovers(root: Path | None = None) -> list[Path]:
     directory. Returns the directories removed."""
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
     removed: list[Path] = []
-    if start_time(os.getpid()) is None:
+    here = pid_namespace()
+    if start_time(os.getpid()) is None or not here:
         return removed  # no /proc: no owner can be told alive, so none is judged dead
     try:
         candidates = sorted(base.glob(SLOT_DIR_PREFIX + "*"))
@@ -153,7 +167,7 @@ def reap_leftovers(root: Path | None = None) -> list[Path]:
         return removed
     for directory in candidates:
         record = read_owner(directory)
-        if record is None or record.owner_alive():
+        if record is None or record.pid_namespace != here or record.owner_alive():
             continue
         if record.child_alive() and record.child_pid is not None:
             log.warning(

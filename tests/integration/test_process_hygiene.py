@@ -26,6 +26,7 @@ from forge_core.llama_orphans import (
     OWNER_FILE,
     SLOT_DIR_PREFIX,
     OwnerRecord,
+    pid_namespace,
     read_owner,
     reap_leftovers,
     start_time,
@@ -146,19 +147,27 @@ def slot_dir(root: Path, name: str, record: OwnerRecord | None) -> Path:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_reap_kills_only_the_recorded_child_of_a_dead_owner(tmp_path: Path) -> None:
     """A dead owner's live child is killed and its directory removed; a live
-    owner's directory, one with no record, and a recorded pid that now
-    belongs to another process (start time differs) are left alone."""
+    owner's directory, one with no record, one recorded in another PID
+    namespace, and a recorded pid that now belongs to another process
+    (start time differs) are left alone."""
     orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
     bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)
     try:
         dead = exited_pid()
+        ns = pid_namespace()
         stale = slot_dir(
-            tmp_path, "stale", OwnerRecord(dead, 1, orphan.pid, start_time(orphan.pid))
+            tmp_path, "stale", OwnerRecord(dead, 1, orphan.pid, start_time(orphan.pid), ns)
         )
         reused = slot_dir(
             tmp_path,
             "reused",
-            OwnerRecord(dead, 1, bystander.pid, (start_time(bystander.pid) or 0) + 1),
+            OwnerRecord(dead, 1, bystander.pid, (start_time(bystander.pid) or 0) + 1, ns),
+        )
+        # Another PID namespace's record: its pids are not this one's.
+        elsewhere = slot_dir(
+            tmp_path,
+            "elsewhere",
+            OwnerRecord(dead, 1, bystander.pid, start_time(bystander.pid), "pid:[1]"),
         )
         live = slot_dir(tmp_path, "live", None)
         write_owner(live, bystander.pid)
@@ -171,7 +180,7 @@ def test_reap_kills_only_the_recorded_child_of_a_dead_owner(tmp_path: Path) -> N
         assert sorted(removed) == sorted([stale, reused])
         assert orphan.wait(timeout=30) == -signal.SIGKILL
         assert bystander.poll() is None
-        assert live.is_dir() and unknown.is_dir() and other.is_dir()
+        assert live.is_dir() and unknown.is_dir() and other.is_dir() and elsewhere.is_dir()
         record = read_owner(live)
         assert record is not None and record.owner_alive() and record.child_alive()
     finally:
