@@ -153,6 +153,12 @@ BFCL_ARGS ?=
 bench-bfcl: $(STAMP)
 	$(PY) -m bench.bfcl $(BFCL_ARGS)
 
+# The container image without a registry: a Debian base made with mmdebstrap,
+# the Dockerfile built on it with podman (IMAGE=..., GPU=none; see the script).
+.PHONY: image
+image:
+	deploy/image/build.sh
+
 run: install
 	$(BIN)/forge-server --host $(HOST) --port $(PORT) $(RUN_ARGS)
 
