@@ -98,18 +98,36 @@ def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) 
     return best
 
 
+def _id_param(name: str) -> bool:
+    """A parameter that holds an opaque id: grounding's identifier names, and
+    tokens and hashes (`hold_token`, `commit_hash`)."""
+    return is_identifier_like(name) or words(name)[-1:] in (["token"], ["hash"])
+
+
 def _id_shaped(value: str) -> bool:
     """Written like an id, not a word: a digit, capitals only ("EURGBP"), or
     an e-mail address. "follow-up" is a word."""
     return any(c.isdigit() for c in value) or value.isupper() or "@" in value
 
 
+def _skeleton(word: str) -> str:
+    """A word's first letter and its consonants: room -> rm, item -> itm."""
+    return word[:1] + re.sub(r"[aeiou]", "", word[1:])
+
+
 def _abbreviates(param: str, value: str) -> bool:
+    """The value's leading letters (two or more) begin a word of the
+    parameter, or its first letter and consonants: SL-8824 and RM-101 for
+    `slot_id` and `room_id`, INV-7 for `invoice_ref`."""
     prefix = re.match(r"[A-Za-z]{2,}", value)
     if prefix is None:
         return False
     letters = prefix.group(0).lower()
-    return any(w.startswith(letters) for w in words(param) if w not in GENERIC and len(w) > 2)
+    return any(
+        w.startswith(letters) or _skeleton(w).startswith(letters)
+        for w in words(param)
+        if w not in GENERIC and len(w) > 2
+    )
 
 
 def _entries(text: str) -> list[str]:
@@ -140,7 +158,7 @@ class _Conversation:
     """What every parameter's choice reads: the texts (request first, then
     results newest first), the id-like candidates, the request's words, the
     schema's own words, failed (tool, param, value)s, and each candidate's
-    kinds (the id parameters' topics that label it)."""
+    kinds (the id parameters' topics that label or abbreviate it)."""
 
     texts: list[str]
     requests: int
@@ -148,6 +166,7 @@ class _Conversation:
     request: set[str]
     schema_words: set[str]
     failed: set[tuple[str, str, str]]
+    refused: set[tuple[str, str, str]]
     kinds: dict[str, set[tuple[str, ...]]]
 
     @classmethod
@@ -160,13 +179,14 @@ class _Conversation:
             topic_stems(n): n
             for t in tools
             for n, s in parameters(t)
-            if _free_string(s) and is_identifier_like(n) and topic_stems(n)
+            if _free_string(s) and _id_param(n) and topic_stems(n)
         }
         kinds = {
             v: {
                 topic
                 for topic, n in topics.items()
-                if any(_label_score(n, v, t, frozenset()) == LABEL for t in texts)
+                if _abbreviates(n, v)
+                or any(_label_score(n, v, t, frozenset()) == LABEL for t in texts)
             }
             for v in candidates
         }
@@ -182,19 +202,34 @@ class _Conversation:
                 for k, v in f.args.items()
                 if isinstance(v, str)
             },
+            # A failed call's value that surely failed: its only argument,
+            # or one its error names.
+            refused={
+                (f.tool, k, v)
+                for f in facts.failures
+                for k, v in f.args.items()
+                if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
+            },
             kinds=kinds,
         )
 
     def admissible(self, tool: str, param: str) -> list[str]:
-        """The candidates `param` may take: not failed for it, and not
-        labelled as another kind of id only ("Patient P-0418" for staff_id)."""
+        """The candidates `param` may take: not labelled as another kind of
+        id only ("Patient P-0418" for staff_id), and not failed for it. Of a
+        failed call with several arguments whose error names none, a value
+        goes only where it was one choice of several ("Hold refused" for a
+        slot and a patient: another slot, the same patient)."""
         topic = topic_stems(param)
-        return [
+        kind = [
             v
             for v in self.candidates
-            if (tool, param, v) not in self.failed
+            if (tool, param, v) not in self.refused
             and (topic in self.kinds[v] or (not self.kinds[v] and _id_shaped(v)))
         ]
+        if len(kind) < 2:
+            return kind
+        untried = [v for v in kind if (tool, param, v) not in self.failed]
+        return untried or kind
 
 
 class IdentifierProvenance:
@@ -225,9 +260,10 @@ class IdentifierProvenance:
                     out.reasons[key] = self.name
                 elif (
                     not admissible
-                    and is_identifier_like(name)
+                    and _id_param(name)
                     and name in required
-                    and not facts.is_terminal(tool.name)
+                    # A report may only wait once lookups have run.
+                    and (not facts.is_terminal(tool.name) or facts.results)
                 ):
                     # No id of its kind yet: a lookup has to find one first.
                     out.blocked.add(tool.name)
@@ -244,10 +280,10 @@ class IdentifierProvenance:
         the listing entry the request describes, else the admissible ids
         when some candidates are not."""
         top = max(mine.values(), default=0)
-        if top >= ABBREVIATION or (top == TOOL_LABEL and is_identifier_like(name)):
+        if top >= ABBREVIATION or (top == TOOL_LABEL and _id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]
             return self._closest(best, talk.texts, talk.request, talk.schema_words)
-        if not is_identifier_like(name):
+        if not _id_param(name):
             return []
         if any_results:
             results = talk.texts[talk.requests :]

@@ -3,12 +3,14 @@
 An error that names the value beats everything: the tool said what it
 wants. Then what the request states (booleans, quantities with units, enum
 members, which also read results for reports), then ids by their labels,
-names shaped like the schema's example, then lists by their listing.
+names shaped like the schema's example, files and their edits, then lists
+by their listing.
 """
 
 from __future__ import annotations
 
 from forge_core.guardrails import ValueGuardrail
+from forge_core.guardrails.edits import FileEdits
 from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
 from forge_core.guardrails.listings import Listings
@@ -24,6 +26,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     EnumMentions(),
     IdentifierProvenance(),
     ExampleShapes(),
+    FileEdits(),
     Listings(),
 )
 

@@ -222,3 +222,36 @@ async def test_the_loop_sends_the_preferred_values_and_declines_out_of_scope() -
     request = backend.requests[0]
     assert request.allowed == ["close"]
     assert request.preferred_values["close.outcome"] == ["declined_out_of_scope"]
+
+
+def test_a_failed_call_frees_another_slot_but_keeps_the_patient() -> None:
+    rooms = tool("list_rooms", "List a building's free rooms", building_id=STR)
+    book = tool("book_room", "Book a room for a guest", room_id=STR, guest_id=STR)
+    done = tool("report", "Report", text=STR)
+    f = facts(
+        [rooms, book, done],
+        "Book a room in building B-12 for guest G-77",
+        [("list_rooms", "Free in B-12: RM-101 ground floor; RM-204 second floor.")],
+        failures=[
+            FailedValue("book_room", {"room_id": "RM-101", "guest_id": "G-77"}, "Booking refused.")
+        ],
+    )
+    got = preferred_values(f).values
+    assert got["book_room.room_id"] == ["RM-204"]
+    assert got["book_room.guest_id"] == ["G-77"]
+
+
+def test_a_path_the_request_names_and_the_edit_it_asks_for() -> None:
+    read = tool("read_config", "Read a config file", path=STR)
+    write = tool("save_config", "Save a config file", path=STR, content=STR)
+    f = facts(
+        [read, write],
+        "In deploy/web.yaml change replicas to 4.",
+        [("read_config", "image: web:1.2\nreplicas: 2\nport: 80")],
+    )
+    got = preferred_values(f).values
+    assert got["save_config.path"] == ["deploy/web.yaml"]
+    assert got["save_config.content"] == ["image: web:1.2\nreplicas: 4\nport: 80"]
+    # No assignment the file has a line for: nothing is offered.
+    other = facts([read, write], "In deploy/web.yaml add a label.", f.results)
+    assert "save_config.content" not in preferred_values(other).values
