@@ -30,6 +30,7 @@ from forge_core.tool_execution import ToolOutcome
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor
 from forge_server.journal import Journal
+from forge_server.journal.base import LEASE_S
 from forge_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -407,6 +408,9 @@ async def end_abandoned(journal: Journal, grace_s: float, metrics: Metrics) -> l
     """End the journal's runs that no replica holds and no client came back
     for (their server died): otherwise they stay `running` until retention
     prunes them. Every replica calls this; each run is ended by one."""
+    # At least one more lease: a holder whose loop stalled for a lease's
+    # length is not declared dead at once (with --reattach-grace 0).
+    grace_s = max(grace_s, LEASE_S)
     data = abandoned_event(grace_s).SerializeToString()
     ended = await journal.abandon(now(), grace_s, data)
     if ended:

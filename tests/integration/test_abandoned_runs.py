@@ -96,9 +96,10 @@ async def test_a_dead_servers_run_is_ended_as_abandoned(tmp_path: Path, journal_
         await procs[0].wait()
         procs.append(await launch(port, journal_url, script, log, metrics_port))
 
-        # The dead lease (at most LEASE_S), the grace, one upkeep round.
+        # The dead lease (at most LEASE_S), the grace (at least LEASE_S),
+        # one upkeep round (LEASE_S / 3), and as much again for slow cores.
         record = None
-        for _ in range(int((LEASE_S + GRACE_S + LEASE_S) / 0.2) + 50):
+        for _ in range(int(2 * (LEASE_S + max(GRACE_S, LEASE_S) + LEASE_S) / 0.2)):
             record = await journal.load(run_id)
             assert record is not None
             if record.status != RUNNING:
