@@ -518,7 +518,13 @@ async def _serve(
             log.info("OpenAI-compatible API on http://%s:%d/v1", openai_host, openai.port)
         if forge.metrics_port is not None:
             log.info("metrics on http://%s:%d/metrics", options.metrics_host, forge.metrics_port)
-        ui = await inspector.start_inspector(args, forge, journal, auth)
+        try:
+            ui = await inspector.start_inspector(args, forge, journal, auth)
+        except OSError as exc:  # taken since check_ports looked
+            if openai is not None:
+                await openai.stop()
+            await forge.stop(0)
+            raise StartupRefused(f"the run inspector cannot listen (--ui-port): {exc}") from None
         try:
             await serve_until_signalled(forge, options.grace_s)
         finally:
@@ -570,6 +576,8 @@ def check_ports(args: argparse.Namespace, openai_host: str) -> None:
             "127.0.0.1" if args.listen.startswith("unix:") else args.host
         )
         wanted.append(("--metrics-port", (metrics_host, args.metrics_port)))
+    if args.ui_port > 0:
+        wanted.append(("--ui-port", (inspector.ui_host(args), args.ui_port)))
     taken = [
         f"port {port} on {host} ({flag})"
         for flag, at in wanted

@@ -364,3 +364,27 @@ async def test_forge_server_refuses_a_plaintext_inspector_beyond_loopback() -> N
     _, stderr = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode != 0
     assert "refusing to serve the run inspector on 0.0.0.0 without TLS" in stderr.decode()
+
+
+async def test_a_taken_ui_port_stops_the_start_with_one_message(tmp_path: Path) -> None:
+    import asyncio
+    import socket
+    import sys
+
+    from forge_core.llama_process import free_port
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "forge_server", "--backend", "scripted",
+            "--port", str(free_port()), "--ui-port", str(taken),
+            "--journal", f"sqlite:///{tmp_path / 'j.db'}", stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = err.decode()
+    assert proc.returncode == 3, text
+    assert "Traceback" not in text
+    (message,) = [line for line in text.splitlines() if line.startswith("forge-server:")]
+    assert f"port {taken} on 127.0.0.1 (--ui-port) is already in use" in message

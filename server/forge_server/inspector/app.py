@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -413,13 +414,23 @@ async def serve_inspector(
         ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
         ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
     )
+    # Bound here, not by uvicorn: its bind error is a SystemExit raised in
+    # the serving task, which would stop forge-server's whole event loop.
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
     server = _EmbeddedServer(config)
-    task = asyncio.ensure_future(server.serve())
+    task = asyncio.ensure_future(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
             raise OSError(f"the run inspector did not start on {host}:{port}")
         await asyncio.sleep(0.02)
-    sockets = [s for srv in server.servers for s in srv.sockets]
-    bound = sockets[0].getsockname()[1] if sockets else port
+    bound = int(sock.getsockname()[1])
     return InspectorServer(server, task, bound)

@@ -85,14 +85,19 @@ async def start_inspector(
         call_pieces=args.call_pieces == "on",
     )
     host = ui_host(args)
-    server = await serve_inspector(
-        inspector,
-        host,
-        args.ui_port,
-        args.tls_cert if tls else None,
-        args.tls_key if tls else None,
-        args.tls_client_ca if tls else None,
-    )
+    try:
+        server = await serve_inspector(
+            inspector,
+            host,
+            args.ui_port,
+            args.tls_cert if tls else None,
+            args.tls_key if tls else None,
+            args.tls_client_ca if tls else None,
+        )
+    except BaseException:
+        if store is not None:
+            await store.aclose()
+        raise
     server.store = store
     scheme = "https" if tls else "http"
     log.info("run inspector on %s://%s:%d/runs (a run: /runs/RUN_ID)", scheme, host, server.port)
