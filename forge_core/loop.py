@@ -47,7 +47,7 @@ from forge_core.errors import (
 )
 from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
 from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
-from forge_core.guardrails import FailedValue, TurnFacts, preferred_values
+from forge_core.guardrails import FailedValue, TurnFacts, preferred_values, reports_nothing
 from forge_core.guardrails.decline import decline_paths, declining_members, out_of_scope
 from forge_core.guardrails.destructive import asked_for, destructive_tools
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
@@ -185,6 +185,7 @@ class _Run:
         "on_queue",
         "on_screen",
         "opts",
+        "outcomes",
         "pools",
         "premature",
         "prereq_violations",
@@ -310,6 +311,9 @@ class _Run:
         # (tool, output) of every successful call, in order: what a report
         # parameter may be bound to (binding.py).
         self.results: list[tuple[str, str]] = []
+        # (tool, args, output) of the same calls: the value guardrails read
+        # which arguments a result that found nothing was given.
+        self.outcomes: list[tuple[str, dict[str, Any], str]] = []
 
     def next_call_id(self) -> str:
         # Numbered across the whole transcript (prior turns included) so a
@@ -806,9 +810,17 @@ class _Run:
         return self._user_texts, self._result_texts, self._grounding_texts
 
     def turn_facts(self) -> TurnFacts:
-        """What the value guardrails (guardrails/) read this turn."""
+        """What the value guardrails (guardrails/) read this turn: a result
+        that reports nothing found or a refusal counts as a failure of its
+        arguments there ("Hold refused: check the slot id")."""
         failures = [FailedValue(f.name, f.args, f.error) for f in self.failed.values()]
-        return TurnFacts(self.wf, self.user_texts(), list(self.results), failures)
+        results = []
+        for name, args, output in self.outcomes:
+            if reports_nothing(output):
+                failures.append(FailedValue(name, args, output))
+            else:
+                results.append((name, output))
+        return TurnFacts(self.wf, self.user_texts(), results, failures)
 
     def user_texts(self) -> list[str]:
         return list(self.scan()[0])
@@ -1079,6 +1091,7 @@ class _Run:
             if outcome.ok:
                 self.steps.record(call)
                 self.results.append((call.name, content))
+                self.outcomes.append((call.name, call.args, content))
                 self.pools.record(call.name, call.args)
                 if call.name not in self.wf.terminal_set:
                     self.finish_refused = False

@@ -25,6 +25,7 @@ rules read names, descriptions, units, calendar words and labels.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -79,6 +80,20 @@ class ValueGuardrail(Protocol):
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         """Add what the evidence supports for parameters `out` does not
         decide yet; leave the others alone."""
+
+
+# A result that says it found nothing or refused: "No open slots for that
+# staff id.", "Hold refused: check the slot id", "Unknown account".
+_NOTHING = re.compile(
+    r"^\W*(?:no|none|nothing|not found|unknown|invalid|cannot|can't|could not|unable)\b"
+    r"|^[^.;:\n]{0,60}\b(?:refused|rejected|denied|not found|does not exist|doesn't exist)\b",
+    re.IGNORECASE,
+)
+
+
+def reports_nothing(output: str) -> bool:
+    """Whether a successful tool result reads as nothing found or refused."""
+    return bool(_NOTHING.search(output.strip()))
 
 
 def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:

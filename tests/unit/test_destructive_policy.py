@@ -53,7 +53,10 @@ class Executor:
 def test_a_destructive_tool_is_asked_for_only_by_its_action() -> None:
     tools = [STATUS, RESTART, DELETE, DONE]
     marked = {"delete_service"}
-    ask = lambda text: asked_for(tools, marked, text)  # noqa: E731
+
+    def ask(text: str) -> set[str]:
+        return asked_for(tools, marked, text)
+
     assert ask("The search-indexer service is stuck. Please restart it.") == set()
     assert ask("Delete the old staging service.") == {"delete_service"}
     assert ask("We are deleting staging; remove its deployments.") == {"delete_service"}

@@ -255,3 +255,11 @@ def test_a_path_the_request_names_and_the_edit_it_asks_for() -> None:
     # No assignment the file has a line for: nothing is offered.
     other = facts([read, write], "In deploy/web.yaml add a label.", f.results)
     assert "save_config.content" not in preferred_values(other).values
+
+
+def test_a_result_that_found_nothing_counts_as_a_failure_of_its_arguments() -> None:
+    from forge_core.guardrails import reports_nothing
+
+    assert reports_nothing("No open tables for that time.")
+    assert reports_nothing("Booking refused: check the table id.")
+    assert not reports_nothing("Table T-4 booked for 19:30; booking ref BK-88.")
