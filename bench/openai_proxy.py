@@ -30,7 +30,14 @@ import httpx
 import openai
 from google.protobuf import json_format
 
-from bench._common import forge_server_argv, free_port, server_process, table, write_results
+from bench._common import (
+    forge_server_argv,
+    free_port,
+    ratio,
+    server_process,
+    table,
+    write_results,
+)
 from forge_client import ForgeClient, RunFailedError, RunOptions, ToolResolutionError
 from forge_evals.scenario import Scenario
 from forge_evals.scenarios import plumbing
@@ -73,7 +80,7 @@ async def _stream(client: openai.AsyncOpenAI, **kwargs: Any) -> dict[str, float]
 
 async def overhead(forge: openai.AsyncOpenAI, direct: openai.AsyncOpenAI, n: int) -> dict[str, Any]:
     rows: dict[str, list[dict[str, float]]] = {"direct": [], "forge": []}
-    request = {"model": "m", "messages": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0}
+    request = {"model": "forge", "messages": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0}
     # One warm-up each: the first request after start-up fills caches.
     await _stream(direct, **request)
     await _stream(forge, **request)
@@ -97,7 +104,7 @@ async def proxy_loop(
     for _ in range(max_requests):
         try:
             reply = await client.chat.completions.create(
-                model="m", messages=messages, extra_headers={"X-Forge-Workflow": wf.name}
+                model="forge", messages=messages, extra_headers={"X-Forge-Workflow": wf.name}
             )
         except openai.APIStatusError as exc:
             return {"completed": False, "correct": False, "calls": calls, "error": str(exc)[:200]}
@@ -174,6 +181,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=10)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--overhead-only",
+        action="store_true",
+        help="only part 1: first-token time of a plain chat answer, Forge vs direct",
+    )
     args = parser.parse_args()
     port, oport = free_port(), free_port()
     argv = forge_server_argv(
@@ -188,7 +200,11 @@ async def main() -> None:
             base_url=f"{info.backend_url}/v1", api_key="x", timeout=600, max_retries=0
         )
         cost = await overhead(forge, direct, args.requests)
-        guards = await guardrails(f"127.0.0.1:{port}", base, forge, args.runs)
+        guards = (
+            {}
+            if args.overhead_only
+            else await guardrails(f"127.0.0.1:{port}", base, forge, args.runs)
+        )
         await forge.close()
         await direct.close()
 
@@ -199,6 +215,12 @@ async def main() -> None:
     print(table(["path", *keys], rows))
     added = med["forge"]["not_model_ms"] - med["direct"]["not_model_ms"]
     print(f"\nForge adds {added:.1f} ms per request outside the model")
+    first = ratio(med["forge"]["first_token_ms"], med["direct"]["first_token_ms"])
+    print(f"first token through Forge / direct: {first:.2f}x")
+    if args.overhead_only:
+        written = write_results("openai_first_token", {"overhead": cost, "model": info.model})
+        print(f"\nwrote {written}")
+        return
     print(f"\n## Plumbing scenarios, {args.runs} runs each (correct / completed)\n")
     rows = []
     for name, paths in guards.items():

@@ -156,7 +156,7 @@ def to_chat_messages(
             if i in keep:
                 pending_thought = f"<think>\n{msg.content}\n</think>\n"
             continue
-        if msg.role is MessageRole.SYSTEM and not prompt_added:
+        if msg.role is MessageRole.SYSTEM and not prompt_added and tools:
             content = msg.content + "\n" + tool_prompt(tools, parallel, parameter_docs)
             out.append({"role": "system", "content": content})
             prompt_added = True
@@ -175,7 +175,8 @@ def to_chat_messages(
         # Reasoning belongs to the assistant turn right after it; a nudge or
         # result in between means that turn never came.
         pending_thought = ""
-    if not prompt_added:
+    # No tools (a plain chat): the conversation as it is, no tool prompt.
+    if not prompt_added and tools:
         prompt = tool_prompt(tools, parallel, parameter_docs).lstrip()
         out.insert(0, {"role": "system", "content": prompt})
     return out

@@ -108,6 +108,9 @@ class AnthropicBackend:
                 "disable_parallel_tool_use": not request.parallel,
             },
         }
+        if not tools:
+            # A plain chat: the API refuses a tool_choice without tools.
+            del params["tools"], params["tool_choice"]
         if system:
             params["system"] = system
         return params

@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 from forge_core.parsing import parse_response
 from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
-from forge_core.slots import SlotScheduler
+from forge_core.slots import Lease, SlotScheduler
 from forge_core.workflow import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -444,10 +444,15 @@ class LlamaServerBackend:
                 await asyncio.gather(work, return_exceptions=True)
             finally:
                 stop.cancel()
-                if not work.done():
+                if work.done():
+                    self.scheduler.release(lease)
+                else:
                     work.cancel()
+                    # Released once the call has stopped, even when this wait
+                    # is cancelled again (an ASGI server's cancel scope does
+                    # that to a streamed answer's task): a lease never leaks.
+                    work.add_done_callback(partial(_release_after, self.scheduler, lease))
                     await asyncio.gather(work, return_exceptions=True)
-                self.scheduler.release(lease)
             log.info("run %s preempted on slot %d", request.run_id, lease.slot)
             if on_chunk is not None:
                 await on_chunk(StreamChunk(ChunkType.RETRY))
@@ -755,6 +760,10 @@ class LlamaServerBackend:
             reasoning="".join(reasoning),
             truncated=truncated and not calls,
         )
+
+
+def _release_after(scheduler: SlotScheduler, lease: Lease, _: object) -> None:
+    scheduler.release(lease)
 
 
 def _value_pools(request: ChatRequest) -> dict[str, Any]:

@@ -151,7 +151,11 @@ class OpenAICompatBackend:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if self.tool_choice_required and request.constrained:
+        if not tools:
+            # A plain chat (the OpenAI endpoint's, with no tools): the OpenAI
+            # API refuses an empty `tools` and parallel_tool_calls without one.
+            del body["tools"], body["parallel_tool_calls"]
+        elif self.tool_choice_required and request.constrained:
             body["tool_choice"] = "required"
         return body
 

@@ -36,6 +36,7 @@ from typing import Any
 import uvicorn
 from google.protobuf import json_format
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -45,20 +46,25 @@ from forge_core.backends.base import Backend, ChunkType, StreamChunk, Usage
 from forge_core.errors import FailureReason, ForgeError
 from forge_core.loop import IterationChunkSink, MessageSink
 from forge_core.messages import Message, MessageType, ToolCallInfo
-from forge_core.replay import TurnCalls, TurnDone, next_turn
+from forge_core.replay import ConversationError, TurnCalls, TurnDone, next_turn
 from forge_core.workflow import RESPOND_TOOL, WorkflowError
 from forge_server.auth import Authenticator
 from forge_server.convert import options_from_pb, workflow_from_pb
 from forge_server.errors import RequestRejected
+from forge_server.metrics import Metrics
 from forge_server.openai_convert import (
     ApiError,
     ChatRequest,
     Registered,
+    check_model,
+    is_plain_chat,
     new_call_id,
     parse_request,
     request_messages,
     request_workflow,
 )
+from forge_server.openai_metrics import CountRequests
+from forge_server.openai_plain import PlainAnswer, plain_turn
 from forge_server.openai_stream import CallReader, partial_string_field
 
 log = logging.getLogger(__name__)
@@ -145,9 +151,13 @@ class OpenAIEndpoint:
     auth: Authenticator | None = None
     # Workflows that leave tool_output_secrets unspecified.
     tool_output_secrets: str = "allow"
+    # The gRPC server's, so that one /metrics counts both APIs.
+    metrics: Metrics | None = None
 
     def app(self) -> Starlette:
+        middleware = [Middleware(CountRequests, metrics=self.metrics)] if self.metrics else []
         return Starlette(
+            middleware=middleware,
             routes=[
                 Route("/v1/models", self.models, methods=["GET"]),
                 Route("/v1/chat/completions", self.completions, methods=["POST"]),
@@ -211,6 +221,7 @@ class OpenAIEndpoint:
     async def completions(self, request: Request) -> Response:
         await self._authenticate(request)
         body = parse_request(await request.body())
+        check_model(body.model, self.backend.info().model)
         turn = self._turn(request, body)
         if body.stream:
             return StreamingResponse(
@@ -222,7 +233,14 @@ class OpenAIEndpoint:
             verdict = await live_turn(turn, self.backend)
         except ForgeError as exc:
             raise failure_error(exc) from exc
+        except ConversationError as exc:
+            raise ApiError(400, str(exc), param=exc.field_path) from exc
+        self._count_usage(verdict)
         return JSONResponse(turn.completion(verdict))
+
+    def _count_usage(self, verdict: Answer) -> None:
+        if self.metrics is not None:
+            self.metrics.usage(_verdict_usage(verdict))
 
     def _turn(self, request: Request, body: ChatRequest) -> _Turn:
         name, where = _named(request, body, WORKFLOW_HEADER, WORKFLOW_METADATA)
@@ -242,9 +260,11 @@ class OpenAIEndpoint:
         resolved = request_workflow(body, registered)
         if not resolved.workflow.tool_output_secrets:
             resolved.workflow.tool_output_secrets = self.tool_output_secrets
-        messages = request_messages(body, resolved.workflow)
+        plain = is_plain_chat(body, registered)
+        messages = request_messages(body, resolved.workflow, plain)
         # The model that served it, as OpenAI reports the resolved model.
-        return _Turn(body, resolved, messages, self.backend.info().model, mode or "live")
+        model = self.backend.info().model
+        return _Turn(body, resolved, messages, model, mode or "live", plain=plain)
 
     async def _stream(self, body: ChatRequest, turn: _Turn) -> AsyncIterator[str]:
         events: asyncio.Queue[tuple[StreamChunk | Message | None, int]] = asyncio.Queue()
@@ -273,10 +293,16 @@ class OpenAIEndpoint:
                     yield out
             try:
                 verdict = task.result()
-            except ForgeError as exc:
-                yield "data: " + json.dumps(failure_error(exc).body()) + "\n\n"
+            except (ForgeError, ConversationError) as exc:
+                error = (
+                    failure_error(exc)
+                    if isinstance(exc, ForgeError)
+                    else ApiError(400, str(exc), param=exc.field_path)
+                )
+                yield "data: " + json.dumps(error.body()) + "\n\n"
                 yield "data: [DONE]\n\n"
                 return
+            self._count_usage(verdict)
             for out in writer.finish(verdict):
                 yield out
             if body.stream_options is not None and body.stream_options.include_usage:
@@ -289,7 +315,7 @@ class OpenAIEndpoint:
                 await asyncio.gather(task, return_exceptions=True)
 
 
-Answer = TurnCalls | TurnDone
+Answer = TurnCalls | TurnDone | PlainAnswer
 
 
 async def live_turn(
@@ -299,6 +325,18 @@ async def live_turn(
     on_message: MessageSink | None = None,
 ) -> Answer:
     """The turn with the model behind it: refusals are retried inside."""
+    if turn.plain:
+        sink = None
+        if on_chunk is not None:
+            iteration_sink = on_chunk
+
+            async def sink(chunk: StreamChunk) -> None:
+                await iteration_sink(chunk, 0)
+
+        workflow = turn.registered.workflow
+        return await plain_turn(
+            backend, workflow.name, turn.messages, turn.registered.options, sink
+        )
     verdict = await next_turn(
         turn.registered.workflow,
         turn.messages,
@@ -320,6 +358,8 @@ class _Turn:
     model: str
     # One of STREAM_MODES.
     stream_mode: str = "live"
+    # No tools and no workflow: a plain answer, straight from the model.
+    plain: bool = False
     id: str = field(default_factory=lambda: "chatcmpl-" + uuid.uuid4().hex[:24])
     created: int = field(default_factory=lambda: int(time.time()))
 
@@ -328,6 +368,9 @@ class _Turn:
         if isinstance(verdict, TurnCalls):
             message["tool_calls"] = [_call_json(c, new_call_id()) for c in verdict.calls]
             finish = "tool_calls"
+        elif isinstance(verdict, PlainAnswer):
+            message["content"] = verdict.text
+            finish = "length" if verdict.truncated else "stop"
         else:
             message["content"] = verdict.result.result
             finish = "stop"
@@ -357,6 +400,9 @@ class _Turn:
                 for c in verdict.calls
                 for k in c.coercions
             ]
+        elif isinstance(verdict, PlainAnswer):
+            # No tools, so nothing for the guardrails to check or end.
+            out["plain"] = True
         else:
             out["done"] = {
                 "terminal_tool": verdict.result.terminal_tool,
@@ -420,6 +466,12 @@ class _StreamWriter:
             return out
         if self.turn.stream_mode != "live":
             # Sent whole by finish() once accepted.
+            return out
+        if self.turn.plain:
+            if chunk.content:
+                out.append(self.sse({"content": chunk.content}))
+                self.content += chunk.content
+                self.sent_anything = True
             return out
         for delta in self.reader.feed(chunk.content):
             if delta.name is not None:
@@ -488,6 +540,14 @@ class _StreamWriter:
                     out.append(self.sse({"tool_calls": [{"index": k, **entry}]}))
             out.append(self.sse({}, "tool_calls", forge=extension))
             return out
+        if isinstance(verdict, PlainAnswer):
+            if self.content != verdict.text:
+                self.reason = self.reason or "the answer differs from what was streamed"
+                out += self._restart()
+                out.append(self.sse({"content": verdict.text}))
+            finish = "length" if verdict.truncated else "stop"
+            out.append(self.sse({}, finish, forge=extension))
+            return out
         result = verdict.result.result
         if self.content != result or self.streamed_calls():
             self.reason = self.reason or "the answer differs from what was streamed"
@@ -521,7 +581,9 @@ def _call_json(call: ToolCallInfo, call_id: str) -> dict[str, Any]:
 
 
 def _verdict_usage(verdict: Answer) -> Usage:
-    return verdict.usage if isinstance(verdict, TurnCalls) else verdict.result.usage
+    if isinstance(verdict, TurnCalls | PlainAnswer):
+        return verdict.usage
+    return verdict.result.usage
 
 
 def _usage(verdict: Answer) -> dict[str, int]:

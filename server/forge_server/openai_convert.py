@@ -10,6 +10,7 @@ plain text answer when `tool_choice` allows one.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -129,11 +130,61 @@ def parse_request(body: bytes) -> ChatRequest:
         request = ChatRequest.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        param = ".".join(str(p) for p in first["loc"])
+        param = field_path(first["loc"])
         raise ApiError(400, f"{param}: {first['msg']}", param=param) from exc
     if request.n != 1:
         raise ApiError(400, "n: only 1 choice is supported", param="n")
     return request
+
+
+# pydantic names the member of a union that failed in its error's location
+# (`content.str`, `tool_choice.dict[str,any]`): not a field of the request.
+_UNION_MEMBER = re.compile(r"^(str|int|float|bool|list|dict|none)$|\[")
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location in the style of every other error's param:
+    `messages[1].role`, brackets for indexes."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not _UNION_MEMBER.search(part):
+            out += f".{part}" if out else part
+    return out
+
+
+# Names that always mean the served model, besides its own id: a client
+# library's placeholder, and the server's name.
+MODEL_ALIASES = frozenset({"", "forge"})
+
+
+def check_model(requested: str, served: str) -> None:
+    """An unknown `model` is refused as OpenAI refuses one (404
+    model_not_found): a client that names another model must not silently
+    get this one. The served id (as GET /v1/models lists it) matches in any
+    case, and so does a start of it that ends where a word of the id does
+    (`gemma`, `gemma-3-270m` for `gemma-3-270m-it-Q8_0.gguf`)."""
+    wanted = requested.strip().lower()
+    name = served.lower()
+    if wanted in MODEL_ALIASES or name == wanted:
+        return
+    if name.startswith(wanted) and name[len(wanted)] in "-_.:/ ":
+        return
+    raise ApiError(
+        404,
+        f"The model {requested[:100]!r} does not exist: this server serves {served!r} "
+        "(GET /v1/models), also called 'forge'",
+        param="model",
+        code="model_not_found",
+    )
+
+
+def is_plain_chat(request: ChatRequest, registered: Registered | None) -> bool:
+    """No workflow and no tool to offer: the model answers in plain text, with
+    no grammar and no respond tool (the answer streams as fast as the model
+    writes it). Call after request_workflow accepted the request."""
+    return registered is None and (not request.tools or request.tool_choice == "none")
 
 
 @dataclass
@@ -216,9 +267,12 @@ def _request_options(request: ChatRequest, options: RunOptions) -> RunOptions:
     return replace(options, **changes) if changes else options
 
 
-def request_messages(request: ChatRequest, workflow: Workflow) -> list[Message]:
+def request_messages(
+    request: ChatRequest, workflow: Workflow, plain: bool = False
+) -> list[Message]:
     """The conversation as Forge messages. A text answer of the assistant is
-    recorded the way Forge makes one: a respond call and its result."""
+    recorded the way Forge makes one: a respond call and its result; in a
+    `plain` chat (is_plain_chat), as the text it was."""
     out: list[Message] = []
     names: dict[str, str] = {}
     for i, msg in enumerate(request.messages):
@@ -244,6 +298,8 @@ def request_messages(request: ChatRequest, workflow: Workflow) -> list[Message]:
                 out.append(
                     Message(MessageRole.ASSISTANT, "", MessageType.TOOL_CALL, tool_calls=calls)
                 )
+            elif text and plain:
+                out.append(Message(MessageRole.ASSISTANT, text, MessageType.TEXT_RESPONSE))
             elif text:
                 call_id = f"answer_{i}"
                 answer = ToolCallInfo(call_id, RESPOND_TOOL, {"message": text})

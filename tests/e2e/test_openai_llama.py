@@ -6,6 +6,7 @@ OpenAI-client loop whose tools run here.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -117,3 +118,29 @@ async def test_a_named_workflow_runs_to_its_terminal_tool_from_a_plain_loop(
     assert reply.choices[0].finish_reason == "stop"
     assert ran[0] == "get_weather" and ran[-1] == "report_weather"
     assert (message.content or "").startswith("Weather report for")
+
+
+async def test_plain_chat_streams_text_and_a_dropped_stream_frees_the_slot(
+    client: openai.AsyncOpenAI,
+) -> None:
+    """No tools: the model's own words, no respond call. A client that goes
+    away after the first of them must not keep the server's only slot (its
+    model call was cancelled twice, the second time while it waited for the
+    first, and the slot's lease was never given back: every later request
+    waited forever)."""
+    messages: list[Any] = [{"role": "user", "content": "Say hello to the team."}]
+    stream = await client.chat.completions.create(
+        model="forge", messages=messages, max_tokens=64, stream=True
+    )
+    first = ""
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            first = chunk.choices[0].delta.content
+            break
+    await stream.close()
+    assert first and not first.lstrip().startswith("{")
+    reply = await asyncio.wait_for(
+        client.chat.completions.create(model="forge", messages=messages, max_tokens=16), 120
+    )
+    assert reply.choices[0].message.content
+    assert (reply.model_extra or {})["forge"]["plain"] is True

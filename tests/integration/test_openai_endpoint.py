@@ -7,7 +7,10 @@ tests/e2e/test_openai_llama.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,12 +22,16 @@ import pytest
 from google.protobuf import json_format
 from openai.types.chat import ChatCompletionMessage
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
+from prometheus_client.parser import text_string_to_metric_families
 
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, text
-from forge_core.messages import MessageType
+from forge_core.llama_process import free_port
+from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.prompting import to_chat_messages
 from forge_server.auth import Authenticator, TokenFile
 from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
+from tests.helpers import wait_for_server
 from tests.integration.test_run_stream import weather_workflow
 
 WEATHER_TOOLS: list[Any] = [
@@ -111,7 +118,7 @@ async def test_models_lists_the_backend_model() -> None:
 async def test_tool_calls_come_back_as_standard_tool_calls() -> None:
     async with endpoint(lambda r, i: call("get_weather", city="Paris")) as (client, _, _):
         reply = await client.chat.completions.create(
-            model="any",
+            model="forge",
             messages=[{"role": "user", "content": "Weather in Paris?"}],
             tools=WEATHER_TOOLS,
             tool_choice="required",
@@ -126,14 +133,64 @@ async def test_tool_calls_come_back_as_standard_tool_calls() -> None:
     assert (reply.model_extra or {})["forge"]["model_calls"] == 1
 
 
-async def test_a_text_answer_comes_back_as_content() -> None:
+async def test_a_text_answer_beside_tools_comes_back_as_content() -> None:
     async with endpoint(lambda r, i: call("respond", message="Hello there.")) as (client, _, _):
         reply = await client.chat.completions.create(
-            model="any", messages=[{"role": "user", "content": "Say hello"}]
+            model="forge", messages=[{"role": "user", "content": "Say hello"}], tools=WEATHER_TOOLS
         )
     assert reply.choices[0].message.content == "Hello there."
     assert reply.choices[0].finish_reason == "stop"
     assert not reply.choices[0].message.tool_calls
+
+
+async def test_plain_chat_goes_straight_to_the_model() -> None:
+    """No tools: one unconstrained call with no tool and no respond tool, its
+    text the answer; an earlier answer goes back to the model as the text it
+    was, not as a respond call."""
+    async with endpoint(lambda r, i: text("Hello there.")) as (client, backend, _):
+        reply = await client.chat.completions.create(
+            model="forge",
+            messages=[
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": "Say hello again"},
+            ],
+        )
+        none = await client.chat.completions.create(
+            model="forge",
+            messages=[{"role": "user", "content": "Say hello"}],
+            tools=WEATHER_TOOLS,
+            tool_choice="none",
+        )
+    assert reply.choices[0].message.content == "Hello there."
+    assert reply.choices[0].finish_reason == "stop"
+    assert none.choices[0].message.content == "Hello there."
+    first, second = backend.requests
+    for sent in (first, second):
+        assert (sent.constrained, sent.tools, sent.allowed) == (False, [], [])
+    assert [(m.role.value, m.type.value, m.content) for m in first.messages] == [
+        ("system", "system_prompt", "Be brief."),
+        ("user", "user_input", "Hi"),
+        ("assistant", "text_response", "Hello."),
+        ("user", "user_input", "Say hello again"),
+    ]
+    forge = (reply.model_extra or {})["forge"]
+    assert forge["model_calls"] == 1 and forge["plain"] is True
+
+
+def test_a_plain_prompt_has_no_tool_instructions() -> None:
+    """What llama-server gets for a plain chat: the conversation as sent,
+    not a system prompt asking for a JSON tool call."""
+    messages = [
+        Message(MessageRole.SYSTEM, "Be brief.", MessageType.SYSTEM_PROMPT),
+        Message(MessageRole.USER, "Hi", MessageType.USER_INPUT),
+    ]
+    assert to_chat_messages(messages, []) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+    ]
+    assert to_chat_messages(messages[1:], []) == [{"role": "user", "content": "Hi"}]
 
 
 async def test_invalid_replies_are_retried_invisibly() -> None:
@@ -146,7 +203,7 @@ async def test_invalid_replies_are_retried_invisibly() -> None:
 
     async with endpoint(model) as (client, backend, _):
         reply = await client.chat.completions.create(
-            model="any",
+            model="forge",
             messages=[{"role": "user", "content": "Weather in Paris?"}],
             tools=WEATHER_TOOLS,
         )
@@ -161,7 +218,7 @@ async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
     async with endpoint(registry=registry_with_weather()) as (client, _backend, _):
         messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
         first = await client.chat.completions.create(
-            model="any", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
+            model="forge", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
         )
         # The model tried to report first; the step nudge made it look up.
         (lookup,) = function_calls(first.choices[0].message)
@@ -171,7 +228,7 @@ async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
             {"role": "tool", "tool_call_id": lookup.id, "content": "21C in Paris"},
         ]
         second = await client.chat.completions.create(
-            model="any", messages=messages, metadata={"forge_workflow": "weather"}
+            model="forge", messages=messages, metadata={"forge_workflow": "weather"}
         )
         (report,) = function_calls(second.choices[0].message)
         assert report.function.name == "report_weather"
@@ -182,7 +239,7 @@ async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
             {"role": "tool", "tool_call_id": report.id, "content": "reported"},
         ]
         done = await client.chat.completions.create(
-            model="any", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
+            model="forge", messages=messages, extra_headers={"X-Forge-Workflow": "weather"}
         )
     assert done.choices[0].finish_reason == "stop"
     assert done.choices[0].message.content == "reported"
@@ -194,7 +251,7 @@ async def test_a_named_workflow_enforces_its_steps_across_requests() -> None:
 async def test_streaming_sends_tool_call_deltas_that_accumulate_to_the_call() -> None:
     async with endpoint(lambda r, i: call("get_weather", city="Paris")) as (client, _, _):
         stream = await client.chat.completions.create(
-            model="any",
+            model="forge",
             messages=[{"role": "user", "content": "Weather in Paris?"}],
             tools=WEATHER_TOOLS,
             stream=True,
@@ -224,7 +281,7 @@ async def test_streaming_a_refused_attempt_is_marked_and_replaced() -> None:
     async with endpoint(_town_then_rome) as (_client, _, base):
         async with httpx.AsyncClient() as http:
             body = {
-                "model": "any",
+                "model": "forge",
                 "messages": [{"role": "user", "content": "Weather in Rome?"}],
                 "tools": WEATHER_TOOLS,
                 "stream": True,
@@ -262,20 +319,39 @@ async def test_streaming_a_text_answer_sends_content() -> None:
         _,
     ):
         stream = await client.chat.completions.create(
-            model="any", messages=[{"role": "user", "content": "Greet me"}], stream=True
+            model="forge",
+            messages=[{"role": "user", "content": "Greet me"}],
+            tools=WEATHER_TOOLS,
+            stream=True,
         )
         content = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
     assert content == 'Say "hi" \\ bye'
 
 
+async def test_streaming_a_plain_chat_sends_the_models_text() -> None:
+    async with endpoint(lambda r, i: text('Say "hi" \\ bye')) as (client, _, _):
+        stream = await client.chat.completions.create(
+            model="forge",
+            messages=[{"role": "user", "content": "Greet me"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = [c async for c in stream]
+    content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert content == 'Say "hi" \\ bye'
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert finishes[-1] == "stop"
+    assert chunks[-1].usage is not None
+
+
 @pytest.mark.parametrize(
     ("body", "status", "param"),
     [
-        ({"model": "x", "messages": []}, 400, "messages"),
-        ({"model": "x", "messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "n"),
+        ({"model": "forge", "messages": []}, 400, "messages"),
+        ({"model": "forge", "messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "n"),
         (
             {
-                "model": "x",
+                "model": "forge",
                 "messages": [{"role": "user", "content": "hi"}],
                 "tools": [
                     {"type": "function", "function": {"name": "f", "parameters": {"type": "array"}}}
@@ -286,7 +362,7 @@ async def test_streaming_a_text_answer_sends_content() -> None:
         ),
         (
             {
-                "model": "x",
+                "model": "forge",
                 "messages": [
                     {"role": "user", "content": "hi"},
                     {"role": "tool", "tool_call_id": "nope", "content": "x"},
@@ -297,7 +373,7 @@ async def test_streaming_a_text_answer_sends_content() -> None:
         ),
         (
             {
-                "model": "x",
+                "model": "forge",
                 "messages": [{"role": "user", "content": "hi"}],
                 "metadata": {"forge_workflow": "missing"},
             },
@@ -306,7 +382,7 @@ async def test_streaming_a_text_answer_sends_content() -> None:
         ),
         (
             {
-                "model": "x",
+                "model": "forge",
                 "messages": [{"role": "user", "content": "hi"}],
                 "tools": WEATHER_TOOLS,
                 "tool_choice": {"type": "function", "function": {"name": "nope"}},
@@ -314,6 +390,50 @@ async def test_streaming_a_text_answer_sends_content() -> None:
             400,
             "tool_choice",
         ),
+        # Field paths in one style, brackets for indexes, whichever check
+        # refused the field.
+        (
+            {
+                "model": "forge",
+                "messages": [{"role": "user", "content": "hi"}, {"role": "robot"}],
+            },
+            400,
+            "messages[1].role",
+        ),
+        (
+            {"model": "forge", "messages": [{"role": "user", "content": 5}]},
+            400,
+            "messages[0].content",
+        ),
+        (
+            {
+                "model": "forge",
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "tool_calls": [{"id": "c1", "function": {}}]},
+                ],
+            },
+            400,
+            "messages[1].tool_calls[0].function.name",
+        ),
+        (
+            {
+                "model": "forge",
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {"id": "", "function": {"name": "get_weather", "arguments": "{}"}}
+                        ],
+                    },
+                ],
+                "tools": WEATHER_TOOLS,
+            },
+            400,
+            "messages[1].tool_calls[0].id",
+        ),
+        ({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, 404, "model"),
     ],
 )
 async def test_bad_requests_get_openai_shaped_errors(
@@ -330,11 +450,44 @@ async def test_bad_requests_get_openai_shaped_errors(
         assert (await client.models.list()).data
 
 
+@pytest.mark.parametrize("model", ["scripted", "SCRIPTED", "forge", ""])
+async def test_the_served_model_and_its_aliases_are_answered(model: str) -> None:
+    async with endpoint(lambda r, i: text("hi")) as (_, _, base):
+        async with httpx.AsyncClient() as http:
+            resp = await http.post(
+                f"{base}/chat/completions",
+                json={"model": model, "messages": [{"role": "user", "content": "hi"}]},
+            )
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["model"] == "scripted"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_an_unknown_model_is_404_model_not_found(stream: bool) -> None:
+    """As OpenAI answers it, before anything reaches the model; a name the
+    served id only starts with in the middle of a word is not it."""
+    async with endpoint(lambda r, i: text("hi")) as (client, backend, _):
+        for model in ("gpt-4o", "script"):
+            with pytest.raises(openai.NotFoundError) as failed:
+                await client.chat.completions.create(
+                    model=model, messages=[{"role": "user", "content": "hi"}], stream=stream
+                )
+            body = failed.value.body
+            assert isinstance(body, dict)
+            assert (body["code"], body["param"], body["type"]) == (
+                "model_not_found",
+                "model",
+                "invalid_request_error",
+            )
+            assert repr(model) in body["message"] and "'scripted'" in body["message"]
+    assert not backend.requests
+
+
 async def test_a_model_that_never_answers_validly_is_a_422_guardrail_error() -> None:
     async with endpoint(lambda r, i: text("no idea")) as (client, _, _):
         with pytest.raises(openai.UnprocessableEntityError) as failed:
             await client.chat.completions.create(
-                model="any",
+                model="forge",
                 messages=[{"role": "user", "content": "Weather?"}],
                 tools=WEATHER_TOOLS,
                 tool_choice="required",
@@ -362,7 +515,7 @@ async def test_bearer_tokens_guard_the_endpoint(tmp_path: Path) -> None:
     """The gRPC server's tokens apply: no or a wrong key is a 401."""
     tokens = tmp_path / "tokens"
     tokens.write_text("s3cret name=ci\n")
-    backend = ScriptedBackend(responder=lambda r, i: call("respond", message="hi"))
+    backend = ScriptedBackend(responder=lambda r, i: text("hi"))
     endpoint_ = OpenAIEndpoint(backend, auth=Authenticator(TokenFile(tokens)))
     server = await serve_openai(endpoint_, "127.0.0.1", 0)
     base = f"http://127.0.0.1:{server.port}/v1"
@@ -372,7 +525,7 @@ async def test_bearer_tokens_guard_the_endpoint(tmp_path: Path) -> None:
             await wrong.models.list()
         right = openai.AsyncOpenAI(base_url=base, api_key="s3cret", max_retries=0)
         reply = await right.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "hi"}]
+            model="forge", messages=[{"role": "user", "content": "hi"}]
         )
         assert reply.choices[0].message.content == "hi"
         await wrong.close()
@@ -391,7 +544,7 @@ async def test_accepted_stream_mode_suits_the_sdks_stream_helper() -> None:
     accumulating helper gets the right call."""
     async with endpoint(_town_then_rome) as (client, _, _):
         async with client.chat.completions.stream(
-            model="any",
+            model="forge",
             messages=[{"role": "user", "content": "Weather in Rome?"}],
             tools=WEATHER_TOOLS,
             extra_headers={"X-Forge-Stream": "accepted"},
@@ -408,13 +561,13 @@ async def test_a_bad_stream_mode_or_unknown_header_workflow_names_the_header() -
     async with endpoint() as (client, _, _):
         with pytest.raises(openai.BadRequestError) as bad_mode:
             await client.chat.completions.create(
-                model="x",
+                model="forge",
                 messages=[{"role": "user", "content": "hi"}],
                 extra_headers={"X-Forge-Stream": "sometimes"},
             )
         with pytest.raises(openai.NotFoundError) as missing:
             await client.chat.completions.create(
-                model="x",
+                model="forge",
                 messages=[{"role": "user", "content": "hi"}],
                 extra_headers={"X-Forge-Workflow": "missing"},
             )
@@ -422,3 +575,42 @@ async def test_a_bad_stream_mode_or_unknown_header_workflow_names_the_header() -
     assert bad_mode.value.body["param"] == "X-Forge-Stream"
     assert isinstance(missing.value.body, dict)
     assert missing.value.body["param"] == "X-Forge-Workflow"
+
+
+async def test_requests_are_counted_in_metrics_and_the_log_gives_its_url(tmp_path: Path) -> None:
+    """forge-server as started by users: the endpoint's requests appear in the
+    gRPC server's /metrics by route and status, and the startup log says
+    where /metrics is."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"chat": [{"text": "Hello."}]}))
+    port, oport, mport = free_port(), free_port(), free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "forge_server",
+        "--backend", "scripted", "--script", str(script), "--port", str(port),
+        "--openai-port", str(oport), "--metrics-port", str(mport),
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        await wait_for_server(f"127.0.0.1:{port}", 60)
+        base = f"http://127.0.0.1:{oport}/v1"
+        async with httpx.AsyncClient() as http:
+            hello = {"model": "forge", "messages": [{"role": "user", "content": "hi"}]}
+            ok = await http.post(f"{base}/chat/completions", json=hello)
+            unknown = await http.post(f"{base}/chat/completions", json={**hello, "model": "gpt-4o"})
+            await http.get(f"{base}/models")
+            scraped = await http.get(f"http://127.0.0.1:{mport}/metrics")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+    assert ok.json()["choices"][0]["message"]["content"] == "Hello."
+    assert unknown.status_code == 404
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(scraped.text)
+        for s in family.samples
+    }
+    counted = "forge_openai_requests_total"
+    assert samples[(counted, (("route", "chat_completions"), ("status", "200")))] == 1
+    assert samples[(counted, (("route", "chat_completions"), ("status", "404")))] == 1
+    assert samples[(counted, (("route", "models"), ("status", "200")))] == 1
+    assert f"metrics on http://127.0.0.1:{mport}/metrics" in stderr.decode()

@@ -306,6 +306,15 @@ async def test_unconstrained_parallel_turn_uses_auto_and_every_tool() -> None:
     assert [t["name"] for t in body["tools"]] == ["lookup", "notes_add", "submit"]
 
 
+async def test_a_turn_with_no_tools_sends_no_tool_fields() -> None:
+    """A plain chat: the API refuses a tool_choice without tools."""
+    server = Server(streamed(*LOOKUP_CALL))
+    plain = request(allowed=[], constrained=False)
+    plain.tools = []
+    await complete(server, plain)
+    assert not {"tools", "tool_choice"} & set(server.body())
+
+
 async def test_tool_choice_any_can_be_switched_off() -> None:
     server = Server(streamed(*LOOKUP_CALL))
     await complete(server, tool_choice_any=False)

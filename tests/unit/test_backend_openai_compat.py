@@ -250,6 +250,17 @@ async def test_unconstrained_turn_offers_every_tool_without_tool_choice() -> Non
     assert body["parallel_tool_calls"] is True
 
 
+async def test_a_turn_with_no_tools_sends_no_tool_fields() -> None:
+    """A plain chat: the OpenAI API refuses `tools: []` and
+    parallel_tool_calls without tools."""
+    server = Server(stream_response(*CALL_LOOKUP))
+    plain = request(allowed=[], constrained=False)
+    plain.tools = []
+    await complete(server, plain)
+    body = server.body()
+    assert not {"tools", "parallel_tool_calls", "tool_choice"} & set(body)
+
+
 async def test_tool_choice_flag_off_and_no_api_key() -> None:
     server = Server(stream_response(*CALL_LOOKUP))
     await complete(server, tool_choice_required=False, api_key="")
