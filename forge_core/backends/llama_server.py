@@ -878,11 +878,12 @@ def choose_tool_call_mode(props: dict[str, Any]) -> ToolCallMode:
         if caps.get("supports_tool_calls") and caps.get("supports_tools")
         else ToolCallMode.CONSTRAINED
     )
-    log.info(
-        "llama-server chat template %s tool calls: tool-call mode %s",
-        "supports" if mode is ToolCallMode.NATIVE else "does not support",
-        mode,
-    )
+    # Information, not a warning: constrained is the mode Forge is built for
+    # (and the only one the bundled model calls tools in).
+    if mode is ToolCallMode.NATIVE:
+        log.info("tool-call mode native: the model's chat template writes tool calls")
+    else:
+        log.info("tool-call mode constrained: Forge's grammar writes each tool call")
     return mode
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from forge_core.backends.base import ChatRequest
@@ -38,6 +40,20 @@ def request(constrained: bool = True) -> ChatRequest:
 )
 def test_auto_follows_the_template_caps(caps: dict[str, bool], mode: str) -> None:
     assert choose_tool_call_mode({"chat_template_caps": caps}) == mode
+
+
+@pytest.mark.parametrize("caps", [{}, {"supports_tool_calls": True, "supports_tools": True}])
+def test_the_chosen_mode_is_logged_as_information(
+    caps: dict[str, bool], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A first user read "does not support tool calls" at start-up as a
+    problem; it is the mode Forge is built for."""
+    caplog.set_level(logging.INFO, "forge_core.backends.llama_server")
+    mode = choose_tool_call_mode({"chat_template_caps": caps})
+    (record,) = [r for r in caplog.records if "tool-call mode" in r.getMessage()]
+    assert record.levelno == logging.INFO
+    assert record.getMessage().startswith(f"tool-call mode {mode}: ")
+    assert "not support" not in record.getMessage()
 
 
 def make(mode: str) -> LlamaServerBackend:
