@@ -442,11 +442,11 @@ TRAILING_PUNCTUATION = ",.;:!?"
 
 
 def placeholder_prefixes(param: str, tool: str) -> set[str]:
-    """Starts of values built from the schema's names ("city_name_id",
+    """Starts of values built from the schema's names ("city_name_id", "decline(reason)",
     "find_hotels.hotel_id", "book_hotel1", "service1"): a name and a
     separator or a digit, or the tool's whole name when it is a compound
     ("book_hotel")."""
-    seps = ("_", ".", " ", ":", "-", *"0123456789")
+    seps = ("_", ".", " ", ":", "-", "(", "=", *"0123456789")
     prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)
