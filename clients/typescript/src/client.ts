@@ -572,12 +572,21 @@ export class ForgeClient {
     return verdictFromPb(response, sent.map(messageFromPb));
   }
 
-  /** Drop every open run and close the connection. */
-  close(): void {
+  /**
+   * Drop every open run and close the connection. A run the server keeps
+   * across a broken stream (it has a journal) is cancelled first: the
+   * connection closes once each run's stream has ended (the server answered
+   * the cancel, or ~250 ms passed), so the cancel is not lost with it and
+   * the server does not hold the run for its reattach grace. Await the
+   * promise to know that the connection is closed.
+   */
+  async close(): Promise<void> {
     this.closed = true;
-    for (const stream of this.active) {
+    const open = [...this.active];
+    for (const stream of open) {
       stream.abandon(new ConnectionLostError("the client was closed", "CANCELLED"));
     }
+    await Promise.allSettled(open.map((stream) => stream.result));
     this.session.abort();
   }
 }

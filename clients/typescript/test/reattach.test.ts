@@ -46,6 +46,7 @@ const NAMES = [
   "ts_reattach_deadline",
   "ts_reattach_not_found",
   "ts_reattach_leave",
+  "ts_reattach_close",
   "ts_reattach_prestart",
   "ts_reattach_lost_start",
   "ts_reattach_cancel",
@@ -335,6 +336,39 @@ describe("dropping a reattachable run", () => {
       assert.equal(active, before, `the run is still active on the server\n${journaled.log()}`);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe("closing the client during a reattachable run", () => {
+  test("close() cancels the run on the server (it does not wait for a reattach)", async () => {
+    const observer = createForgeClient({ address: journaled.address });
+    const client = createForgeClient({ address: journaled.address });
+    try {
+      const before = (await observer.serverInfo()).activeRuns;
+      const wf = weatherWorkflow("ts_reattach_close", newCalls(), async (_city, signal) => {
+        await sleep(10_000, undefined, { signal }).catch(() => undefined);
+      });
+      const stream = client.start(wf, "Weather?");
+      // Read by hand: leaving a for-await loop would cancel the run itself.
+      const events = stream[Symbol.asyncIterator]();
+      for (let next = await events.next(); !next.done; next = await events.next()) {
+        if (next.value.type === "tool_call_started") break;
+      }
+      await client.close();
+      await assert.rejects(stream.result, ConnectionLostError);
+      // The server holds a run whose stream merely broke for its reattach
+      // grace (30 s here); a cancelled one ends now.
+      const deadline = Date.now() + 5_000;
+      let active = (await observer.serverInfo()).activeRuns;
+      while (active > before && Date.now() < deadline) {
+        await sleep(50);
+        active = (await observer.serverInfo()).activeRuns;
+      }
+      assert.equal(active, before, `the run is still active on the server\n${journaled.log()}`);
+    } finally {
+      await client.close();
+      await observer.close();
     }
   });
 });
