@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -19,6 +19,7 @@ from forge_core.backends.base import Backend
 from forge_server.auth import Authenticator
 from forge_server.journal import Journal
 from forge_server.service import ForgeService
+from forge_server.tls_files import CertificateFiles
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,22 @@ class TlsConfig:
     cert_chain: bytes
     private_key: bytes
     client_ca: bytes | None = None
+    # Read from these files, which are read again when they change (a renewed
+    # certificate needs no restart; tls_files.py).
+    files: CertificateFiles | None = field(default=None, compare=False)
 
     @classmethod
     def from_files(cls, cert: Path, key: Path, client_ca: Path | None = None) -> TlsConfig:
         return cls(
-            cert.read_bytes(), key.read_bytes(), client_ca.read_bytes() if client_ca else None
+            cert.read_bytes(),
+            key.read_bytes(),
+            client_ca.read_bytes() if client_ca else None,
+            CertificateFiles(cert, key, client_ca),
         )
 
     def credentials(self) -> grpc.ServerCredentials:
+        if self.files is not None:
+            return self.files.credentials()
         return grpc.ssl_server_credentials(
             [(self.private_key, self.cert_chain)],
             root_certificates=self.client_ca,
