@@ -27,7 +27,8 @@ import time
 import tomllib
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -172,12 +173,12 @@ def wait_until_serving(container: Container) -> None:
             time.sleep(0.5)
 
 
-@pytest.fixture(scope="module")
-def container(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
-    tokens = tmp_path_factory.mktemp("auth") / "tokens"
-    tokens.write_text(f"{TOKEN} name=container-test\n")
-    # The image's user (10001) reads it through the read-only mount.
-    tokens.chmod(0o644)
+@contextmanager
+def running(
+    image: str, tokens: Path, run_args: Sequence[str] = (), server_args: Sequence[str] = ()
+) -> Iterator[Container]:
+    """The image started with the token file mounted read-only and its ports
+    published on loopback, once it reports SERVING; removed on the way out."""
     grpc_port, metrics_port = free_port(), free_port()
     name = f"forge-test-{uuid.uuid4().hex[:8]}"
     started = podman(
@@ -186,18 +187,33 @@ def container(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "--env", "FORGE_AUTH_TOKEN_FILE=/etc/forge/tokens",
         "--publish", f"127.0.0.1:{grpc_port}:50051",
         "--publish", f"127.0.0.1:{metrics_port}:9090",
-        image,
+        *run_args, image, *server_args,
     )  # fmt: skip
     try:
         skip_if_refused(started.stderr)
         assert started.returncode == 0, started.stderr
-        running = Container(
+        container = Container(
             name, f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{metrics_port}/metrics"
         )
-        wait_until_serving(running)
-        yield running
+        wait_until_serving(container)
+        yield container
     finally:
         podman("rm", "--force", "--time", "0", name)
+
+
+@pytest.fixture(scope="module")
+def tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("auth") / "tokens"
+    path.write_text(f"{TOKEN} name=container-test\n")
+    # The image's user (10001) reads it through the read-only mount.
+    path.chmod(0o644)
+    return path
+
+
+@pytest.fixture(scope="module")
+def container(image: str, tokens: Path) -> Iterator[Container]:
+    with running(image, tokens) as started:
+        yield started
 
 
 def load_weather_example() -> ModuleType:
@@ -273,3 +289,27 @@ def test_sigterm_stops_the_container_cleanly(container: Container) -> None:
     logs = podman("logs", container.name)
     assert waited.stdout.strip() == "0", logs.stderr[-4000:]
     assert "shutting down" in logs.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(BUILD_TIMEOUT_S + START_TIMEOUT_S + STOP_TIMEOUT_S)
+def test_the_image_serves_on_a_read_only_root_without_privileges(image: str, tokens: Path) -> None:
+    """As deploy/kubernetes runs it: read-only root, no capabilities, no
+    privilege escalation, a writable /tmp for llama-server's slot files. The
+    model was assembled at build time, so nothing else is written (no
+    journal here; the manifests use PostgreSQL)."""
+    lockdown = (
+        "--read-only", "--tmpfs", "/tmp",
+        "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+    )  # fmt: skip
+    with running(image, tokens, lockdown, ["--journal", "none"]) as container:
+        with grpc.insecure_channel(container.grpc_address) as channel:
+            info = pb_grpc.ForgeServiceStub(channel).GetServerInfo(
+                pb.GetServerInfoRequest(),
+                metadata=(("authorization", f"Bearer {TOKEN}"),),
+                timeout=5,
+            )
+        assert info.model == "gemma-3-270m-q4_k_m.gguf"
+        podman("kill", "--signal", "TERM", container.name)
+        waited = podman("wait", container.name, timeout=STOP_TIMEOUT_S)
+        assert waited.stdout.strip() == "0", podman("logs", container.name).stderr[-4000:]
