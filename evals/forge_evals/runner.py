@@ -169,7 +169,9 @@ async def run_one(
         record.iterations = result.iterations
         record.terminal_tool = result.terminal_tool
         record.terminal_args = _terminal_args(seen.tool_calls, result.terminal_tool)
-        record.correct = scenario.check(record.terminal_tool, record.terminal_args)
+        record.correct = scenario.check(record.terminal_tool, record.terminal_args) and not any(
+            call.tool_name in scenario.forbidden_tools for call in seen.tool_calls
+        )
         transcript, usage = result.transcript, result.usage
     record.elapsed_s = round(time.perf_counter() - start, 4)
     record.tool_calls = len(seen.tool_calls)

@@ -47,6 +47,10 @@ class Scenario:
     max_iterations: int = 10
     # Context budget (tokens) for this scenario's runs instead of the backend's.
     budget_tokens: int | None = None
+    # Tools a correct run never calls (a destructive distractor, or every
+    # action of a request to decline): a run that executed one is wrong even
+    # when its terminal call is right, since the harm is already done.
+    forbidden_tools: tuple[str, ...] = ()
 
     def shape(self) -> WorkflowShape:
         """Required steps, terminal tools and prerequisites of the workflow."""

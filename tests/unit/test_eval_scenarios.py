@@ -26,6 +26,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "choice",
         "error_recovery",
         "relevance",
+        "domains",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -93,6 +94,9 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "error_recovery_format",
         "format_error_recovery",
         "not_found_retry",
+        "meter_reading_format",
+        "museum_accession_format",
+        "parking_permit_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

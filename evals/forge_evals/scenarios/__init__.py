@@ -1,15 +1,17 @@
-"""Every built-in scenario, by group: plumbing, model quality, compaction, choice."""
+"""Every built-in scenario, by group: plumbing, model quality, compaction, choice,
+and domains (businesses no other group covers; outside_domains)."""
 
 from __future__ import annotations
 
 from forge_evals.scenario import Scenario
-from forge_evals.scenarios import choice, compaction, model_quality, plumbing
+from forge_evals.scenarios import choice, compaction, model_quality, outside_domains, plumbing
 
 ALL_SCENARIOS: tuple[Scenario, ...] = (
     *plumbing.SCENARIOS,
     *model_quality.SCENARIOS,
     *compaction.SCENARIOS,
     *choice.SCENARIOS,
+    *outside_domains.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
