@@ -270,6 +270,16 @@ def schema_examples(schema: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def word_examples(schema: Any) -> list[str]:
+    """Every example a parameter's description gives, words too ("City
+    name, e.g. "Paris"" -> Paris): a value the conversation lacks is a
+    copied placeholder, never the user's (value_pools.unseen_examples)."""
+    if not isinstance(schema, dict):
+        return []
+    found = [m.group(1).rstrip(".:") for m in _EXAMPLE.finditer(str(schema.get("description", "")))]
+    return [v for v in dict.fromkeys(found) if len(v) >= 2]
+
+
 # Words that stand before a noun without naming anything ("the service").
 _DETERMINERS = frozenset(
     "a an the this that these those my your our their his her its each every any all some "

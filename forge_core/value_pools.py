@@ -29,6 +29,7 @@ from forge_core.grounding import (
     named_values,
     schema_examples,
     shaped_values,
+    word_examples,
 )
 from forge_core.workflow import ToolSpec, Workflow
 
@@ -299,7 +300,10 @@ def unseen_examples(wf: Workflow, texts: list[str]) -> dict[str, list[str]]:
     that the conversation does not have (grounding.schema_examples)."""
     examples = wf.memo(
         "schema_examples",
-        lambda: [(f"{t.name}.{n}", schema_examples(s)) for t, n, s in _parameters(wf)],
+        lambda: [
+            (f"{t.name}.{n}", list(dict.fromkeys(schema_examples(s) + word_examples(s))))
+            for t, n, s in _parameters(wf)
+        ],
     )
     out: dict[str, list[str]] = {}
     for key, shown in examples:

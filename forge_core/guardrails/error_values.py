@@ -1,21 +1,24 @@
 """Errors that state the value: the retry takes what the error shows.
 
-"part must be 6 digits zero-padded, e.g. 004711" and "for euros to pounds
-use EURGBP" name the value the tool wants. A small model answers with
+"part must be 6 digits zero-padded, e.g. 004711", "invoice ids are INV-
+and six digits" and "for euros to pounds use EURGBP" name the value the
+tool wants. A small model answers with
 `4711-004711` or `unknown to EURGBP`: it pastes around what it read. After a
 call of a tool failed, the value-shaped tokens of its error (quoted, after
 "e.g.", "use", "like", "such as", "for example", "try", or id-like: with a
 digit, an inner `-`/`_`, or 2-12 capital letters) that the failed call did
 not send are that tool's next values for the string parameter the error is
-about: the only one the call had, or the one the error names. A value a
-failed call sent is never offered again (grammar exclusions do the rest).
+about: the only one the call had, or the one the error names. The failed
+value rewritten in the error's format comes first ("123" -> "INV-000123",
+"4711" -> "004711"); the error's own example is only an example then. A
+value a failed call sent is never offered again.
 """
 
 from __future__ import annotations
 
 import re
 
-from forge_core.grounding import extract_candidates
+from forge_core.grounding import extract_candidates, reshaped
 from forge_core.guardrails import Preferred, TurnFacts, undecided
 from forge_core.guardrails.text import stems, words
 
@@ -43,6 +46,19 @@ def suggested_values(error: str, sent: set[str]) -> list[str]:
     return [v for v in dict.fromkeys(found) if v not in sent]
 
 
+def repaired(value: str, error: str) -> list[str]:
+    """The failed value rewritten in the shape the error shows: the ids of
+    grounding.reshaped ("123" -> "INV-000123" for "ids look like
+    INV-000042"), or zero-padded to the width of a padded number the error
+    shows ("4711" -> "004711" for "6 digits, e.g. 004711")."""
+    out = reshaped(value, error)
+    if value.isdigit():
+        for token in re.findall(r"(?<![\w-])0\d+(?![\w-])", error):
+            if len(token) > len(value):
+                out.append(value.zfill(len(token)))
+    return list(dict.fromkeys(out))
+
+
 class ErrorValues:
     name = "error_values"
 
@@ -62,7 +78,11 @@ class ErrorValues:
             key = f"{f.tool}.{param}"
             if not undecided(out, key):
                 continue
-            values = suggested_values(f.error, tried.get(key, set()))
+            sent = tried.get(key, set())
+            # The failed value in the error's format first; else what the
+            # error suggests outright.
+            values = [v for v in repaired(strings[param], f.error) if v not in sent]
+            values = values or suggested_values(f.error, sent)
             if values:
                 out.values[key] = values
                 out.reasons[key] = self.name

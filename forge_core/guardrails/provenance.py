@@ -72,8 +72,9 @@ def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
         core = (before[: gap.start()] if gap else before).rstrip()
         if gap and ":" in gap.group(0) and core.endswith("s") and not core.endswith("ss"):
             continue
-        if core and not core[-1].isalnum():
-            # "(4 items), WL-230": a clause ended in between.
+        if not re.search(r"[A-Za-z]$", core):
+            # "(4 items), WL-230" or "balance: 1284.50 USD": a clause or a
+            # number stands in between.
             continue
         said = tuple(stem(w) for w in re.findall(r"[A-Za-z]+", core)[-size:])
         if said:
@@ -98,10 +99,14 @@ def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) 
     return best
 
 
-def _id_param(name: str) -> bool:
-    """A parameter that holds an opaque id: grounding's identifier names, and
-    tokens and hashes (`hold_token`, `commit_hash`)."""
-    return is_identifier_like(name) or words(name)[-1:] in (["token"], ["hash"])
+def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
+    """A parameter that holds an opaque id: grounding's identifier names,
+    tokens and hashes (`hold_token`, `commit_hash`), and one its description
+    calls an id, a hash or a token ("Build hash to roll back to")."""
+    if is_identifier_like(name) or words(name)[-1:] in (["token"], ["hash"]):
+        return True
+    described = set(words(str((schema or {}).get("description", ""))))
+    return bool(described & {"id", "identifier", "hash", "token", "uuid"})
 
 
 def _id_shaped(value: str) -> bool:
@@ -166,7 +171,7 @@ class _Conversation:
     request: set[str]
     schema_words: set[str]
     failed: set[tuple[str, str, str]]
-    refused: set[tuple[str, str, str]]
+    refused: set[str]
     kinds: dict[str, set[tuple[str, ...]]]
 
     @classmethod
@@ -179,7 +184,7 @@ class _Conversation:
             topic_stems(n): n
             for t in tools
             for n, s in parameters(t)
-            if _free_string(s) and _id_param(n) and topic_stems(n)
+            if _free_string(s) and id_param(n, s) and topic_stems(n)
         }
         kinds = {
             v: {
@@ -202,12 +207,12 @@ class _Conversation:
                 for k, v in f.args.items()
                 if isinstance(v, str)
             },
-            # A failed call's value that surely failed: its only argument,
-            # or one its error names.
+            # Values that surely failed, for any tool: a failed call's only
+            # argument, or one its error names ("no booking K7XQ2M").
             refused={
-                (f.tool, k, v)
+                v
                 for f in facts.failures
-                for k, v in f.args.items()
+                for v in f.args.values()
                 if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
             },
             kinds=kinds,
@@ -217,19 +222,15 @@ class _Conversation:
         """The candidates `param` may take: not labelled as another kind of
         id only ("Patient P-0418" for staff_id), and not failed for it. Of a
         failed call with several arguments whose error names none, a value
-        goes only where it was one choice of several ("Hold refused" for a
-        slot and a patient: another slot, the same patient)."""
+        goes only where others had the same evidence (`_choose`)."""
         topic = topic_stems(param)
         kind = [
             v
             for v in self.candidates
-            if (tool, param, v) not in self.refused
+            if v not in self.refused
             and (topic in self.kinds[v] or (not self.kinds[v] and _id_shaped(v)))
         ]
-        if len(kind) < 2:
-            return kind
-        untried = [v for v in kind if (tool, param, v) not in self.failed]
-        return untried or kind
+        return kind
 
 
 class IdentifierProvenance:
@@ -238,7 +239,7 @@ class IdentifierProvenance:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         talk = _Conversation.of(facts)
         for tool in facts.workflow.tools:
-            params = [(n, s) for n, s in parameters(tool) if _free_string(s)]
+            params = [(n, s) for n, s in parameters(tool) if _free_string(s) and id_param(n, s)]
             required = set(tool.parameters.get("required") or [])
             nouns = frozenset(topic_stems(tool.name)[1:])
             scores = {n: self._scores(n, talk.candidates, talk.texts, nouns) for n, _ in params}
@@ -254,13 +255,13 @@ class IdentifierProvenance:
                     # Labelled as another parameter of this tool, more strongly.
                     and not any(scores[o].get(v, 0) >= LABEL > s for o, _ in params if o != name)
                 }
-                best = self._choose(name, mine, admissible, talk, bool(facts.results))
+                best = self._choose(tool.name, name, mine, admissible, talk, bool(facts.results))
                 if best:
                     out.values[key] = best
                     out.reasons[key] = self.name
                 elif (
                     not admissible
-                    and _id_param(name)
+                    and id_param(name)
                     and name in required
                     # A report may only wait once lookups have run.
                     and (not facts.is_terminal(tool.name) or facts.results)
@@ -270,6 +271,7 @@ class IdentifierProvenance:
 
     def _choose(
         self,
+        tool: str,
         name: str,
         mine: dict[str, int],
         admissible: list[str],
@@ -280,10 +282,13 @@ class IdentifierProvenance:
         the listing entry the request describes, else the admissible ids
         when some candidates are not."""
         top = max(mine.values(), default=0)
-        if top >= ABBREVIATION or (top == TOOL_LABEL and _id_param(name)):
+        if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]
+            # A failed call's value goes where others are as good ("Hold
+            # refused" for a slot and a patient: another slot, the patient).
+            best = [v for v in best if (tool, name, v) not in talk.failed] or best
             return self._closest(best, talk.texts, talk.request, talk.schema_words)
-        if not _id_param(name):
+        if not id_param(name):
             return []
         if any_results:
             results = talk.texts[talk.requests :]

@@ -3,8 +3,8 @@
 An error that names the value beats everything: the tool said what it
 wants. Then what the request states (booleans, quantities with units, enum
 members, which also read results for reports), then ids by their labels,
-names shaped like the schema's example, files and their edits, then lists
-by their listing.
+names shaped like the schema's example, files and their edits, the names
+the user wrote, then lists by their listing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
 from forge_core.guardrails.listings import Listings
 from forge_core.guardrails.mentions import EnumMentions
+from forge_core.guardrails.proper_names import ProperNames
 from forge_core.guardrails.provenance import IdentifierProvenance
 from forge_core.guardrails.quantities import Quantities
 from forge_core.guardrails.yes_no import StatedBooleans
@@ -27,6 +28,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     IdentifierProvenance(),
     ExampleShapes(),
     FileEdits(),
+    ProperNames(),
     Listings(),
 )
 

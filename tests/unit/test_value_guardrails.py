@@ -263,3 +263,17 @@ def test_a_result_that_found_nothing_counts_as_a_failure_of_its_arguments() -> N
     assert reports_nothing("No open tables for that time.")
     assert reports_nothing("Booking refused: check the table id.")
     assert not reports_nothing("Table T-4 booked for 19:30; booking ref BK-88.")
+
+
+def test_a_lookup_takes_a_name_the_user_wrote_never_the_schema_example() -> None:
+    from forge_core.guardrails.proper_names import names_in
+
+    assert names_in("Is the museum in Buenos Aires open on Monday? Ask Ana Lima.") == [
+        "Buenos Aires",
+        "Ana Lima",
+    ]
+    find = tool("find_museum", "Find a museum", city={"type": "string"}, note=STR)
+    done = tool("report", "Report", text=STR)
+    got = preferred_values(facts([find, done], "Which museums are open in Porto?")).values
+    assert got["find_museum.city"] == ["Porto"]
+    assert "find_museum.note" not in got and "report.text" not in got
