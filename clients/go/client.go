@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 	"google.golang.org/grpc"
@@ -29,6 +30,9 @@ func Dial(ctx context.Context, address string, opts ...DialOption) (*Client, err
 	cfg := &dialConfig{maxMessage: 16 << 20}
 	for _, opt := range opts {
 		opt(cfg)
+	}
+	if !cfg.tokenSet {
+		cfg.token = os.Getenv(TokenEnv)
 	}
 	conn, err := grpc.NewClient(address, cfg.grpcOptions()...)
 	if err != nil {

@@ -205,7 +205,8 @@ type RequestRejectedError struct {
 func (e *RequestRejectedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "forge: request rejected: %s", e.Code)
-	if e.Reason != "" {
+	// UNAUTHENTICATED's reason is its code's name: say it once.
+	if e.Reason != "" && !strings.EqualFold(strings.ReplaceAll(e.Reason, "_", ""), e.Code.String()) {
 		fmt.Fprintf(&b, " %s", e.Reason)
 	}
 	if e.Field != "" {

@@ -21,6 +21,7 @@ type DialOption func(*dialConfig)
 type dialConfig struct {
 	creds         credentials.TransportCredentials
 	token         string
+	tokenSet      bool
 	keepalive     time.Duration
 	maxMessage    int
 	waitForServer bool
@@ -39,10 +40,16 @@ func WithTransportCredentials(creds credentials.TransportCredentials) DialOption
 }
 
 // WithToken sends "authorization: Bearer <token>" with every call. It is sent
-// without TLS too, since a sidecar is usually reached over loopback.
+// without TLS too, since a sidecar is usually reached over loopback. Without
+// WithToken, [Dial] sends $FORGE_TOKEN when it is set; WithToken("") sends
+// none.
 func WithToken(token string) DialOption {
-	return func(c *dialConfig) { c.token = token }
+	return func(c *dialConfig) { c.token, c.tokenSet = token, true }
 }
+
+// TokenEnv is the environment variable [Dial] reads a token from when no
+// [WithToken] was given (as the Python and TypeScript SDKs do).
+const TokenEnv = "FORGE_TOKEN"
 
 // WithKeepalive pings the server after interval without activity while a run
 // is open, to notice dead connections. Off by default: gRPC servers refuse

@@ -23,7 +23,9 @@ from forge_client import (
     ApprovalRequested,
     Event,
     ForgeClient,
+    ForgeError,
     MessageAppended,
+    Role,
     RunOptions,
     ToolCallFinished,
     ToolCallStarted,
@@ -84,7 +86,15 @@ def show(event: Event) -> None:
     elif isinstance(event, ToolCallFinished) and event.error:
         print(f"  !! {event.tool_name} failed: {event.error}")
     elif isinstance(event, MessageAppended) and event.message.transient:
-        print(f"  !! correction: {event.message.content[:100]}")
+        # A refused attempt, shown as what it was: the model's call or text
+        # that a guardrail refused, then the correction Forge sent back.
+        message = event.message
+        for call in message.tool_calls:
+            print(f"  !! refused call: {call.name}({call.arguments_json})")
+        if message.content and message.role is Role.ASSISTANT:
+            print(f"  !! refused answer: {message.content[:100]}")
+        elif message.content:
+            print(f"  !! correction: {message.content[:100]}")
 
 
 def approve(request: ApprovalRequested) -> bool:
@@ -95,6 +105,7 @@ def approve(request: ApprovalRequested) -> bool:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--token", help="the server's bearer token (default: $FORGE_TOKEN)")
     parser.add_argument("--serve-mcp", action="store_true", help="be the stdio MCP server")
     parser.add_argument("question", nargs="?", default="What is the status of order A1?")
     args = parser.parse_args()
@@ -105,7 +116,7 @@ async def main() -> None:
     async with (
         stdio_client(server) as (read, write),
         ClientSession(read, write) as session,
-        ForgeClient(args.address) as client,
+        ForgeClient(args.address, token=args.token) as client,
     ):
         await session.initialize()
         # Build the workflow for each run: a run then sees the server's
@@ -127,4 +138,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except ForgeError as exc:
+        # A refusal (UNAUTHENTICATED, a bad workflow) or no server: one line.
+        sys.exit(f"error: {exc}")

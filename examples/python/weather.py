@@ -1,6 +1,7 @@
 """Two plain Python functions as tools, run by the Forge server's guarded loop.
 
 Start the server first (`make run`), then: python examples/python/weather.py
+(add --token, or set FORGE_TOKEN, for a server started with --auth-token-file).
 The tools run here, in this process; the server only asks for them over the
 stream.
 """
@@ -9,8 +10,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 
-from forge_client import Event, ForgeClient, MessageAppended, ToolCallStarted, Workflow
+from forge_client import (
+    Event,
+    ForgeClient,
+    ForgeError,
+    MessageAppended,
+    Role,
+    ToolCallStarted,
+    Workflow,
+)
 
 wf = Workflow(
     "weather",
@@ -43,15 +53,24 @@ def show(event: Event) -> None:
     if isinstance(event, ToolCallStarted):
         print(f"  -> {event.tool_name}({event.arguments})")
     elif isinstance(event, MessageAppended) and event.message.transient:
-        print(f"  !! correction: {event.message.content[:100]}")
+        # A refused attempt, shown as what it was: the model's call or text
+        # that a guardrail refused, then the correction Forge sent back.
+        message = event.message
+        for call in message.tool_calls:
+            print(f"  !! refused call: {call.name}({call.arguments_json})")
+        if message.content and message.role is Role.ASSISTANT:
+            print(f"  !! refused answer: {message.content[:100]}")
+        elif message.content:
+            print(f"  !! correction: {message.content[:100]}")
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--address", default="127.0.0.1:50051")
+    parser.add_argument("--token", help="the server's bearer token (default: $FORGE_TOKEN)")
     parser.add_argument("question", nargs="?", default="What's the weather in Paris?")
     args = parser.parse_args()
-    async with ForgeClient(args.address) as client:
+    async with ForgeClient(args.address, token=args.token) as client:
         info = await client.server_info()
         print(f"Forge {info.version}: {info.backend} / {info.model}")
         result = await client.run(wf, args.question, on_event=show)
@@ -60,4 +79,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except ForgeError as exc:
+        # A refusal (UNAUTHENTICATED, a bad workflow) or no server: one line.
+        sys.exit(f"error: {exc}")

@@ -101,8 +101,18 @@ function show(event: ForgeEvent): void {
     console.log(`  -> ${event.toolName}(${JSON.stringify(event.arguments)})`);
   } else if (event.type === "tool_call_finished" && event.error !== undefined) {
     console.log(`  !! ${event.toolName} failed: ${event.error.message}`);
-  } else if (event.type === "message_appended" && event.message.transient && event.message.content) {
-    console.log(`  !! correction: ${event.message.content.slice(0, 100)}`);
+  } else if (event.type === "message_appended" && event.message.transient) {
+    // A refused attempt, shown as what it was: the model's call or text that a
+    // guardrail refused, then the correction Forge sent back.
+    const { message } = event;
+    for (const call of message.toolCalls) {
+      console.log(`  !! refused call: ${call.name}(${call.argumentsJson})`);
+    }
+    if (message.content && message.role === "assistant") {
+      console.log(`  !! refused answer: ${message.content.slice(0, 100)}`);
+    } else if (message.content) {
+      console.log(`  !! correction: ${message.content.slice(0, 100)}`);
+    }
   }
 }
 
@@ -132,6 +142,8 @@ async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     options: {
       address: { type: "string", default: "127.0.0.1:50051" },
+      // The server's bearer token; without it the SDK reads $FORGE_TOKEN.
+      token: { type: "string" },
       "serve-mcp": { type: "boolean", default: false },
       approve: { type: "boolean", default: false },
     },
@@ -146,7 +158,7 @@ async function main(): Promise<void> {
   await mcp.connect(
     new StdioClientTransport({ command: process.execPath, args: [fileURLToPath(import.meta.url), "--serve-mcp"] }),
   );
-  const client = createForgeClient({ address: values.address });
+  const client = createForgeClient({ address: values.address, token: values.token });
   try {
     // Build the workflow for each run: a run then sees the server's current
     // tool list (after a notifications/tools/list_changed too).
@@ -169,7 +181,8 @@ async function main(): Promise<void> {
 }
 
 await main().catch((err: unknown) => {
-  // A failed run (e.g. MaxIterationsError) carries its transcript: print the message only.
-  console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
+  // A refusal (UNAUTHENTICATED, a bad workflow), no server, or a failed run
+  // (which carries its transcript): one line, not a stack trace.
+  console.error(err instanceof Error ? `error: ${err.message}` : err);
   process.exitCode = 1;
 });

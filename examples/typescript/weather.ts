@@ -2,7 +2,7 @@
  * Two TypeScript functions as tools, run by the Forge server's guarded loop.
  *
  * Start the server first (`make run`), then, from clients/typescript:
- *   npm run example -- "What's the weather in Oslo?" [--address 127.0.0.1:50051]
+ *   npm run example -- "What's the weather in Oslo?" [--address 127.0.0.1:50051] [--token T]
  * The tools run here, in this process; the server only asks for them over the
  * stream.
  */
@@ -37,16 +37,30 @@ function show(event: ForgeEvent): void {
   if (event.type === "tool_call_started") {
     console.log(`  -> ${event.toolName}(${JSON.stringify(event.arguments)})`);
   } else if (event.type === "message_appended" && event.message.transient) {
-    console.log(`  !! correction: ${event.message.content.slice(0, 100)}`);
+    // A refused attempt, shown as what it was: the model's call or text that a
+    // guardrail refused, then the correction Forge sent back.
+    const { message } = event;
+    for (const call of message.toolCalls) {
+      console.log(`  !! refused call: ${call.name}(${call.argumentsJson})`);
+    }
+    if (message.content && message.role === "assistant") {
+      console.log(`  !! refused answer: ${message.content.slice(0, 100)}`);
+    } else if (message.content) {
+      console.log(`  !! correction: ${message.content.slice(0, 100)}`);
+    }
   }
 }
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { address: { type: "string", default: "127.0.0.1:50051" } },
+    options: {
+      address: { type: "string", default: "127.0.0.1:50051" },
+      // The server's bearer token; without it the SDK reads $FORGE_TOKEN.
+      token: { type: "string" },
+    },
     allowPositionals: true,
   });
-  const client = createForgeClient({ address: values.address });
+  const client = createForgeClient({ address: values.address, token: values.token });
   try {
     const info = await client.serverInfo();
     console.log(`Forge ${info.version}: ${info.backend} / ${info.model}`);
@@ -60,4 +74,9 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main().catch((err: unknown) => {
+  // A refusal (UNAUTHENTICATED, a bad workflow), no server, or a failed run
+  // (which carries its transcript): one line, not a stack trace.
+  console.error(err instanceof Error ? `error: ${err.message}` : err);
+  process.exitCode = 1;
+});

@@ -9,6 +9,7 @@ import dataclasses
 import inspect
 import json
 import logging
+import os
 import random
 import time
 import uuid
@@ -52,6 +53,8 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 5.0
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+# Where ForgeClient reads a bearer token from when none is given.
+TOKEN_ENV = "FORGE_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -374,7 +377,10 @@ class ForgeClient:
         reattach_deadline_s: float | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
-        """`channel_options` are gRPC channel arguments, passed to the channel
+        """`token`: sent as `authorization: Bearer <token>`; None (the
+        default) reads $FORGE_TOKEN, "" sends none.
+
+        `channel_options` are gRPC channel arguments, passed to the channel
         after the SDK's own (one with the same name replaces the SDK's), e.g.
         `[("grpc.lb_policy_name", "round_robin")]` with a `dns:///` address.
 
@@ -423,6 +429,9 @@ class ForgeClient:
             self._channel = grpc.aio.secure_channel(address, credentials, options=options)
         else:
             self._channel = grpc.aio.insecure_channel(address, options=options)
+        if token is None:
+            # As the Go and TypeScript SDKs: a deployment's token without code.
+            token = os.environ.get(TOKEN_ENV) or None
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {token}"),) if token else ()
         )

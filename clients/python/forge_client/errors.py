@@ -136,7 +136,9 @@ class RequestRejectedError(ForgeError):
     """
 
     def __init__(self, code: str, reason: str, field: str, message: str) -> None:
-        super().__init__(f"{code} {reason}: {message}")
+        # UNAUTHENTICATED's reason is its code: said once.
+        said = code if reason in ("", code) else f"{code} {reason}"
+        super().__init__(f"{said}: {message}")
         self.code = code
         self.reason = reason
         self.field = field

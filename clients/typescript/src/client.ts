@@ -50,7 +50,10 @@ export interface ForgeClientOptions {
   address?: string | undefined;
   /** TLS: true for the system's CAs, or explicit certificates. */
   tls?: boolean | TlsOptions | undefined;
-  /** Bearer token sent as `authorization: Bearer <token>` on every call (or a function returning one). */
+  /**
+   * Bearer token sent as `authorization: Bearer <token>` on every call (or a
+   * function returning one). Default: `$FORGE_TOKEN` when set; `""` sends none.
+   */
   token?: string | (() => string | Promise<string>) | undefined;
   /** HTTP/2 PING interval while calls are open (default 30 000 ms); false disables keepalive. */
   keepaliveMs?: number | false | undefined;
@@ -338,8 +341,8 @@ export class ForgeClient {
       nodeOptions,
     );
     const interceptors: Interceptor[] = [];
-    const token = options.token;
-    if (token !== undefined) {
+    const token = options.token ?? process.env.FORGE_TOKEN;
+    if (token !== undefined && token !== "") {
       interceptors.push((next) => async (req) => {
         const value = typeof token === "function" ? await token() : token;
         req.header.set("authorization", `Bearer ${value}`);

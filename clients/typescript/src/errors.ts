@@ -184,7 +184,8 @@ export class RequestRejectedError extends ForgeError {
     violations: readonly FieldViolation[] = [],
     options?: { cause?: unknown },
   ) {
-    super(`${code} ${reason}: ${message}`, options);
+    // UNAUTHENTICATED's reason is its code: said once.
+    super(`${reason === "" || reason === code ? code : `${code} ${reason}`}: ${message}`, options);
     this.code = code;
     this.reason = reason;
     this.field = field;

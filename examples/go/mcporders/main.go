@@ -61,6 +61,7 @@ func serveMCP(ctx context.Context) error {
 
 func main() {
 	address := flag.String("address", forge.DefaultAddress, "Forge server address")
+	token := flag.String("token", "", "the server's bearer token (default: $FORGE_TOKEN)")
 	serve := flag.Bool("serve-mcp", false, "run as the MCP server (stdio)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -75,12 +76,14 @@ func main() {
 	if flag.NArg() > 0 {
 		question = flag.Arg(0)
 	}
-	if err := run(ctx, *address, question); err != nil {
-		log.Fatal(err)
+	if err := run(ctx, *address, *token, question); err != nil {
+		// A refusal (Unauthenticated, a bad workflow) or no server: one line.
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, address, question string) error {
+func run(ctx context.Context, address, token, question string) error {
 	// Start the MCP server (this binary) and connect to it over stdio.
 	self, err := os.Executable()
 	if err != nil {
@@ -103,7 +106,11 @@ func run(ctx context.Context, address, question string) error {
 		fmt.Printf("MCP tool %s (destructive: %v, read-only: %v)\n", t.Name, t.Destructive, t.ReadOnly)
 	}
 
-	client, err := forge.Dial(ctx, address)
+	var opts []forge.DialOption
+	if token != "" {
+		opts = append(opts, forge.WithToken(token)) // else Dial reads $FORGE_TOKEN
+	}
+	client, err := forge.Dial(ctx, address, opts...)
 	if err != nil {
 		return err
 	}
@@ -116,8 +123,18 @@ func run(ctx context.Context, address, question string) error {
 			return forge.Approval{Approved: true}, nil
 		}),
 		forge.WithEvents(func(e forge.Event) {
-			if s, ok := e.(forge.ToolCallStarted); ok {
-				fmt.Printf("  -> %s(%s)\n", s.ToolName, s.Arguments)
+			switch e := e.(type) {
+			case forge.ToolCallStarted:
+				fmt.Printf("  -> %s(%s)\n", e.ToolName, e.Arguments)
+			case forge.MessageAppended:
+				if m := e.Message; m.GetTransient() {
+					for _, c := range m.GetToolCalls() {
+						fmt.Printf("  !! refused call: %s(%s)\n", c.GetName(), c.GetArgumentsJson())
+					}
+					if m.GetContent() != "" && m.GetRole() != forge.RoleAssistant {
+						fmt.Printf("  !! correction: %s\n", m.GetContent())
+					}
+				}
 			}
 		}))
 	if err != nil {

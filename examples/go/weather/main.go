@@ -13,7 +13,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/signal"
 
@@ -52,17 +51,35 @@ func show(e forge.Event) {
 	case forge.ToolCallStarted:
 		fmt.Printf("  -> %s(%s)\n", e.ToolName, e.Arguments)
 	case forge.MessageAppended:
-		if e.Message.GetTransient() {
-			content := []rune(e.Message.GetContent())
-			fmt.Printf("  !! correction: %s\n", string(content[:min(len(content), 100)]))
-		}
+		showRefused(e.Message)
+	}
+}
+
+// showRefused prints a refused attempt as what it was: the model's call or
+// text that a guardrail refused, then the correction Forge sent back.
+func showRefused(m *forge.Message) {
+	if !m.GetTransient() {
+		return
+	}
+	for _, c := range m.GetToolCalls() {
+		fmt.Printf("  !! refused call: %s(%s)\n", c.GetName(), c.GetArgumentsJson())
+	}
+	content := []rune(m.GetContent())
+	text := string(content[:min(len(content), 100)])
+	switch {
+	case text == "":
+	case m.GetRole() == forge.RoleAssistant:
+		fmt.Printf("  !! refused answer: %s\n", text)
+	default:
+		fmt.Printf("  !! correction: %s\n", text)
 	}
 }
 
 func main() {
 	address := flag.String("address", forge.DefaultAddress, "Forge server address")
+	token := flag.String("token", "", "the server's bearer token (default: $FORGE_TOKEN)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: weather [--address host:port] [question]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: weather [--address host:port] [--token T] [question]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -73,13 +90,19 @@ func main() {
 	// Ctrl-C cancels the run; the server confirms with the transcript.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *address, question); err != nil {
-		log.Fatal(err)
+	if err := run(ctx, *address, *token, question); err != nil {
+		// A refusal (Unauthenticated, a bad workflow) or no server: one line.
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, address, question string) error {
-	client, err := forge.Dial(ctx, address)
+func run(ctx context.Context, address, token, question string) error {
+	var opts []forge.DialOption
+	if token != "" {
+		opts = append(opts, forge.WithToken(token)) // else Dial reads $FORGE_TOKEN
+	}
+	client, err := forge.Dial(ctx, address, opts...)
 	if err != nil {
 		return err
 	}
