@@ -11,9 +11,9 @@ SIGTERM. Real everything: podman, the image's own llama-server and model.
 
 Skipped where podman or mmdebstrap is absent (`.ci/run` installs them) or
 where this machine refuses to run a container at all (the skip gives the
-runtime's own message). The build takes a few minutes on 2 cores the first
+runtime's own message). The build takes 2-3 minutes on 2 cores the first
 time; podman's layer cache makes a rebuild after a source change take about
-half a minute.
+a minute (docs/container-image.md).
 """
 
 from __future__ import annotations
