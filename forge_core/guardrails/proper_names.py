@@ -6,8 +6,10 @@ writes names (capitalised words that do not start a sentence: "Oslo",
 "Buenos Aires", "Priya Raman"), a parameter of a lookup that names a place,
 a person or an organisation (`city`, `name`, `destination`, `room`; a plain
 string that is not an id, and not of a terminal tool, whose values are
-reports) takes one of them. A message
-that writes no name leaves the parameter to its other rules.
+reports) takes one of them; a parameter that holds a phone number
+(`owner_phone`, `mobile`) takes the phone numbers it writes ("0177 5523
+901"). A message that writes no name leaves the parameter to its other
+rules.
 """
 
 from __future__ import annotations
@@ -56,8 +58,24 @@ def _name_like(name: str, schema: dict[str, object]) -> bool:
         schema.get("type") == "string"
         and not any(k in schema for k in ("enum", "const", "format", "pattern"))
         and not id_param(name)
-        and bool(set(words(name)) & _NAMED)
+        # The head noun says what it holds: `owner_phone` is a phone number.
+        and words(name)[-1:] != []
+        and words(name)[-1] in _NAMED
     )
+
+
+# A phone number as people write it: "0177 5523 901", "+44 20 7946 0958".
+_PHONE = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
+_PHONE_WORDS = frozenset("phone telephone mobile cell tel fax".split())
+
+
+def phone_numbers(text: str) -> list[str]:
+    return [
+        m.group(0)
+        for m in _PHONE.finditer(text)
+        if sum(c.isdigit() for c in m.group(0)) >= 7 and not _DATE.fullmatch(m.group(0))
+    ]
 
 
 class ProperNames:
@@ -65,13 +83,15 @@ class ProperNames:
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         found = [n for text in facts.requests for n in names_in(text)]
-        if not found:
-            return
+        phones = [p for text in facts.requests for p in phone_numbers(text)]
         for tool in facts.workflow.tools:
-            if facts.is_terminal(tool.name):
-                continue
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
-                if _name_like(name, schema) and undecided(out, key):
+                if not undecided(out, key) or schema.get("type") != "string":
+                    continue
+                if phones and words(name)[-1:] and words(name)[-1] in _PHONE_WORDS:
+                    out.values[key] = list(dict.fromkeys(phones))
+                    out.reasons[key] = self.name
+                elif found and not facts.is_terminal(tool.name) and _name_like(name, schema):
                     out.values[key] = list(dict.fromkeys(found))
                     out.reasons[key] = self.name

@@ -7,13 +7,16 @@ A numeric parameter says its unit in its name or description (`amount_eur`,
 sign: €750) is that parameter's value. The user's own quantities come first
 (the request is authoritative: "21 degrees" over a result's "currently 19
 C"); a result's count only where the request writes none ("delayed 45
-minutes" for the report's `delay_minutes`). A parameter with no unit, or
+minutes" for the report's `delay_minutes`). Numbers in words are read with
+text2num, and another unit of the same kind is converted with pint ("two
+weeks" for days, "90 minutes" for hours). A parameter with no unit, or
 whose unit the conversation never writes, keeps its other rules.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
@@ -49,11 +52,30 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
 _BY_WORD: dict[str, str] = {w: fam for fam, forms in _FAMILIES.items() for w in forms}
 _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 
-# A number, optionally after a currency sign, and the word or sign after it.
+# A number, optionally after a currency sign, and the word or sign after it
+# ("2 more weeks": one filler word may stand between).
 _QUANTITY = re.compile(
     r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?)"
-    r"(?!\d|:\d)\s*(?P<unit>°[cCfF]|%|[A-Za-z]+)?"
+    r"(?!\d|:\d)\s*(?:(?:more|extra|additional|further|whole|full)\s+)?"
+    r"(?P<unit>°[cCfF]|%|[A-Za-z]+)?"
 )
+# Families pint converts between (2 weeks are 14 days): their pint units.
+_PINT_UNITS = {
+    "second": "second",
+    "minute": "minute",
+    "hour": "hour",
+    "day": "day",
+    "week": "week",
+    "month": "month",
+    "year": "year",
+    "kg": "kilogram",
+    "gram": "gram",
+    "km": "kilometer",
+    "mile": "mile",
+    "meter": "meter",
+    "gb": "gigabyte",
+    "mb": "megabyte",
+}
 
 
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
@@ -75,6 +97,37 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     return families, counted
 
 
+@lru_cache(maxsize=1)
+def _units() -> Any:
+    import pint
+
+    return pint.UnitRegistry()
+
+
+@lru_cache(maxsize=256)
+def _factor(source: str, target: str) -> float | None:
+    """How many `target`s one `source` is (pint), None across dimensions."""
+    if source not in _PINT_UNITS or target not in _PINT_UNITS:
+        return None
+    import pint
+
+    units = _units()
+    try:
+        return float((1 * units(_PINT_UNITS[source])).to(_PINT_UNITS[target]).magnitude)
+    except pint.DimensionalityError:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _digits(text: str) -> str:
+    """Numbers written in words as digits ("two more weeks" -> "2 more
+    weeks"; text2num)."""
+    from text_to_num import alpha2digit
+
+    out: str = alpha2digit(text, "en", threshold=0)
+    return out
+
+
 def _number(raw: str, integer: bool) -> int | float | None:
     value = float(raw.replace(",", ""))
     if integer:
@@ -86,13 +139,16 @@ def quantities(text: str, families: set[str], counted: set[str], integer: bool) 
     """The numbers `text` writes with one of `families`' units, or right
     before one of the `counted` nouns."""
     out: list[Any] = []
-    for m in _QUANTITY.finditer(text):
+    for m in _QUANTITY.finditer(_digits(text)):
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
-        hit = (fam in families) or (unit and stem(unit) in counted)
-        if not hit:
+        factor: float | None = 1.0
+        if not ((fam in families) or (unit and stem(unit) in counted)):
+            # Another unit of the same kind: "2 weeks" for `extra_days`.
+            factor = next((f for t in families if fam and (f := _factor(fam, t))), None)
+        if factor is None:
             continue
-        value = _number(m.group("num"), integer)
+        value = _number(str(float(m.group("num").replace(",", "")) * factor), integer)
         if value is not None and value not in out:
             out.append(value)
     return out

@@ -277,3 +277,24 @@ def test_a_lookup_takes_a_name_the_user_wrote_never_the_schema_example() -> None
     got = preferred_values(facts([find, done], "Which museums are open in Porto?")).values
     assert got["find_museum.city"] == ["Porto"]
     assert "find_museum.note" not in got and "report.text" not in got
+
+
+def test_numbers_in_words_and_other_units_of_the_same_kind() -> None:
+    extend = tool(
+        "extend_permit",
+        "Extend a parking permit",
+        permit_ref=STR,
+        extra_days={"type": "integer"},
+        fee_eur={"type": "number"},
+    )
+    f = facts([extend], "Please add two more weeks to permit PK-31, up to forty euros.")
+    got = preferred_values(f).values
+    assert got["extend_permit.extra_days"] == [14]
+    assert got["extend_permit.fee_eur"] == [40]
+
+
+def test_a_phone_parameter_takes_the_phone_number_not_the_callers_name() -> None:
+    find = tool("find_owner", "Find an owner by phone", owner_phone=STR)
+    done = tool("report", "Report", text=STR)
+    f = facts([find, done], "Hi, this is Malik Haddad, phone 0177 5523 901, about Juno.")
+    assert preferred_values(f).values["find_owner.owner_phone"] == ["0177 5523 901"]
