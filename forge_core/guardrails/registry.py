@@ -1,8 +1,8 @@
 """The value guardrails, strongest evidence first (guardrails/__init__.py).
 
 An error that names the value beats everything: the tool said what it
-wants. Then what the request states (booleans, quantities with units, enum
-members, which also read results for reports), then ids by their labels,
+wants. Then what the request states (booleans, quantities with units, dates,
+enum members, which also read results for reports), then ids by their labels,
 names shaped like the schema's example, files and their edits, the names
 the user wrote, then lists by their listing.
 """
@@ -10,6 +10,7 @@ the user wrote, then lists by their listing.
 from __future__ import annotations
 
 from forge_core.guardrails import ValueGuardrail
+from forge_core.guardrails.dates import Dates
 from forge_core.guardrails.edits import FileEdits
 from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
@@ -24,6 +25,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     ErrorValues(),
     StatedBooleans(),
     Quantities(),
+    Dates(),
     EnumMentions(),
     IdentifierProvenance(),
     ExampleShapes(),

@@ -298,3 +298,20 @@ def test_a_phone_parameter_takes_the_phone_number_not_the_callers_name() -> None
     done = tool("report", "Report", text=STR)
     f = facts([find, done], "Hi, this is Malik Haddad, phone 0177 5523 901, about Juno.")
     assert preferred_values(f).values["find_owner.owner_phone"] == ["0177 5523 901"]
+
+
+def test_dates_the_user_wrote_in_the_parameters_format() -> None:
+    lookup = tool("get_stay", "Get a hotel stay", stay_ref=STR)
+    change = tool(
+        "change_checkout",
+        "Change a stay's check-out day",
+        stay_ref=STR,
+        checkout={"type": "string", "format": "date"},
+    )
+    f = facts(
+        [lookup, change],
+        "Can I stay until October 3rd? My stay is HS-88. I leave in 20 minutes.",
+        [("get_stay", "Stay HS-88: check-in 2027-09-28, check-out 2027-10-01.")],
+    )
+    # The year the request leaves out is the stay's; "20 minutes" is no date.
+    assert preferred_values(f).values["change_checkout.checkout"] == ["2027-10-03"]

@@ -1,0 +1,104 @@
+"""Dates the user wrote, in the format the parameter takes: "on 8 April 2026"
+is `2026-04-08` for a `date` parameter, "until May 14th" after a booking
+dated 2026-05-09 is `2026-05-14`.
+
+A small model copies a date it read elsewhere (the old return date) or
+invents one. A string parameter that takes a date (`format: date` or
+`date-time`, a description that says YYYY-MM-DD, or a name ending in
+`date`) takes the dates the request writes, read with dateparser: a day and
+a month at least, written with a month's name or in digits (never a bare
+"20 minutes"), a year the text leaves out taken from the conversation's
+own dates (else the next such day). The request's dates come first, then
+the results'. Where the conversation writes no date, nothing changes.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.text import words
+
+_MONTH_NAMES = "|".join(
+    sorted({m for m in (*calendar.month_name, *calendar.month_abbr) if m}, key=len, reverse=True)
+)
+_DATE_WRITTEN = re.compile(
+    rf"\b(?:{_MONTH_NAMES})\b|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2,4}}",
+    re.IGNORECASE,
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def takes_date(name: str, schema: dict[str, Any]) -> str | None:
+    """ "date" or "date-time" when the parameter takes one, else None."""
+    if schema.get("type") != "string" or "enum" in schema:
+        return None
+    fmt = schema.get("format")
+    if fmt in ("date", "date-time"):
+        return str(fmt)
+    described = str(schema.get("description", ""))
+    if "YYYY-MM-DD" in described.upper():
+        return "date-time" if "HH" in described.upper() else "date"
+    return "date" if words(name)[-1:] == ["date"] else None
+
+
+@lru_cache(maxsize=1024)
+def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
+    """The calendar dates `text` writes (dateparser), relative to `base`."""
+    from dateparser.search import search_dates
+
+    found = search_dates(
+        text,
+        languages=["en"],
+        settings={
+            "PREFER_DATES_FROM": "future",
+            "REQUIRE_PARTS": ["day", "month"],
+            "RELATIVE_BASE": base,
+        },
+    )
+    return tuple(when for span, when in found or () if _DATE_WRITTEN.search(span))
+
+
+def _base(texts: list[str]) -> datetime:
+    """The conversation's latest ISO date, else now: what a date without its
+    year is read against."""
+    seen = [
+        datetime(int(y), int(m), int(d))
+        for t in texts
+        for y, m, d in _ISO.findall(t)
+        if 1 <= int(m) <= 12 and 1 <= int(d) <= 31
+    ]
+    return max(seen) if seen else datetime.now().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _written(when: datetime, kind: str) -> str:
+    return when.strftime("%Y-%m-%d") if kind == "date" else when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+class Dates:
+    name = "dates"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        results = [t for _, t in reversed(facts.results)]
+        wanted = [
+            (f"{tool.name}.{name}", kind)
+            for tool in facts.workflow.tools
+            for name, schema in parameters(tool)
+            if (kind := takes_date(name, schema)) is not None
+        ]
+        if not wanted:
+            return
+        base = _base(facts.requests + results)
+        for key, kind in wanted:
+            if not undecided(out, key):
+                continue
+            for source in (facts.requests, results):
+                found = [_written(d, kind) for t in source for d in dates_in(t, base)]
+                if found:
+                    out.values[key] = list(dict.fromkeys(found))
+                    out.reasons[key] = self.name
+                    break
