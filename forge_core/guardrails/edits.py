@@ -28,6 +28,7 @@ _PATH_WORDS = {"path", "file", "filename", "filepath", "url", "uri"}
 _TEXT_WORDS = {"content", "contents", "text", "body", "data"}
 _FILE = re.compile(r"(?<![\w@/.-])((?:[\w.~-]+/)*[\w-]+(?:\.[A-Za-z][A-Za-z0-9]{0,7})+)(?![\w@])")
 _SLASHED = re.compile(r"(?<![\w@])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)+/?)")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"']+", re.IGNORECASE)
 _ASSIGN = re.compile(
     r"\b(?:set|change|update|make|switch)\s+(?:the\s+)?([A-Za-z][\w .-]{0,40}?)\s+"
     r"(?:to|=)\s+[\"'`]?([^\s\"'`,;]+)",
@@ -36,16 +37,16 @@ _ASSIGN = re.compile(
 
 
 def file_names(text: str) -> list[str]:
-    """The file names and paths `text` writes ("app.toml", "conf/db.yaml")."""
-    found = [m.group(1) for m in _FILE.finditer(text)] + [
-        m.group(1) for m in _SLASHED.finditer(text)
+    """The URLs, file names and paths `text` writes ("https://x.org/a.mp3",
+    "app.toml", "conf/db.yaml")."""
+    urls = [m.group(0).rstrip(".,;:!?)") for m in _URL.finditer(text)]
+    rest = _URL.sub(" ", text)
+    found = [m.group(1) for m in _FILE.finditer(rest)] + [
+        m.group(1) for m in _SLASHED.finditer(rest)
     ]
     # Numbers (3.5, 0.0.0.0) and e-mail domains are not files.
-    return [
-        f
-        for f in dict.fromkeys(found)
-        if re.search(r"[A-Za-z]", f.rsplit(".", 1)[-1]) and "@" not in f
-    ]
+    files = [f for f in found if re.search(r"[A-Za-z]", f.rsplit(".", 1)[-1]) and "@" not in f]
+    return list(dict.fromkeys(urls + files))
 
 
 def edited(original: str, request: str) -> str | None:

@@ -20,6 +20,7 @@ import re
 
 from forge_core.grounding import extract_candidates, reshaped
 from forge_core.guardrails import Preferred, TurnFacts, undecided
+from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.text import stems, words
 
 _SUGGESTED = re.compile(
@@ -46,17 +47,33 @@ def suggested_values(error: str, sent: set[str]) -> list[str]:
     return [v for v in dict.fromkeys(found) if v not in sent]
 
 
+# "'EM-' followed by exactly 8 digits", "6 digits, zero-padded".
+_DIGITS_FORMAT = re.compile(
+    r"(?:['\"`]([A-Za-z][\w-]{0,11})['\"`]\s+(?:and then|then|followed by)\s+)?"
+    r"(?:exactly\s+)?(\d{1,2})\s+digits",
+    re.IGNORECASE,
+)
+
+
 def repaired(value: str, error: str) -> list[str]:
     """The failed value rewritten in the shape the error shows: the ids of
     grounding.reshaped ("123" -> "INV-000123" for "ids look like
-    INV-000042"), or zero-padded to the width of a padded number the error
-    shows ("4711" -> "004711" for "6 digits, e.g. 004711")."""
+    INV-000042"), zero-padded to the width of a padded number the error
+    shows ("4711" -> "004711" for "e.g. 004711"), or to the digits it states
+    after the prefix it names ("731945" -> "EM-00731945" for "'EM-' followed
+    by exactly 8 digits", numbers in words read with text2num)."""
     out = reshaped(value, error)
+    digits = "".join(re.findall(r"\d", value))
+    if not digits:
+        return out
     if value.isdigit():
         for token in re.findall(r"(?<![\w-])0\d+(?![\w-])", error):
             if len(token) > len(value):
                 out.append(value.zfill(len(token)))
-    return list(dict.fromkeys(out))
+    for prefix, width in _DIGITS_FORMAT.findall(in_digits(error)):
+        if len(digits) <= int(width):
+            out.append((prefix or "") + digits.zfill(int(width)))
+    return [v for v in dict.fromkeys(out) if v != value]
 
 
 class ErrorValues:

@@ -42,14 +42,13 @@ def names_in(text: str) -> list[str]:
     out = []
     for m in _NAME.finditer(text):
         span = m.group(0)
+        spans = [span]
         if m.start() in starts:
-            # "Give Priya Raman ...": the sentence's first word is not a name.
+            # A sentence's first word may be a name ("Rosa Delgado here") or
+            # not ("Give Priya Raman ..."): both, the whole run first.
             rest = span.split(" ", 1)
-            if len(rest) < 2:
-                continue
-            span = rest[1]
-        if span != "I" and span.lower() not in _CALENDAR:
-            out.append(span)
+            spans = [span, rest[1]] if len(rest) == 2 else []
+        out += [s for s in spans if s != "I" and s.lower() not in _CALENDAR]
     return list(dict.fromkeys(out))
 
 

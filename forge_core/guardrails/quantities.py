@@ -119,7 +119,7 @@ def _factor(source: str, target: str) -> float | None:
 
 
 @lru_cache(maxsize=4096)
-def _digits(text: str) -> str:
+def in_digits(text: str) -> str:
     """Numbers written in words as digits ("two more weeks" -> "2 more
     weeks"; text2num)."""
     from text_to_num import alpha2digit
@@ -139,7 +139,7 @@ def quantities(text: str, families: set[str], counted: set[str], integer: bool) 
     """The numbers `text` writes with one of `families`' units, or right
     before one of the `counted` nouns."""
     out: list[Any] = []
-    for m in _QUANTITY.finditer(_digits(text)):
+    for m in _QUANTITY.finditer(in_digits(text)):
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
         factor: float | None = 1.0

@@ -3,7 +3,7 @@
 
 A boolean parameter is stated when one clause of the user's messages holds
 a word of its name (stemmed; not a generic one such as `id`). A negation in
-that clause ("don't", "do not", "no", "not", "never", "without", "skip")
+that clause ("don't", "do not", "no", "not", "never", "without", "skip", "nothing")
 makes it false; none makes it true. The latest clause that speaks wins
 ("notify him... actually, don't notify him"). A request that never speaks of
 it leaves the parameter to its other rules.
@@ -17,7 +17,7 @@ from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.text import clauses, stems, topic_stems
 
 _NEGATION = re.compile(
-    r"\b(?:don'?t|do not|does not|doesn'?t|no|not|never|without|skip|nor|avoid|"
+    r"\b(?:don'?t|do not|does not|doesn'?t|no|not|never|without|skip|nor|avoid|nothing|none|"
     r"shouldn'?t|should not|won'?t|will not|mustn'?t|must not|neither)\b",
     re.IGNORECASE,
 )

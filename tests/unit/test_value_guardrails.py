@@ -268,8 +268,10 @@ def test_a_result_that_found_nothing_counts_as_a_failure_of_its_arguments() -> N
 def test_a_lookup_takes_a_name_the_user_wrote_never_the_schema_example() -> None:
     from forge_core.guardrails.proper_names import names_in
 
+    # A sentence's first word may or may not belong to the name: both.
     assert names_in("Is the museum in Buenos Aires open on Monday? Ask Ana Lima.") == [
         "Buenos Aires",
+        "Ask Ana Lima",
         "Ana Lima",
     ]
     find = tool("find_museum", "Find a museum", city={"type": "string"}, note=STR)
@@ -315,3 +317,11 @@ def test_dates_the_user_wrote_in_the_parameters_format() -> None:
     )
     # The year the request leaves out is the stay's; "20 minutes" is no date.
     assert preferred_values(f).values["change_checkout.checkout"] == ["2027-10-03"]
+
+
+def test_an_error_that_states_a_prefix_and_a_width_repairs_the_value() -> None:
+    from forge_core.guardrails.error_values import repaired
+
+    error = "serial '5521' is not valid: serials are 'GX-' followed by exactly six digits"
+    assert repaired("5521", error) == ["GX-005521"]
+    assert repaired("5521", "the code has 6 digits") == ["005521"]
