@@ -631,13 +631,15 @@ class _Builder:
                 # Placeholders copied from the schema are never real values,
                 # unless the conversation has them.
                 plain |= placeholders(name, self.tool_name)
+                prefixes = placeholder_prefixes(name, self.tool_name)
                 if self.workflow_name:
                     plain.add(self.workflow_name)
-                banned |= {
-                    p
-                    for p in placeholder_prefixes(name, self.tool_name)
-                    if not any(v.startswith(p) for v in self.grounded)
-                }
+                    # The workflow's name joined to another name, as in
+                    # `chat_message` (an OpenAI request's workflow and the
+                    # respond tool's parameter), is a placeholder, not an
+                    # answer. Only `_` and `.`: "weather in Paris" is prose.
+                    prefixes |= {f"{self.workflow_name}{sep}" for sep in "_."}
+                banned |= {p for p in prefixes if not any(v.startswith(p) for v in self.grounded)}
                 # An example the conversation lacks, with anything after it
                 # ("08:15 ", "2025-01-31 16:45").
                 banned |= {

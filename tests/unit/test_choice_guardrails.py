@@ -29,7 +29,7 @@ from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
 from forge_core.prompting import tool_prompt
 from forge_core.relevance import relevant
-from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
+from forge_core.workflow import RunOptions, ToolSpec, Workflow, respond_spec, validate_workflow
 
 WF = "wf"
 LOOKUP = ToolSpec(
@@ -368,6 +368,9 @@ def accepts(grammar: str, rule: str, text: str) -> bool:
                 out.append("[" + inner + "]")
             elif token.startswith("{") or token in "()|?":
                 out.append(token)
+            elif chain := re.fullmatch(r"char-upto-(\d+)", token):
+                # The shared chain of length bounds, as the bound it is.
+                out.append(f"(?:{to_regex(rules['char'], depth + 1)}){{0,{chain.group(1)}}}")
             else:
                 out.append("(?:" + to_regex(rules[token], depth + 1) + ")")
         return "".join(out)
@@ -612,6 +615,20 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
     assert accepts(grammar, rule, json.dumps("payments-api"))
     off = build_grammar([service])  # grounding off: anything goes
     assert off is not None and accepts(off, rule, json.dumps("service_name"))
+
+
+def test_the_workflow_name_joined_to_a_name_is_not_an_answer() -> None:
+    """`chat_message`: the OpenAI endpoint's ad-hoc workflow name and the
+    respond tool's parameter, which the 270M model wrote as its answer."""
+    grammar = build_grammar([respond_spec()], grounded=[], workflow_name="chat")
+    assert grammar is not None
+    rule = "respond-args-message"
+    for junk in ("chat_message", "chat.message", "chat", "message"):
+        assert not accepts(grammar, rule, json.dumps(junk)), junk
+    for fine in ("Hello there.", "chat with me", "chatbot", "Chat_message"):
+        assert accepts(grammar, rule, json.dumps(fine)), fine
+    seen = build_grammar([respond_spec()], grounded=["chat_42"], workflow_name="chat")
+    assert seen is not None and accepts(seen, rule, json.dumps("chat_42"))
 
 
 def test_values_built_from_schema_names_are_not_values_either() -> None:
