@@ -10,7 +10,7 @@ example_shapes, file_edits, proper_names, listings) and two loop rules:
 `destructive_inference` (only marked tools are destructive) and `decline`
 (no decline path). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
-same server with nothing taken out (bench/RESULTS.md §21).
+same server with nothing taken out (bench/RESULTS.md §22).
 
 This is a benchmark harness, not a product switch: the guardrails are
 patched out of this process before the server starts.

@@ -66,9 +66,12 @@ async def test_streaming_sends_the_call_while_the_model_writes_it(
     client: openai.AsyncOpenAI,
 ) -> None:
     started = time.monotonic()
+    # No capitalised name: the model writes the city itself, token by token.
+    # ("Paris" would be the one value the request offers a lookup's `city`,
+    # which Forge writes in one piece; forge_core/guardrails/proper_names.py.)
     stream = await client.chat.completions.create(
         model="gemma",
-        messages=[{"role": "user", "content": QUESTION}],
+        messages=[{"role": "user", "content": "what is the weather like in the south of france"}],
         tools=WEATHER_TOOLS[:1],
         tool_choice="required",
         stream=True,
