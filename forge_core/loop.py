@@ -49,7 +49,7 @@ from forge_core.failed_calls import FailedCall, call_signature, looks_transient,
 from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
 from forge_core.guardrails import FailedValue, TurnFacts, preferred_values, reports_nothing
 from forge_core.guardrails.decline import decline_paths, declining_members, out_of_scope
-from forge_core.guardrails.destructive import asked_for, destructive_tools
+from forge_core.guardrails.destructive import asked_for, destructive_tools, unasked_writes
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
@@ -158,6 +158,7 @@ class _Run:
         "_grounding_texts",
         "_result_texts",
         "_scanned",
+        "_unasked_writes",
         "_user_texts",
         "approver",
         "backend",
@@ -300,6 +301,7 @@ class _Run:
             ),
         )
         self._asked_for: set[str] | None = None
+        self._unasked_writes: set[str] | None = None
         self._asked_terminals: set[str] | None = None
         # A terminal call failed in a way that says the task is not done yet:
         # terminal tools wait until another tool has succeeded.
@@ -590,12 +592,21 @@ class _Run:
             finish = self.wf.terminal_set | set(self.steps.pending())
             base = allowed or [t.name for t in self.wf.tools]
             allowed = [name for name in base if name in finish] or allowed
-        if self.destructive and self.opts.destructive_policy:
-            unasked = self.unasked_destructive()
+        if self.opts.destructive_policy:
+            unasked = self.unasked_destructive() | self.unasked_writes()
             if unasked:
                 base = allowed or [t.name for t in self.wf.tools]
                 allowed = [name for name in base if name not in unasked] or allowed
         return allowed
+
+    def unasked_writes(self) -> set[str]:
+        """Tools that change something, when the request only asks a question
+        (guardrails/destructive.py), minus pending required steps."""
+        if self._unasked_writes is None:
+            self._unasked_writes = unasked_writes(
+                self.wf.tools, set(self.wf.terminal_set), "\n".join(self.user_texts())
+            )
+        return self._unasked_writes - set(self.steps.pending())
 
     def unasked_destructive(self) -> set[str]:
         """Destructive tools the user's words do not ask for, minus pending

@@ -11,6 +11,11 @@ workflow is for, and are never inferred. An explicit mark wins, and so does
 `"x-forge-destructive": false` (or true) in the tool's parameter schema,
 which every SDK passes through as written.
 
+**Questions.** Where the integrator marked some tools read-only, a request
+that only asks a question ("What is the status of order A1?") is not
+offered the tools that change something (not read-only, not a terminal tool
+or a pending step) unless it asks for their action (`unasked_writes`).
+
 **Asked for.** A destructive tool is offered only when the user's own words
 ask for its *action*: a word of its name that no other, non-destructive
 tool has ("delete", "purge", "factory", "unpair"), or a verb of the same
@@ -106,3 +111,28 @@ def asked_for(tools: list[ToolSpec], destructive: set[str], request: str) -> set
         for tool in tools
         if tool.name in destructive and _action_words(tool, benign) & wanted
     }
+
+
+_QUESTION = re.compile(
+    r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|"
+    r"can|could|has|have|will|would|should)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_only(request: str) -> bool:
+    """The request is a question ("What is the status of order A1?"): it
+    asks to be told something, not to change anything."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", request.strip()) if s]
+    return bool(sentences) and all(_QUESTION.search(s) for s in sentences)
+
+
+def unasked_writes(tools: list[ToolSpec], spared: set[str], request: str) -> set[str]:
+    """Of a workflow whose integrator marked tools read-only, the tools that
+    change something (neither read-only nor spared: terminal tools, pending
+    steps) when the request only asks a question and not for their action
+    ("What is the status of order A1?" does not add a note to it)."""
+    if not any(t.read_only for t in tools) or not asks_only(request):
+        return set()
+    writes = {t.name for t in tools if not t.read_only and t.name not in spared}
+    return writes - asked_for(tools, writes, request)

@@ -239,3 +239,20 @@ async def test_the_model_that_insists_on_an_unasked_destructive_call_fails_the_r
         assert "destructive tool 'delete_service'" in exc.message
     else:
         raise AssertionError("the run should fail")
+
+
+def test_a_question_is_not_offered_the_tools_that_change_something() -> None:
+    from forge_core.guardrails.destructive import asks_only, unasked_writes
+
+    status = ToolSpec("get_order_status", "Get an order's status", SERVICE, read_only=True)
+    note = ToolSpec("add_order_note", "Add a note to an order", SERVICE)
+    report = ToolSpec("report_status", "Report the status", SERVICE)
+    tools = [status, note, report]
+    assert asks_only("What is the status of order A1?")
+    assert not asks_only("Add a note to A1: call back.")
+    spared = {"report_status"}
+    assert unasked_writes(tools, spared, "What is the status of order A1?") == {"add_order_note"}
+    assert unasked_writes(tools, spared, "Can you add a note to order A1?") == set()
+    # Nothing marked read-only: no integrator said which tools only read.
+    unmarked = [ToolSpec("get_order_status", "", SERVICE), note, report]
+    assert unasked_writes(unmarked, spared, "What is the status of order A1?") == set()
