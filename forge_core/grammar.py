@@ -19,10 +19,15 @@ longer admits that value, so the model cannot loop on it. With grounding on,
 free strings also cannot be a placeholder copied from the schema
 ("city_name" for `city`, the tool's own name).
 
-Only the schema keywords tool parameters use in practice are translated
-(type, properties, required, enum, const, items, anyOf/oneOf, local $ref,
-maxLength/maxItems); for anything else `build_grammar` returns None and the
-backend falls back to `response_format`. Arguments are validated against the
+The schema keywords tool parameters use in practice are translated (type,
+properties, required, enum, const, items, anyOf/oneOf, local $ref, length
+and item bounds, string `format`s and simple `pattern`s, small integer
+ranges: schema_rules.py); the rest of `minimum`/`maximum`/`multipleOf`,
+`uniqueItems`, `minProperties`/`maxProperties`, other formats and patterns
+are left to validation (`unenforced_keywords` names them, and validate_workflow
+logs them at run start). Only a shape the grammar cannot write (a free-form
+value, `allOf`, a remote `$ref`) makes `build_grammar` return None and the
+backend fall back to `response_format`. Arguments are validated against the
 full schema after generation either way.
 """
 
@@ -36,6 +41,29 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from forge_core.grounding import emails_only, is_email, is_grounded, is_identifier_like
+from forge_core.schema_rules import (
+    ALWAYS_VALIDATED,
+    CHAIN_INDEX,
+    MAX_STRING,
+    SUPPORTED_KEYS,
+    TRAILING_PUNCTUATION,
+    admits,
+    chain_body,
+    chain_name,
+    chain_text,
+    exclusions,
+    format_rule,
+    integer_rule,
+    is_plain,
+    literal,
+    number_rule,
+    pattern_rule,
+    placeholder_prefixes,
+    placeholders,
+    references,
+    string_bound,
+    text_fits,
+)
 from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
@@ -43,14 +71,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_IDENTIFIER",
+    "MAX_STRING",
     "PieceGrammars",
     "Unsupported",
     "build_grammar",
     "is_identifier_like",
     "piece_grammars",
+    "unenforced_keywords",
 ]
 
-MAX_STRING = 200
 MAX_ITEMS = 16
 MAX_CALLS = 8
 # Optional keys of an object without required ones, up to which any subset
@@ -58,10 +87,6 @@ MAX_CALLS = 8
 MAX_FREE_ORDER = 12
 # Default bound for identifier-like strings that declare no maxLength.
 MAX_IDENTIFIER = 48
-# Never bound a string below this to fit max_tokens.
-MIN_STRING_BOUND = 16
-# Tokens a call needs besides its string values (braces, keys, numbers).
-CALL_OVERHEAD_TOKENS = 24
 
 
 _BASE_RULES = {
@@ -71,30 +96,6 @@ _BASE_RULES = {
     "number": 'integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?',
     "boolean": '"true" | "false"',
     "null": '"null"',
-}
-_SUPPORTED_KEYS = {
-    "type",
-    "properties",
-    "required",
-    "enum",
-    "const",
-    "items",
-    "anyOf",
-    "oneOf",
-    "$ref",
-    "$defs",
-    "definitions",
-    "maxLength",
-    "minLength",
-    "maxItems",
-    "minItems",
-    "additionalProperties",
-    "description",
-    "title",
-    "default",
-    "examples",
-    "$schema",
-    "format",
 }
 
 
@@ -160,8 +161,8 @@ def build_grammar(
     try:
         calls = []
         for tool in tools:
-            builder.string_bound = _string_bound(tool, max_tokens, parallel)
-            builder.exclude = _exclusions(tool, excluded or [])
+            builder.string_bound = string_bound(tool, max_tokens, parallel)
+            builder.exclude = exclusions(tool, excluded or [])
             calls.append(builder.call(tool))
     except Unsupported:
         return None
@@ -201,7 +202,7 @@ def _configured(
     builder.workflow_name = workflow_name
     builder.numbers = number_values or {}
     if number_digits:
-        digits = max(1, min(number_digits, 16))
+        digits = builder.digits = max(1, min(number_digits, 16))
         builder.rules["integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{digits - 1}}})'
     builder.grounded = grounded
     builder.formats = grounded_formats or {}
@@ -218,7 +219,6 @@ def _configured(
 _REST = {"rest": "[,}\\n ] [^\\x00]*", "rest-scalar": "[,}\\n] [^\\x00]*"}
 _LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
 _LITERALS = re.compile(rf"{_LITERAL.pattern}(?: \| {_LITERAL.pattern})*")
-_NOT_NAMES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]')
 
 
 class PieceGrammars:
@@ -246,11 +246,11 @@ class PieceGrammars:
         # string's rules: written as one block, up to the longest reached.
         chain = 0
         while todo:
-            for name in _references(todo.pop()):
+            for name in references(todo.pop()):
                 if name in rules and name not in seen:
                     seen.add(name)
-                    k = _CHAIN_INDEX.get(name, 0)
-                    if k and rules[name] == _chain_body(k):
+                    k = CHAIN_INDEX.get(name, 0)
+                    if k and rules[name] == chain_body(k):
                         chain = max(chain, k)
                         continue
                     order.append(name)
@@ -259,13 +259,13 @@ class PieceGrammars:
             order.append("char")
         lines = [f"root ::= {body}", *(f"{n} ::= {rules[n]}" for n in order[1:])]
         if chain:
-            lines.append(_chain_text(chain))
+            lines.append(chain_text(chain))
         words = body.split()
         lines += [f"{rest} ::= {_REST[rest]}" for rest in _REST if rest in words]
         return "\n".join(lines) + "\n"
 
     def tool_name(self, names: list[str]) -> str:
-        choice = " | ".join(_literal(n) for n in names)
+        choice = " | ".join(literal(n) for n in names)
         return self._root(f"sp ({choice}) rest")
 
     def _value_rule(self, tool: ToolSpec, key: str) -> str | None:
@@ -278,8 +278,8 @@ class PieceGrammars:
         builder = self._builder
         builder._root = tool.parameters
         builder.tool_name = tool.name
-        builder.string_bound = _string_bound(tool, self._max_tokens, False)
-        excluded = _exclusions(tool, self._excluded).get(key)
+        builder.string_bound = string_bound(tool, self._max_tokens, False)
+        excluded = exclusions(tool, self._excluded).get(key)
         schema = tool.parameters.get("properties", {}).get(key)
         try:
             return builder.value(schema, f"{tool.name}-args-{key}", name=key, excluded=excluded)
@@ -308,8 +308,8 @@ class PieceGrammars:
         """The whole `args` object and the call's closing brace, for a tool
         whose arguments are not flat; None when unsupported."""
         builder = self._builder
-        builder.string_bound = _string_bound(tool, self._max_tokens, False)
-        builder.exclude = _exclusions(tool, self._excluded)
+        builder.string_bound = string_bound(tool, self._max_tokens, False)
+        builder.exclude = exclusions(tool, self._excluded)
         builder._root = tool.parameters
         builder.tool_name = tool.name
         try:
@@ -321,37 +321,11 @@ class PieceGrammars:
     def next_key(self, keys: list[str], first: bool, closable: bool = True) -> str:
         """Close the arguments (when `closable`), or name one of `keys`
         (optional, in order)."""
-        names = " | ".join(_literal(k) for k in keys)
+        names = " | ".join(literal(k) for k in keys)
         comma = "" if first else '"," sp '
         # No space before the colon: the piece's stop string is `":`.
         key = f'{comma}({names}) ":"'
         return self._root(f'sp ("}}" | {key}) rest' if closable else f"sp {key} rest")
-
-
-def _chain_name(k: int) -> str:
-    return f"char-upto-{k}"
-
-
-def _chain_body(k: int) -> str:
-    return f"(char {_chain_name(k - 1)})?" if k > 1 else "char?"
-
-
-# Chain rule name -> its K, for the bounds a grammar can hold.
-_CHAIN_INDEX = {_chain_name(k): k for k in range(1, 4 * MAX_STRING + 1)}
-
-
-@lru_cache(maxsize=64)
-def _chain_text(k: int) -> str:
-    """The chain's rules up to `char-upto-k`, as grammar lines."""
-    return "\n".join(f"{_chain_name(i)} ::= {_chain_body(i)}" for i in range(1, k + 1))
-
-
-@lru_cache(maxsize=4096)
-def _references(body: str) -> tuple[str, ...]:
-    """The names in a rule's body outside literals and character classes, in
-    order (the bodies repeat from turn to turn, the shared chain's always)."""
-    found = re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", _NOT_NAMES.sub(" ", body))
-    return tuple(dict.fromkeys(found))
 
 
 def piece_grammars(
@@ -390,92 +364,9 @@ def piece_grammars(
     return PieceGrammars(builder, max_tokens, excluded or [])
 
 
-def _count_strings(schema: Any, depth: int = 0) -> int:
-    """String leaves of a schema (arrays count their item once)."""
-    if not isinstance(schema, dict) or depth > 8:
-        return 0
-    if schema.get("type") == "string" and "enum" not in schema and "const" not in schema:
-        return 1
-    total = sum(_count_strings(s, depth + 1) for s in schema.get("properties", {}).values())
-    total += _count_strings(schema.get("items"), depth + 1)
-    for key in ("anyOf", "oneOf"):
-        total += max((_count_strings(s, depth + 1) for s in schema.get(key, [])), default=0)
-    return total
-
-
-def _string_bound(tool: ToolSpec, max_tokens: int, parallel: bool) -> int:
-    """The longest string this tool's call may hold so that the call fits in
-    `max_tokens`, counting a character as a token (digit runs and rare
-    words tokenize that badly)."""
-    if max_tokens <= 0:
-        return MAX_STRING
-    strings = _count_strings(tool.parameters)
-    if strings == 0:
-        return MAX_STRING
-    # A parallel batch must fit too; two calls' worth is what we protect.
-    budget = (max_tokens // 2 if parallel else max_tokens) - CALL_OVERHEAD_TOKENS
-    return max(MIN_STRING_BOUND, min(MAX_STRING, budget // strings))
-
-
-def _exclusions(tool: ToolSpec, excluded: list[tuple[str, dict[str, Any]]]) -> dict[str, set[Any]]:
-    """Per top-level parameter, the values to leave out: from failed calls of
-    this tool that had exactly one argument (the lookup that found nothing)."""
-    out: dict[str, set[Any]] = {}
-    for name, args in excluded:
-        if name != tool.name or len(args) != 1:
-            continue
-        ((key, value),) = args.items()
-        if isinstance(value, str):
-            out.setdefault(key, set()).add(value)
-    return out
-
-
-def placeholders(param: str, tool: str) -> set[str]:
-    """Values a small model copies from the schema instead of the
-    conversation: the parameter's own name (as `city`, `city_name`,
-    `service name`), the tool's name, the word "string"."""
-    words = param.replace("_", " ")
-    return {param, f"{param}_name", f"{words} name", tool, "string"}
-
-
-TRAILING_PUNCTUATION = ",.;:!?"
-
-
-def placeholder_prefixes(param: str, tool: str) -> set[str]:
-    """Starts of values built from the schema's names ("city_name_id", "decline(reason)",
-    "find_hotels.hotel_id", "book_hotel1", "service1"): a name and a
-    separator or a digit, or the tool's whole name when it is a compound
-    ("book_hotel")."""
-    seps = ("_", ".", " ", ":", "-", "(", "=", *"0123456789")
-    prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
-    if any(sep in tool for sep in "_-."):
-        prefixes.add(tool)
-    return prefixes
-
-
-def admits(schema: dict[str, Any], value: Any) -> bool:
-    """`value` is valid against the parameter's own schema (jsonschema)."""
-    import jsonschema
-
-    try:
-        return bool(jsonschema.Draft202012Validator(schema).is_valid(value))
-    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError):
-        return False
-
-
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
-
-
-def _plain(value: str) -> bool:
-    """A value whose JSON encoding is itself (no escapes needed)."""
-    return all(c not in '"\\' and ord(c) >= 0x20 and ord(c) != 0x7F for c in value)
-
-
-def _literal(value: Any) -> str:
-    """A GBNF string literal matching the compact JSON encoding of `value`."""
-    return json.dumps(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 # string_excluding's rules by its arguments, least recently used first:
@@ -506,6 +397,11 @@ class _Builder:
         self.workflow_name = ""
         self.numbers: dict[str, NumberChoice] = {}
         self.tool_name = ""
+        self.digits = 16
+        # Where value() is (parameter names, `[]` for an item), and the
+        # keywords it left to validation there: unenforced_keywords.
+        self.path: list[str] = []
+        self.left: list[tuple[str, str]] = []
         # The rules string_excluding names (made or found), while it runs.
         self._made: list[tuple[str, str]] | None = None
         # (name, body) of `char-upto-1`, `char-upto-2`, ...: see `chars`.
@@ -536,7 +432,7 @@ class _Builder:
         k = high - low
         while len(self._upto) < k:
             body = f"(char {self._upto[-1][0]})?" if self._upto else "char?"
-            self._upto.append((self.rule(_chain_name(len(self._upto) + 1), body), body))
+            self._upto.append((self.rule(chain_name(len(self._upto) + 1), body), body))
         if self._made is not None:
             # Replayed with the rules that use it (string_excluding).
             self._made.extend(self._upto[:k])
@@ -547,8 +443,8 @@ class _Builder:
         self.tool_name = tool.name
         args = self.value(tool.parameters, f"{tool.name}-args", object_default=True)
         body = (
-            f'"{{" sp {_literal("tool")} sp ":" sp {_literal(tool.name)} sp "," sp '
-            f'{_literal("args")} sp ":" sp {args} sp "}}"'
+            f'"{{" sp {literal("tool")} sp ":" sp {literal(tool.name)} sp "," sp '
+            f'{literal("args")} sp ":" sp {args} sp "}}"'
         )
         return self.rule(f"call-{tool.name}", body)
 
@@ -570,16 +466,19 @@ class _Builder:
         if preferred is not None:
             return preferred
         # Vendor annotations (x-forge-grounded, ...) are for Forge, not the grammar.
-        unknown = {k for k in schema if not k.startswith("x-")} - _SUPPORTED_KEYS
+        unknown = {k for k in schema if not k.startswith("x-")} - SUPPORTED_KEYS
         if unknown:
             raise Unsupported(", ".join(sorted(unknown)))
+        for key in ALWAYS_VALIDATED:
+            if key in schema:
+                self.leave(key)
         if "$ref" in schema:
             return self.ref(schema["$ref"], hint)
         if "const" in schema:
-            return self.rule(hint, _literal(schema["const"]))
+            return self.rule(hint, literal(schema["const"]))
         if "enum" in schema:
             values = [v for v in schema["enum"] if v not in (excluded or ())] or schema["enum"]
-            return self.rule(hint, " | ".join(_literal(v) for v in values))
+            return self.rule(hint, " | ".join(literal(v) for v in values))
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [self.value(s, f"{hint}-{i}") for i, s in enumerate(schema[key])]
@@ -594,16 +493,20 @@ class _Builder:
             return self.array(schema, hint, name)
         bound = self.bound.get(f"{self.tool_name}.{name}") if name else None
         if kind == "string":
-            if "format" in schema:
-                raise Unsupported("string format")
             low = int(schema.get("minLength", 0))
             default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
             high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
+            text = self.text_rule(schema, hint)
+
+            def ok(v: str) -> bool:
+                # A candidate of a format or pattern must have it (else the rule's).
+                return low <= len(v) <= high if text is None else text_fits(schema, v)
+
             if bound:
-                fits = [v for v in bound if isinstance(v, str) and low <= len(v) <= high]
+                fits = [v for v in bound if isinstance(v, str) and ok(v)]
                 if fits:
-                    return self.rule(hint, " | ".join(_literal(v) for v in fits))
-            plain = {v for v in excluded or () if isinstance(v, str) and _plain(v)}
+                    return self.rule(hint, " | ".join(literal(v) for v in fits))
+            plain = {v for v in excluded or () if isinstance(v, str) and is_plain(v)}
             if self.grounded is not None and name and is_grounded(name, schema):
                 everything = self.grounded
                 if is_email(name, schema):
@@ -614,17 +517,19 @@ class _Builder:
                     [v for v in self.labels.get(name, []) if v in everything],
                     everything,
                 ):
-                    seen = [v for v in pool or () if low <= len(v) <= high and v not in plain]
+                    seen = [v for v in pool or () if ok(v) and v not in plain]
                     if seen:
                         break
                 if seen:
-                    return self.rule(hint, " | ".join(_literal(v) for v in seen))
+                    return self.rule(hint, " | ".join(literal(v) for v in seen))
             if self.grounded is not None and name:
                 key = f"{self.tool_name}.{name}"
                 for pool in (self.shaped.get(key), self.named.get(key)):
-                    seen = [v for v in pool or () if low <= len(v) <= high and v not in plain]
+                    seen = [v for v in pool or () if ok(v) and v not in plain]
                     if seen:
-                        return self.rule(hint, " | ".join(_literal(v) for v in seen))
+                        return self.rule(hint, " | ".join(literal(v) for v in seen))
+            if text is not None:
+                return self.rule(hint, f'"\\"" {text} "\\""')
             # A failed value with punctuation added is the same value.
             banned = {v + c for v in plain if len(v) >= 3 for c in TRAILING_PUNCTUATION}
             if self.grounded is not None and name:
@@ -643,7 +548,9 @@ class _Builder:
                 # An example the conversation lacks, with anything after it
                 # ("08:15 ", "2025-01-31 16:45").
                 banned |= {
-                    v for v in self.unseen_examples.get(f"{self.tool_name}.{name}", []) if _plain(v)
+                    v
+                    for v in self.unseen_examples.get(f"{self.tool_name}.{name}", [])
+                    if is_plain(v)
                 }
             if plain or banned:
                 return self.string_excluding(plain, low, high, hint, banned)
@@ -653,15 +560,44 @@ class _Builder:
             if kind == "integer":
                 numbers = [v for v in numbers if isinstance(v, int)]
             if numbers:
-                return self.rule(hint, " | ".join(_literal(v) for v in numbers))
+                return self.rule(hint, " | ".join(literal(v) for v in numbers))
         choice = self.numbers.get(f"{self.tool_name}.{name}") if name else None
         if kind in ("integer", "number") and choice is not None:
             # Only what the conversation gives: a number it never wrote is
             # an invented one ("yield 5%" written 5000, "2 pounds" as 1).
             return self.rule(hint, " | ".join(json.dumps(v) for v in choice.literals))
-        if kind in ("integer", "number", "boolean", "null"):
+        if kind in ("integer", "number"):
+            body, left = (integer_rule if kind == "integer" else number_rule)(schema, self.digits)
+            for key in sorted(left):
+                self.leave(key)
+            return self.rule(hint, body) if body else str(kind)
+        if kind in ("boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")
+
+    def leave(self, keyword: str) -> None:
+        """`keyword`, at the current path, is left to validation."""
+        self.left.append((".".join(self.path).replace(".[]", "[]") or "(arguments)", keyword))
+
+    def text_rule(self, schema: dict[str, Any], hint: str) -> str | None:
+        """The rule for a string's content under its `format` or `pattern`
+        (schema_rules); None when neither has one (reported as left)."""
+        fmt, pattern = schema.get("format"), schema.get("pattern")
+        body = format_rule(fmt) if isinstance(fmt, str) else None
+        if fmt is not None and body is None:
+            self.leave("format")
+        if isinstance(pattern, str):
+            written = pattern_rule(pattern) if body is None else None
+            body = body or written
+            if written is None:
+                self.leave("pattern")
+        if body is None:
+            return None
+        # The content's rule sets the length; its bounds are validation's.
+        for key in ("minLength", "maxLength"):
+            if key in schema:
+                self.leave(key)
+        return self.rule(f"{hint}-text", body)
 
     def string_excluding(
         self,
@@ -770,33 +706,58 @@ class _Builder:
         optional = [k for k in props if k not in required]
         # Exclusions apply to the call's own (top-level) arguments only.
         top = hint.endswith("-args") and schema is self._root
-        pairs = {
-            k: f'{_literal(k)} sp ":" sp '
-            + self.value(
-                props[k], f"{hint}-{k}", name=k, excluded=self.exclude.get(k) if top else None
-            )
-            for k in props
-        }
+        pairs = {}
+        for k in props:
+            self.path.append(k)
+            try:
+                excluded = self.exclude.get(k) if top else None
+                value = self.value(props[k], f"{hint}-{k}", name=k, excluded=excluded)
+            finally:
+                self.path.pop()
+            pairs[k] = f'{literal(k)} sp ":" sp {value}'
+        least, most = int(schema.get("minProperties", 0)), schema.get("maxProperties")
+        # At least one key, or at most one, where there are only optional ones.
+        one = (not required and least == 1, not required and most == 1)
+        if least > len(required) and not one[0]:
+            self.leave("minProperties")
+        if most is not None and int(most) < len(props) and not one[1]:
+            self.leave("maxProperties")
         parts = [pairs[k] for k in required]
         body = ' sp "," sp '.join(parts)
-        if optional:
-            if parts:
-                body += "".join(f' (sp "," sp {pairs[k]})?' for k in optional)
-            elif len(optional) <= MAX_FREE_ORDER:
-                # Any subset of the optional keys, in declaration order. A
-                # nested object says something (a "budget" of {} is none);
-                # the call's own arguments may all be left out.
-                starts = [
-                    pairs[k] + "".join(f' (sp "," sp {pairs[j]})?' for j in optional[i + 1 :])
-                    for i, k in enumerate(optional)
-                ]
-                body = "(" + " | ".join(starts) + ")" + ("?" if top else "")
-            else:
-                # Many keys: later ones need the first (the rule stays small).
-                tail = "".join(f' (sp "," sp {pairs[k]})?' for k in optional[1:])
-                body = f"({pairs[optional[0]]}{tail})?"
+        if parts:
+            body += "".join(f' (sp "," sp {pairs[k]})?' for k in optional)
+        elif optional:
+            body = self.optional_keys([pairs[k] for k in optional], hint, top, *one)
         inner = f" {body} sp" if body else ""
         return self.rule(hint, f'"{{" sp{inner} "}}"')
+
+    def optional_keys(
+        self, pairs: list[str], hint: str, top: bool, at_least_one: bool, at_most_one: bool
+    ) -> str:
+        """Any subset of an object's (all optional) key-value `pairs`, in
+        declaration order. A nested object says something (a "budget" of {}
+        is none), and so does one with minProperties; the call's own
+        arguments may otherwise all be left out."""
+        maybe = "?" if top and not at_least_one else ""
+        if at_most_one:
+            return f"({' | '.join(pairs)}){maybe}"
+        if len(pairs) <= MAX_FREE_ORDER:
+            starts = [
+                pair + "".join(f' (sp "," sp {later})?' for later in pairs[i + 1 :])
+                for i, pair in enumerate(pairs)
+            ]
+            return f"({' | '.join(starts)}){maybe}"
+        if not at_least_one:
+            # Many keys: later ones need the first (the rule stays small).
+            tail = "".join(f' (sp "," sp {later})?' for later in pairs[1:])
+            return f"({pairs[0]}{tail})?"
+        # At least one of many: each key's optional successors as one chain.
+        after = ""
+        starts = []
+        for i in range(len(pairs) - 1, -1, -1):
+            starts.append(f"{pairs[i]} {after}".strip())
+            after = self.rule(f"{hint}-from-{i}", f'(sp "," sp {pairs[i]})? {after}'.strip())
+        return f"({' | '.join(reversed(starts))})"
 
     def preferred_rule(
         self, schema: dict[str, Any], hint: str, name: str, excluded: set[Any] | None
@@ -811,7 +772,7 @@ class _Builder:
             for v in self.preferred[key]
             if admits(schema, v) and not (isinstance(v, str) and v in (excluded or ()))
         ]
-        return self.rule(hint, " | ".join(_literal(v) for v in fits)) if fits else None
+        return self.rule(hint, " | ".join(literal(v) for v in fits)) if fits else None
 
     def ordered_selection(self, listing: list[str], hint: str) -> str:
         """A JSON array of one or more of `listing`'s values, each at most
@@ -820,25 +781,52 @@ class _Builder:
         tails: list[str] = [""] * len(listing)
         for i in range(len(listing) - 1, -1, -1):
             later = [
-                f"{_literal(listing[j])} {tails[j]}".strip() for j in range(i + 1, len(listing))
+                f"{literal(listing[j])} {tails[j]}".strip() for j in range(i + 1, len(listing))
             ]
             tails[i] = (
                 self.rule(f"{hint}-after-{i}", f'(sp "," sp ({" | ".join(later)}))?')
                 if later
                 else ""
             )
-        firsts = " | ".join(f"{_literal(v)} {tails[i]}".strip() for i, v in enumerate(listing))
+        firsts = " | ".join(f"{literal(v)} {tails[i]}".strip() for i, v in enumerate(listing))
         return f'"[" sp ({firsts}) sp "]"'
 
     def array(self, schema: dict[str, Any], hint: str, name: str = "") -> str:
         listing = self.preferred_items.get(f"{self.tool_name}.{name}") if name else None
         if listing:
             return self.rule(hint, self.ordered_selection(listing, hint))
-        item = self.value(schema.get("items", {}), f"{hint}-item")
+        self.path.append("[]")
+        try:
+            item = self.value(schema.get("items", {}), f"{hint}-item")
+        finally:
+            self.path.pop()
         low = int(schema.get("minItems", 0))
         high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)
+        if schema.get("uniqueItems") is True and high > 1:
+            # Distinct items are validation's; an enum's items are at most its values.
+            choices = (schema.get("items") or {}).get("enum")
+            high = max(low, 1, min(high, len(choices))) if isinstance(choices, list) else high
+            self.leave("uniqueItems")
         if low == 0:
             body = f'"[" sp ({item} (sp "," sp {item}){{0,{high - 1}}})? sp "]"'
         else:
             body = f'"[" sp {item} (sp "," sp {item}){{{low - 1},{high - 1}}} sp "]"'
         return self.rule(hint, body)
+
+
+def unenforced_keywords(tool: ToolSpec) -> list[tuple[str, str]]:
+    """(parameter path, keyword) for each keyword of `tool`'s schema that
+    its grammar leaves to validation; ("(arguments)", "fallback: ...") when
+    the whole schema takes llama-server's JSON-Schema path instead."""
+    return list(_unenforced(tool.name, json.dumps(tool.parameters)))
+
+
+@lru_cache(maxsize=256)
+def _unenforced(name: str, schema: str) -> tuple[tuple[str, str], ...]:
+    # Every run start asks (validate_workflow), mostly for the same tools.
+    builder = _Builder()
+    try:
+        builder.call(ToolSpec(name, "", json.loads(schema)))
+    except Unsupported as e:
+        return (("(arguments)", f"fallback: {e}"),)
+    return tuple(dict.fromkeys(builder.left))

@@ -330,7 +330,8 @@ PATTERN_TOOL = ToolSpec(
     "code",
     parameters={
         "type": "object",
-        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        # allOf: a shape the grammar does not write (a pattern now has a rule).
+        "properties": {"code": {"allOf": [{"type": "string"}, {"maxLength": 3}]}},
         "required": ["code"],
     },
 )

@@ -1,0 +1,325 @@
+"""The schema enforced as written (issue 34, item 0): `format`, `pattern`,
+numeric bounds, `uniqueItems`, `minProperties`/`maxProperties` are written in
+the grammar where schema_rules can, and otherwise left to validation and
+reported; none of them makes the grammar fall back to llama-server's own
+JSON-Schema path. Checked over real tool sets: the MCP server the SDK tests
+start, the outside-domain scenarios, and BFCL's function files when the
+bfcl-eval wheel is in bench's cache (nothing is downloaded here).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import zipfile
+from typing import Any
+
+import jsonschema
+import pytest
+
+from bench.bfcl import DATA, WHEEL, default_cache_dir, parameters_schema
+from forge_core.grammar import build_grammar, unenforced_keywords
+from forge_core.schema_rules import FORMAT_PATTERNS, FORMATS, pattern_rule
+from forge_core.workflow import ToolSpec, Workflow, validate_workflow
+from forge_evals.scenarios import ALL_SCENARIOS
+from tests.mcp_server import TOOLS as MCP_TOOLS
+from tests.unit.test_choice_guardrails import accepts
+
+
+def tool(name: str, **properties: Any) -> ToolSpec:
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    return ToolSpec(name, f"The {name} tool", schema)
+
+
+def rule_of(schema: dict[str, Any]) -> tuple[str, str]:
+    """The grammar of a one-parameter tool and its parameter's rule name."""
+    grammar = build_grammar([tool("t", v=schema)])
+    assert grammar is not None, schema
+    args = next(line for line in grammar.splitlines() if line.startswith("t-args ::= "))
+    found = re.search(r'"\\"v\\"" sp ":" sp ([\w-]+)', args)
+    assert found, args
+    return grammar, found.group(1)
+
+
+def admitted(schema: dict[str, Any], value: Any) -> bool:
+    grammar, rule = rule_of(schema)
+    return accepts(grammar, rule, json.dumps(value))
+
+
+# ── real tool sets ───────────────────────────────────────────────────────
+
+
+def local_tools() -> list[ToolSpec]:
+    tools = [ToolSpec(t.name, t.description or "", t.input_schema) for t in MCP_TOOLS]
+    for scenario in ALL_SCENARIOS:
+        for t in scenario.build().tools.values():
+            tools.append(ToolSpec(t.name, t.description, t.json_schema()))
+    return tools
+
+
+def test_every_tool_of_the_mcp_server_and_the_scenarios_gets_a_grammar() -> None:
+    """Before: 11 of the 161 distinct tools fell back (format, pattern,
+    uniqueItems, minimum/maximum/exclusiveMinimum)."""
+    tools = local_tools()
+    assert len(tools) > 100
+    fell_back = [t.name for t in tools if build_grammar([t]) is None]
+    assert fell_back == []
+    # The scenarios do use the keywords this is about.
+    used = {k for t in tools for _, k in unenforced_keywords(t)}
+    assert {"uniqueItems"} <= used
+
+
+def bfcl_tools() -> list[ToolSpec]:
+    wheel = default_cache_dir() / WHEEL
+    if not wheel.exists():
+        pytest.skip(
+            f"the bfcl-eval wheel is not in {wheel.parent} (`python -m bench.bfcl` gets it)"
+        )
+    tools = []
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            # Python-typed files only: the Java/JavaScript ones use their own type names.
+            if not name.startswith(f"{DATA}/BFCL_v4_") or "java" in name:
+                continue
+            for line in archive.read(name).decode().splitlines():
+                try:
+                    functions = json.loads(line).get("function") or []
+                except ValueError:
+                    break  # a file of another shape
+                for f in functions:
+                    if isinstance(f, dict) and "name" in f:
+                        name_ok = re.sub(r"[^A-Za-z0-9_-]", "_", f["name"])
+                        tools.append(ToolSpec(name_ok, "", parameters_schema(f)))
+    return tools
+
+
+def test_bfcl_tools_fall_back_only_for_values_without_a_type() -> None:
+    """Before: format, maximum and a missing type; now only the last (BFCL's
+    "any": a free-form value the grammar does not write)."""
+    reasons = set()
+    for t in bfcl_tools():
+        if build_grammar([t]) is None:
+            reasons |= {k for _, k in unenforced_keywords(t)}
+    assert reasons <= {"fallback: type None", "fallback: free-form value"}
+
+
+# ── format ───────────────────────────────────────────────────────────────
+
+GOOD = {
+    "date": ["2026-03-01", "1999-12-31"],
+    "date-time": ["2026-03-01T09:30:00Z", "2026-03-01T23:59:59.250+02:00"],
+    "time": ["09:30", "23:59:59", "07:05:00Z"],
+    "email": ["ana.lopez@example.com", "x+y@mail.example.co.uk"],
+    "uuid": ["123e4567-e89b-12d3-a456-426614174000"],
+    "uri": ["https://example.com/a?b=c", "mailto:ana@example.com"],
+    "ipv4": ["192.168.0.1", "255.255.255.0", "8.8.8.8"],
+}
+BAD = {
+    "date": ["2026-13-01", "2026-02-32", "03/01/2026", "tomorrow", "2026-3-1"],
+    "date-time": ["2026-03-01 09:30", "2026-03-01T09:30:00", "2026-03-01T24:00:00Z"],
+    "time": ["9:30", "24:00", "09:60", "half past nine"],
+    "email": ["ana", "ana@", "@example.com", "ana@example"],
+    "uuid": ["123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400"],
+    "uri": ["example.com/a", "https://exa mple.com", "://x"],
+    "ipv4": ["256.1.1.1", "1.2.3", "01.2.3.4x", "a.b.c.d"],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_each_format_admits_its_values_and_nothing_else(fmt: str) -> None:
+    for value in GOOD[fmt]:
+        assert admitted({"type": "string", "format": fmt}, value), value
+        assert re.fullmatch(FORMAT_PATTERNS[fmt], value), value
+    for value in BAD[fmt]:
+        assert not admitted({"type": "string", "format": fmt}, value), value
+        assert not re.fullmatch(FORMAT_PATTERNS[fmt], value), value
+    assert unenforced_keywords(tool("t", v={"type": "string", "format": fmt})) == []
+
+
+def test_a_format_without_a_rule_is_a_plain_string_and_reported() -> None:
+    schema = {"type": "string", "format": "hostname"}
+    assert admitted(schema, "anything at all")
+    assert unenforced_keywords(tool("t", v=schema)) == [("v", "format")]
+
+
+def test_candidates_of_a_date_parameter_must_be_dates() -> None:
+    """A report value bound from a result is kept only when it has the format."""
+    t = tool("t", v={"type": "string", "format": "date"})
+    grammar = build_grammar([t], bound={"t.v": ["March 3", "2026-03-03"]})
+    assert grammar is not None
+    assert accepts(grammar, "t-args-v", '"2026-03-03"')
+    assert not accepts(grammar, "t-args-v", '"March 3"')
+
+
+# ── pattern ──────────────────────────────────────────────────────────────
+
+PATTERNS = [
+    (r"^[A-Z]{2}-\d{4}$", ["AB-1234"], ["ab-1234", "AB-123", "AB-12345", "AB1234"]),
+    (r"^\d{4}-\d{2}$", ["2026-03"], ["2026-3", "202603", "2026-03-01"]),
+    (r"^S-\d{4}-\d{3}$", ["S-2207-014"], ["S-2207-14", "s-2207-014"]),
+    (r"^(INV|CRN)-[0-9]{3,5}$", ["INV-123", "CRN-12345"], ["INV-12", "ABC-123"]),
+    (r"^[a-z0-9._-]+$", ["a.b-c_d"], ["", "A", "a b"]),
+    (r"^\+?[0-9]{7,12}$", ["+4712345678", "1234567"], ["++1234567", "12345"]),
+    (r"^[^@\s]{1,4}x$", ["ab!x"], ["abcdex"]),  # \s inside a class: not translated
+    (r"^ORD-", ["ORD-1", "ORD-anything"], ["ord-1", "X-ORD-1"]),
+]
+
+
+@pytest.mark.parametrize(("pattern", "good", "bad"), PATTERNS)
+def test_a_simple_pattern_is_written_in_the_grammar(
+    pattern: str, good: list[str], bad: list[str]
+) -> None:
+    schema = {"type": "string", "pattern": pattern}
+    translated = pattern_rule(pattern) is not None
+    for value in good:
+        assert admitted(schema, value), value
+        jsonschema.validate(value, schema)
+    for value in bad:
+        if translated:
+            assert not admitted(schema, value), value
+    keywords = unenforced_keywords(tool("t", v=schema))
+    assert keywords == ([] if translated else [("v", "pattern")])
+
+
+def test_which_patterns_are_translated() -> None:
+    assert pattern_rule(r"^[A-Z]{2}-\d{4}$") is not None
+    for hard in (
+        r"\d{4}",  # unanchored: a search, free text around it
+        r"^(?=.*\d).{8,}$",  # lookahead
+        r"^(a)\1$",  # backreference
+        r"^\s+$",
+        r'^["]$',  # a quote needs a JSON escape
+        r"^[ -~]{3}$",  # a range holding the quote and the backslash
+        r"^a{1,50000}$",
+    ):
+        assert pattern_rule(hard) is None, hard
+        assert admitted({"type": "string", "pattern": hard}, "x1")  # a plain string
+
+
+# ── numbers ──────────────────────────────────────────────────────────────
+
+
+def test_a_small_integer_range_is_listed() -> None:
+    schema = {"type": "integer", "minimum": 1, "maximum": 3}
+    assert [v for v in range(-2, 6) if admitted(schema, v)] == [1, 2, 3]
+    step = {"type": "integer", "minimum": 0, "maximum": 60, "multipleOf": 15}
+    assert [v for v in range(-5, 70) if admitted(step, v)] == [0, 15, 30, 45, 60]
+    exclusive = {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4}
+    assert [v for v in range(-2, 6) if admitted(exclusive, v)] == [1, 2, 3]
+    for s in (schema, step, exclusive):
+        assert unenforced_keywords(tool("t", v=s)) == []
+
+
+def test_a_wide_range_drops_the_sign_and_bounds_the_digits() -> None:
+    schema = {"type": "integer", "minimum": 1000, "maximum": 60000}
+    assert admitted(schema, 2500) and admitted(schema, 99999)  # validation's
+    assert not admitted(schema, -2500) and not admitted(schema, 100000)
+    assert sorted(unenforced_keywords(tool("t", v=schema))) == [("v", "maximum"), ("v", "minimum")]
+    positive = {"type": "integer", "minimum": 1}
+    assert admitted(positive, 7) and not admitted(positive, 0) and not admitted(positive, -7)
+    assert unenforced_keywords(tool("t", v=positive)) == []
+    price = {"type": "number", "minimum": 0}
+    assert admitted(price, 12.5) and admitted(price, 0) and not admitted(price, -1.5)
+    assert unenforced_keywords(tool("t", v=price)) == []
+    fractional = {"type": "number", "maximum": 1.5, "multipleOf": 0.5}
+    assert admitted(fractional, -3.25)  # all left to validation
+    assert sorted(k for _, k in unenforced_keywords(tool("t", v=fractional))) == [
+        "maximum",
+        "multipleOf",
+    ]
+
+
+# ── objects and arrays ───────────────────────────────────────────────────
+
+CHANGES = {
+    "type": "object",
+    "properties": {"email": {"type": "string"}, "phone": {"type": "string"}},
+    "minProperties": 1,
+}
+
+
+def test_min_properties_one_needs_a_key_even_at_the_top() -> None:
+    nested = tool("update", changes=CHANGES)
+    grammar = build_grammar([nested])
+    assert grammar is not None
+    assert not accepts(grammar, "update-args-changes", "{}")
+    assert accepts(grammar, "update-args-changes", '{"phone":"555"}')
+    top = ToolSpec("update", "", {**CHANGES, "type": "object"})
+    grammar = build_grammar([top])
+    assert grammar is not None
+    assert not accepts(grammar, "update-args", "{}")
+    assert accepts(grammar, "update-args", '{"email":"a@b.c", "phone":"5"}')
+    assert unenforced_keywords(top) == []
+
+
+def test_min_properties_one_of_many_keys() -> None:
+    props = {f"k{i}": {"type": "integer"} for i in range(15)}
+    top = ToolSpec("many", "", {"type": "object", "properties": props, "minProperties": 1})
+    grammar = build_grammar([top])
+    assert grammar is not None
+    assert not accepts(grammar, "many-args", "{}")
+    for text in ('{"k14":1}', '{"k3":1,"k9":2}', '{"k0":1,"k1":2,"k14":3}'):
+        assert accepts(grammar, "many-args", text), text
+    assert not accepts(grammar, "many-args", '{"k9":1,"k3":2}')  # declaration order
+
+
+def test_max_properties_one_is_exactly_one_key_and_others_are_reported() -> None:
+    one = tool("pick", by={**CHANGES, "maxProperties": 1})
+    grammar = build_grammar([one])
+    assert grammar is not None
+    assert accepts(grammar, "pick-args-by", '{"email":"a"}')
+    assert not accepts(grammar, "pick-args-by", '{"email":"a","phone":"b"}')
+    two = tool("pick", by={**CHANGES, "minProperties": 2, "maxProperties": 2})
+    assert build_grammar([two]) is not None
+    assert unenforced_keywords(two) == [("by", "minProperties")]
+
+
+def test_unique_items_are_left_to_validation_and_reported() -> None:
+    schema = {
+        "type": "array",
+        "items": {"type": "string", "pattern": r"^S-\d{4}-\d{3}$"},
+        "uniqueItems": True,
+    }
+    grammar, rule = rule_of(schema)
+    assert accepts(grammar, rule, '["S-2207-014","S-2207-019"]')
+    assert not accepts(grammar, rule, '["2207-014"]')  # the items' pattern holds
+    assert unenforced_keywords(tool("t", v=schema)) == [("v", "uniqueItems")]
+    days = {"type": "array", "items": {"enum": ["mon", "tue"]}, "uniqueItems": True}
+    grammar, rule = rule_of(days)
+    assert accepts(grammar, rule, '["mon","tue"]')
+    assert not accepts(grammar, rule, '["mon","tue","mon"]')  # at most the enum's size
+
+
+def test_nested_paths_and_refs_are_reported_by_their_path() -> None:
+    def trip(host: dict[str, Any]) -> ToolSpec:
+        stay = {"type": "object", "properties": {"host": host}}
+        schema = {
+            "type": "object",
+            "$defs": {"stay": stay},
+            "properties": {
+                "stays": {"type": "array", "items": {"$ref": "#/$defs/stay"}},
+                "choice": {"anyOf": [{"type": "integer", "multipleOf": 7}, {"type": "null"}]},
+            },
+        }
+        return ToolSpec("trip", "", schema)
+
+    untyped = trip({"format": "hostname"})
+    assert build_grammar([untyped]) is None  # `host` has no type: a free-form value
+    assert unenforced_keywords(untyped) == [("(arguments)", "fallback: type None")]
+    typed = trip({"type": "string", "format": "hostname"})
+    assert build_grammar([typed]) is not None
+    assert unenforced_keywords(typed) == [("stays[].host", "format"), ("choice", "multipleOf")]
+
+
+def test_validate_workflow_logs_what_is_left_to_validation(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    loose = tool("book", nights={"type": "integer", "minimum": 1, "maximum": 400})
+    tight = tool("lookup", day={"type": "string", "format": "date"})
+    wf = Workflow(name="wf", tools=[loose, tight], terminal_tools=["book"])
+    with caplog.at_level(logging.INFO, logger="forge_core.workflow"):
+        validate_workflow(wf)
+    lines = [r.getMessage() for r in caplog.records if "validation" in r.getMessage()]
+    assert len(lines) == 1
+    assert "book" in lines[0] and "nights: maximum" in lines[0]
