@@ -19,16 +19,13 @@ longer admits that value, so the model cannot loop on it. With grounding on,
 free strings also cannot be a placeholder copied from the schema
 ("city_name" for `city`, the tool's own name).
 
-The schema keywords tool parameters use in practice are translated (type,
-properties, required, enum, const, items, anyOf/oneOf, local $ref, length
-and item bounds, string `format`s and simple `pattern`s, small integer
-ranges: schema_rules.py); the rest of `minimum`/`maximum`/`multipleOf`,
-`uniqueItems`, `minProperties`/`maxProperties`, other formats and patterns
-are left to validation (`unenforced_keywords` names them, and validate_workflow
-logs them at run start). Only a shape the grammar cannot write (a free-form
-value, `allOf`, a remote `$ref`) makes `build_grammar` return None and the
-backend fall back to `response_format`. Arguments are validated against the
-full schema after generation either way.
+The schema keywords tool parameters use are translated (schema_rules.py
+writes formats, simple patterns and small integer ranges); what the grammar
+cannot write, e.g. most bounds, `multipleOf` or `uniqueItems`, is left to
+validation and reported (`unenforced_keywords`, logged at run start). Only
+a shape it cannot write (a free-form value, `allOf`) returns None: the
+backend falls back to `response_format`. Arguments are validated against
+the full schema after generation either way.
 """
 
 from __future__ import annotations
@@ -45,6 +42,7 @@ from forge_core.schema_rules import (
     ALWAYS_VALIDATED,
     CHAIN_INDEX,
     MAX_STRING,
+    NUMBER_KEYS,
     SUPPORTED_KEYS,
     TRAILING_PUNCTUATION,
     admits,
@@ -52,16 +50,16 @@ from forge_core.schema_rules import (
     chain_name,
     chain_text,
     exclusions,
-    format_rule,
     integer_rule,
     is_plain,
     literal,
     number_rule,
-    pattern_rule,
+    optional_keys,
     placeholder_prefixes,
     placeholders,
     references,
     string_bound,
+    text_body,
     text_fits,
 )
 from forge_core.workflow import ToolSpec
@@ -82,9 +80,6 @@ __all__ = [
 
 MAX_ITEMS = 16
 MAX_CALLS = 8
-# Optional keys of an object without required ones, up to which any subset
-# may be written (the rule grows with the square of their number).
-MAX_FREE_ORDER = 12
 # Default bound for identifier-like strings that declare no maxLength.
 MAX_IDENTIFIER = 48
 
@@ -493,111 +488,117 @@ class _Builder:
             return self.array(schema, hint, name)
         bound = self.bound.get(f"{self.tool_name}.{name}") if name else None
         if kind == "string":
-            low = int(schema.get("minLength", 0))
-            default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
-            high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
-            text = self.text_rule(schema, hint)
-
-            def ok(v: str) -> bool:
-                # A candidate of a format or pattern must have it (else the rule's).
-                return low <= len(v) <= high if text is None else text_fits(schema, v)
-
-            if bound:
-                fits = [v for v in bound if isinstance(v, str) and ok(v)]
-                if fits:
-                    return self.rule(hint, " | ".join(literal(v) for v in fits))
-            plain = {v for v in excluded or () if isinstance(v, str) and is_plain(v)}
-            if self.grounded is not None and name and is_grounded(name, schema):
-                everything = self.grounded
-                if is_email(name, schema):
-                    everything = emails_only(everything)
-                seen = []
-                for pool in (
-                    self.formats.get(f"{self.tool_name}.{name}"),
-                    [v for v in self.labels.get(name, []) if v in everything],
-                    everything,
-                ):
-                    seen = [v for v in pool or () if ok(v) and v not in plain]
-                    if seen:
-                        break
-                if seen:
-                    return self.rule(hint, " | ".join(literal(v) for v in seen))
-            if self.grounded is not None and name:
-                key = f"{self.tool_name}.{name}"
-                for pool in (self.shaped.get(key), self.named.get(key)):
-                    seen = [v for v in pool or () if ok(v) and v not in plain]
-                    if seen:
-                        return self.rule(hint, " | ".join(literal(v) for v in seen))
-            if text is not None:
-                return self.rule(hint, f'"\\"" {text} "\\""')
-            # A failed value with punctuation added is the same value.
-            banned = {v + c for v in plain if len(v) >= 3 for c in TRAILING_PUNCTUATION}
-            if self.grounded is not None and name:
-                # Placeholders copied from the schema are never real values,
-                # unless the conversation has them.
-                plain |= placeholders(name, self.tool_name)
-                prefixes = placeholder_prefixes(name, self.tool_name)
-                if self.workflow_name:
-                    plain.add(self.workflow_name)
-                    # The workflow's name joined to another name, as in
-                    # `chat_message` (an OpenAI request's workflow and the
-                    # respond tool's parameter), is a placeholder, not an
-                    # answer. Only `_` and `.`: "weather in Paris" is prose.
-                    prefixes |= {f"{self.workflow_name}{sep}" for sep in "_."}
-                banned |= {p for p in prefixes if not any(v.startswith(p) for v in self.grounded)}
-                # An example the conversation lacks, with anything after it
-                # ("08:15 ", "2025-01-31 16:45").
-                banned |= {
-                    v
-                    for v in self.unseen_examples.get(f"{self.tool_name}.{name}", [])
-                    if is_plain(v)
-                }
-            if plain or banned:
-                return self.string_excluding(plain, low, high, hint, banned)
-            return self.rule(hint, f'"\\"" {self.chars(low, high)} "\\""')
-        if kind in ("integer", "number") and bound:
-            numbers = [v for v in bound if isinstance(v, int | float) and not isinstance(v, bool)]
-            if kind == "integer":
-                numbers = [v for v in numbers if isinstance(v, int)]
-            if numbers:
-                return self.rule(hint, " | ".join(literal(v) for v in numbers))
-        choice = self.numbers.get(f"{self.tool_name}.{name}") if name else None
-        if kind in ("integer", "number") and choice is not None:
-            # Only what the conversation gives: a number it never wrote is
-            # an invented one ("yield 5%" written 5000, "2 pounds" as 1).
-            return self.rule(hint, " | ".join(json.dumps(v) for v in choice.literals))
+            return self.string(schema, hint, name, excluded, bound)
         if kind in ("integer", "number"):
-            body, left = (integer_rule if kind == "integer" else number_rule)(schema, self.digits)
-            for key in sorted(left):
-                self.leave(key)
-            return self.rule(hint, body) if body else str(kind)
+            return self.number(schema, hint, name, kind, bound)
         if kind in ("boolean", "null"):
             return str(kind)
         raise Unsupported(f"type {kind!r}")
+
+    def string(
+        self,
+        schema: dict[str, Any],
+        hint: str,
+        name: str,
+        excluded: set[Any] | None,
+        bound: list[Any] | None,
+    ) -> str:
+        low = int(schema.get("minLength", 0))
+        default = MAX_IDENTIFIER if is_identifier_like(name) else MAX_STRING
+        high = max(low, min(int(schema.get("maxLength", default)), self.string_bound))
+        text = self.text_rule(schema, hint)
+
+        def ok(v: str) -> bool:
+            # A candidate of a format or pattern must have it (else the rule's).
+            return low <= len(v) <= high if text is None else text_fits(schema, v)
+
+        if bound:
+            fits = [v for v in bound if isinstance(v, str) and ok(v)]
+            if fits:
+                return self.rule(hint, " | ".join(literal(v) for v in fits))
+        plain = {v for v in excluded or () if isinstance(v, str) and is_plain(v)}
+        if self.grounded is not None and name and is_grounded(name, schema):
+            everything = self.grounded
+            if is_email(name, schema):
+                everything = emails_only(everything)
+            seen = []
+            for pool in (
+                self.formats.get(f"{self.tool_name}.{name}"),
+                [v for v in self.labels.get(name, []) if v in everything],
+                everything,
+            ):
+                seen = [v for v in pool or () if ok(v) and v not in plain]
+                if seen:
+                    break
+            if seen:
+                return self.rule(hint, " | ".join(literal(v) for v in seen))
+        if self.grounded is not None and name:
+            key = f"{self.tool_name}.{name}"
+            for pool in (self.shaped.get(key), self.named.get(key)):
+                seen = [v for v in pool or () if ok(v) and v not in plain]
+                if seen:
+                    return self.rule(hint, " | ".join(literal(v) for v in seen))
+        if text is not None:
+            return self.rule(hint, f'"\\"" {text} "\\""')
+        # A failed value with punctuation added is the same value.
+        banned = {v + c for v in plain if len(v) >= 3 for c in TRAILING_PUNCTUATION}
+        if self.grounded is not None and name:
+            # Placeholders copied from the schema are never real values,
+            # unless the conversation has them.
+            plain |= placeholders(name, self.tool_name)
+            prefixes = placeholder_prefixes(name, self.tool_name)
+            if self.workflow_name:
+                plain.add(self.workflow_name)
+                # The workflow's name joined to another name, as in
+                # `chat_message` (an OpenAI request's workflow and the
+                # respond tool's parameter), is a placeholder, not an
+                # answer. Only `_` and `.`: "weather in Paris" is prose.
+                prefixes |= {f"{self.workflow_name}{sep}" for sep in "_."}
+            banned |= {p for p in prefixes if not any(v.startswith(p) for v in self.grounded)}
+            # An example the conversation lacks, with anything after it
+            # ("08:15 ", "2025-01-31 16:45").
+            banned |= {
+                v for v in self.unseen_examples.get(f"{self.tool_name}.{name}", []) if is_plain(v)
+            }
+        if plain or banned:
+            return self.string_excluding(plain, low, high, hint, banned)
+        return self.rule(hint, f'"\\"" {self.chars(low, high)} "\\""')
+
+    def number(
+        self, schema: dict[str, Any], hint: str, name: str, kind: str, bound: list[Any] | None
+    ) -> str:
+        def in_bounds(v: Any) -> bool:
+            # A value out of the schema's bounds could only be rejected.
+            return not NUMBER_KEYS & set(schema) or admits(schema, v)
+
+        numbers = [v for v in bound or () if isinstance(v, int | float) and not isinstance(v, bool)]
+        if kind == "integer":
+            numbers = [v for v in numbers if isinstance(v, int)]
+        numbers = [v for v in numbers if in_bounds(v)]
+        if numbers:
+            return self.rule(hint, " | ".join(literal(v) for v in numbers))
+        choice = self.numbers.get(f"{self.tool_name}.{name}") if name else None
+        given = [v for v in choice.literals if in_bounds(json.loads(v))] if choice else []
+        if given:
+            # Only what the conversation gives: a number it never wrote is
+            # an invented one ("yield 5%" written 5000, "2 pounds" as 1).
+            return self.rule(hint, " | ".join(json.dumps(v) for v in given))
+        body, left = (integer_rule if kind == "integer" else number_rule)(schema, self.digits)
+        for key in sorted(left):
+            self.leave(key)
+        return self.rule(hint, body) if body else kind
 
     def leave(self, keyword: str) -> None:
         """`keyword`, at the current path, is left to validation."""
         self.left.append((".".join(self.path).replace(".[]", "[]") or "(arguments)", keyword))
 
     def text_rule(self, schema: dict[str, Any], hint: str) -> str | None:
-        """The rule for a string's content under its `format` or `pattern`
-        (schema_rules); None when neither has one (reported as left)."""
-        fmt, pattern = schema.get("format"), schema.get("pattern")
-        body = format_rule(fmt) if isinstance(fmt, str) else None
-        if fmt is not None and body is None:
-            self.leave("format")
-        if isinstance(pattern, str):
-            written = pattern_rule(pattern) if body is None else None
-            body = body or written
-            if written is None:
-                self.leave("pattern")
-        if body is None:
-            return None
-        # The content's rule sets the length; its bounds are validation's.
-        for key in ("minLength", "maxLength"):
-            if key in schema:
-                self.leave(key)
-        return self.rule(f"{hint}-text", body)
+        """The rule for a string's content under its `format` or `pattern`;
+        None when neither has one."""
+        body, left = text_body(schema)
+        for key in left:
+            self.leave(key)
+        return self.rule(f"{hint}-text", body) if body else None
 
     def string_excluding(
         self,
@@ -727,37 +728,9 @@ class _Builder:
         if parts:
             body += "".join(f' (sp "," sp {pairs[k]})?' for k in optional)
         elif optional:
-            body = self.optional_keys([pairs[k] for k in optional], hint, top, *one)
+            body = optional_keys([pairs[k] for k in optional], hint, top, *one, self.rule)
         inner = f" {body} sp" if body else ""
         return self.rule(hint, f'"{{" sp{inner} "}}"')
-
-    def optional_keys(
-        self, pairs: list[str], hint: str, top: bool, at_least_one: bool, at_most_one: bool
-    ) -> str:
-        """Any subset of an object's (all optional) key-value `pairs`, in
-        declaration order. A nested object says something (a "budget" of {}
-        is none), and so does one with minProperties; the call's own
-        arguments may otherwise all be left out."""
-        maybe = "?" if top and not at_least_one else ""
-        if at_most_one:
-            return f"({' | '.join(pairs)}){maybe}"
-        if len(pairs) <= MAX_FREE_ORDER:
-            starts = [
-                pair + "".join(f' (sp "," sp {later})?' for later in pairs[i + 1 :])
-                for i, pair in enumerate(pairs)
-            ]
-            return f"({' | '.join(starts)}){maybe}"
-        if not at_least_one:
-            # Many keys: later ones need the first (the rule stays small).
-            tail = "".join(f' (sp "," sp {later})?' for later in pairs[1:])
-            return f"({pairs[0]}{tail})?"
-        # At least one of many: each key's optional successors as one chain.
-        after = ""
-        starts = []
-        for i in range(len(pairs) - 1, -1, -1):
-            starts.append(f"{pairs[i]} {after}".strip())
-            after = self.rule(f"{hint}-from-{i}", f'(sp "," sp {pairs[i]})? {after}'.strip())
-        return f"({' | '.join(reversed(starts))})"
 
     def preferred_rule(
         self, schema: dict[str, Any], hint: str, name: str, excluded: set[Any] | None

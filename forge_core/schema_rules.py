@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,12 @@ FORMAT_PATTERNS = {
     "ipv4": rf"{_RE_OCTET}\.{_RE_OCTET}\.{_RE_OCTET}\.{_RE_OCTET}",
 }
 
+NUMBER_KEYS = frozenset(
+    ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+)
+# Optional keys of an object without required ones, up to which any subset
+# may be written (the rule grows with the square of their number).
+MAX_FREE_ORDER = 12
 # Integers a bounded range lists one by one, up to this many.
 MAX_LISTED = 64
 # What `*` and `+` (and `{n,}`) in a pattern may repeat at most: a bound
@@ -102,8 +109,7 @@ def integer_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[s
     validation. A range of at most MAX_LISTED values (after `multipleOf`)
     is listed; otherwise a lower bound of 0 or 1 drops the sign (and the
     zero), and an upper bound limits the digits. None: the usual rule."""
-    keys = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-    present = keys & set(schema)
+    present = set(schema) & NUMBER_KEYS
     low, high = _integer_bounds(schema)
     step = schema.get("multipleOf")
     if low is not None and high is not None and high - low < 4 * MAX_LISTED:
@@ -123,8 +129,7 @@ def integer_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[s
 def number_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[str]]:
     """A number's rule under its bounds: without a sign when it has a
     non-negative lower bound; the rest is left to validation."""
-    keys = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-    present = keys & set(schema)
+    present = set(schema) & NUMBER_KEYS
     low = _number(schema.get("minimum"))
     low_x = _number(schema.get("exclusiveMinimum"))
     if (low is None or low < 0) and (low_x is None or low_x < 0):
@@ -170,6 +175,57 @@ def text_fits(schema: dict[str, Any], value: str) -> bool:
     except re.error:
         return False
     return int(schema.get("minLength", 0)) <= len(value) <= int(schema.get("maxLength", 1 << 30))
+
+
+def text_body(schema: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """The content rule of a string under its `format` (else its `pattern`),
+    and the keywords left to validation: a format or pattern without a rule,
+    a pattern beside a format, the length bounds beside either."""
+    fmt, pattern = schema.get("format"), schema.get("pattern")
+    body = format_rule(fmt) if isinstance(fmt, str) else None
+    left = ["format"] if fmt is not None and body is None else []
+    if isinstance(pattern, str):
+        written = pattern_rule(pattern) if body is None else None
+        body = body or written
+        left += [] if written else ["pattern"]
+    if body is not None:
+        # The content's rule sets the length.
+        left += [k for k in ("minLength", "maxLength") if k in schema]
+    return body, left
+
+
+def optional_keys(
+    pairs: list[str],
+    hint: str,
+    top: bool,
+    at_least_one: bool,
+    at_most_one: bool,
+    rule: Callable[[str, str], str],
+) -> str:
+    """Any subset of an object's (all optional) key-value `pairs`, in
+    declaration order; `rule` names a new rule. A nested object says
+    something (a "budget" of {} is none), and so does one with
+    minProperties; the call's own arguments may otherwise all be left out."""
+    maybe = "?" if top and not at_least_one else ""
+    if at_most_one:
+        return f"({' | '.join(pairs)}){maybe}"
+    if len(pairs) <= MAX_FREE_ORDER:
+        starts = [
+            pair + "".join(f' (sp "," sp {later})?' for later in pairs[i + 1 :])
+            for i, pair in enumerate(pairs)
+        ]
+        return f"({' | '.join(starts)}){maybe}"
+    if not at_least_one:
+        # Many keys: later ones need the first (the rule stays small).
+        tail = "".join(f' (sp "," sp {later})?' for later in pairs[1:])
+        return f"({pairs[0]}{tail})?"
+    # At least one of many: each key's optional successors as one chain.
+    after = ""
+    starts = []
+    for i in range(len(pairs) - 1, -1, -1):
+        starts.append(f"{pairs[i]} {after}".strip())
+        after = rule(f"{hint}-from-{i}", f'(sp "," sp {pairs[i]})? {after}'.strip())
+    return f"({' | '.join(reversed(starts))})"
 
 
 def pattern_rule(pattern: str) -> str | None:

@@ -323,3 +323,16 @@ def test_validate_workflow_logs_what_is_left_to_validation(
     lines = [r.getMessage() for r in caplog.records if "validation" in r.getMessage()]
     assert len(lines) == 1
     assert "book" in lines[0] and "nights: maximum" in lines[0]
+
+
+def test_evidence_numbers_outside_the_bounds_are_not_offered() -> None:
+    """A report value or a number the request wrote that the schema's
+    bounds forbid could only be rejected: the range is offered instead."""
+    months = tool("freeze", months={"type": "integer", "minimum": 1, "maximum": 3})
+    grammar = build_grammar([months], bound={"freeze.months": [2, 12]})
+    assert grammar is not None
+    assert accepts(grammar, "freeze-args-months", "2")
+    assert not accepts(grammar, "freeze-args-months", "12")
+    grammar = build_grammar([months], bound={"freeze.months": [12]})
+    assert grammar is not None
+    assert [v for v in range(0, 13) if accepts(grammar, "freeze-args-months", str(v))] == [1, 2, 3]
