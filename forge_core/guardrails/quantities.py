@@ -135,7 +135,9 @@ def _number(raw: str, integer: bool) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-def quantities(text: str, families: set[str], counted: set[str], integer: bool) -> list[Any]:
+def quantities(
+    text: str, families: set[str], counted: set[str], integer: bool, fraction: bool = False
+) -> list[Any]:
     """The numbers `text` writes with one of `families`' units, or right
     before one of the `counted` nouns."""
     out: list[Any] = []
@@ -148,6 +150,9 @@ def quantities(text: str, families: set[str], counted: set[str], integer: bool) 
             factor = next((f for t in families if fam and (f := _factor(fam, t))), None)
         if factor is None:
             continue
+        if fam == "percent" and fraction:
+            # "as a decimal: 5% is 0.05".
+            factor = factor / 100
         value = _number(str(float(m.group("num").replace(",", "")) * factor), integer)
         if value is not None and value not in out:
             out.append(value)
@@ -166,6 +171,8 @@ class Quantities:
                 if kind not in ("integer", "number") or "enum" in schema or not undecided(out, key):
                     continue
                 families, counted = _families(name, schema)
+                described = str(schema.get("description", "")).lower()
+                fraction = "decimal" in described or "fraction" in described
                 if not families and not counted:
                     continue
                 integer = kind == "integer"
@@ -174,7 +181,7 @@ class Quantities:
                     for text in source:
                         found += [
                             v
-                            for v in quantities(text, families, counted, integer)
+                            for v in quantities(text, families, counted, integer, fraction)
                             if v not in found
                         ]
                     if found:

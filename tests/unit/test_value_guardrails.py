@@ -325,3 +325,15 @@ def test_an_error_that_states_a_prefix_and_a_width_repairs_the_value() -> None:
     error = "serial '5521' is not valid: serials are 'GX-' followed by exactly six digits"
     assert repaired("5521", error) == ["GX-005521"]
     assert repaired("5521", "the code has 6 digits") == ["005521"]
+
+
+def test_a_percentage_for_a_parameter_that_takes_a_decimal() -> None:
+    loan = tool(
+        "loan_cost",
+        "Cost of a loan",
+        rate={"type": "number", "description": "Annual rate as a decimal: 5% is 0.05."},
+        fee_percent={"type": "number"},
+    )
+    got = preferred_values(facts([loan], "At 7% a year, fee 2%")).values
+    assert got["loan_cost.rate"] == [0.07, 0.02]
+    assert got["loan_cost.fee_percent"] == [7, 2]
