@@ -661,26 +661,24 @@ class _Run:
         return narrowed or allowed
 
     def decline_if_out_of_scope(self, allowed: list[str]) -> list[str]:
-        """Only the terminal tools when no tool the run may call serves the
-        request (guardrails/decline.py); nothing changes while a required
-        step is pending."""
+        """Only the workflow's decline paths when no other tool the run may
+        call serves the request (guardrails/decline.py); nothing changes
+        while a required step is pending or where there is no decline path."""
         self.declining = False
         if self.steps.pending():
             return allowed
+        terminals = [t for t in self.wf.tools if t.name in self.wf.terminal_set]
+        paths = set(decline_paths(terminals, RESPOND_TOOL))
+        if not paths:
+            return allowed
         withheld = self.unasked_destructive() if self.opts.destructive_policy else set()
-        callable_tools = [
+        others = [
             t
             for t in self.wf.tools
-            if t.name not in self.wf.terminal_set
-            and t.name != RESPOND_TOOL
-            and t.name not in withheld
+            if t.name not in paths and t.name != RESPOND_TOOL and t.name not in withheld
         ]
-        terminals = [t for t in self.wf.tools if t.name in self.wf.terminal_set]
-        if not decline_paths(terminals, RESPOND_TOOL) or not out_of_scope(
-            callable_tools, self.relevance_query(), terminals
-        ):
+        if not out_of_scope(others, self.relevance_query()):
             return allowed
-        paths = set(decline_paths(terminals, RESPOND_TOOL))
         base = allowed or [t.name for t in self.wf.tools]
         finish = [n for n in base if n in paths]
         self.declining = bool(finish)

@@ -4,19 +4,17 @@ terminal tool, declining, instead of calling every tool in turn.
 A shipping assistant asked "What is 17 times 3?" tracked parcel "string:
 17"; an HR assistant asked to wire money called every HR tool, then closed
 the request as handled. Before any tool has returned, the request is *out
-of scope* when no tool it may call (not terminal, not withheld, not a
-pending step), nor a terminal tool, shares a distinctive word with it: a
-stem of its name, description or parameter names that not every such tool
-has (every HR tool takes an `employee_id`; "employee" tells none of them
-apart). The turn then
-offers only the decline paths (`decline_paths`: a terminal tool that says it
-declines, one with a declining enum member, or the respond tool), and an
-enum of theirs that has a declining member ("declined_out_of_scope",
-"rejected", "unsupported") takes it. A workflow without a decline path is
-not changed.
+of scope* when no tool other than the decline paths (and not withheld, such
+as an unasked destructive tool) shares a distinctive word with it: a stem
+of its name, description or parameter names that not every such tool has
+(every HR tool takes an `employee_id`; "employee" tells none of them
+apart). The decline paths (`decline_paths`) are a terminal tool that says it
+declines, one with a declining enum member, or the respond tool. The turn
+then offers only those, and an enum of theirs that has a declining member
+("declined_out_of_scope", "rejected", "unsupported") takes it.
 
-Only where the workflow has tools to call and no required step is pending:
-a workflow whose every tool is terminal (a single answer) is not changed.
+A workflow without a decline path is not changed, nor a turn while a
+required step is pending.
 """
 
 from __future__ import annotations
