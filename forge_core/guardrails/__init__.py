@@ -26,6 +26,7 @@ rules read names, descriptions, units, calendar words and labels.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -115,6 +116,24 @@ def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]
 
 def undecided(out: Preferred, key: str) -> bool:
     return key not in out.values and key not in out.items
+
+
+def first_found(sources: Iterable[list[str]], find: Callable[[str], Iterable[Any]]) -> list[Any]:
+    """What `find` reads in the first source (a list of texts) that has
+    anything, each value once: the request before the results, or the
+    reverse for a report."""
+    for source in sources:
+        found = list(dict.fromkeys(v for text in source for v in find(text)))
+        if found:
+            return found
+    return []
+
+
+def decide(out: Preferred, key: str, values: list[Any], reason: str) -> None:
+    """Record a guardrail's values for `key`, when it found any."""
+    if values:
+        out.values[key] = values
+        out.reasons[key] = reason
 
 
 def preferred_values(facts: TurnFacts, enabled: frozenset[str] | None = None) -> Preferred:

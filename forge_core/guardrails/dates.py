@@ -15,12 +15,20 @@ the results'. Where the conversation writes no date, nothing changes.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    first_found,
+    parameters,
+    undecided,
+)
 from forge_core.guardrails.text import words
 
 _MONTH_NAMES = "|".join(
@@ -79,6 +87,10 @@ def _written(when: datetime, kind: str) -> str:
     return when.strftime("%Y-%m-%d") if kind == "date" else when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def _dates_written(kind: str, base: datetime, text: str) -> list[str]:
+    return [_written(d, kind) for d in dates_in(text, base)]
+
+
 class Dates:
     name = "dates"
 
@@ -96,9 +108,5 @@ class Dates:
         for key, kind in wanted:
             if not undecided(out, key):
                 continue
-            for source in (facts.requests, results):
-                found = [_written(d, kind) for t in source for d in dates_in(t, base)]
-                if found:
-                    out.values[key] = list(dict.fromkeys(found))
-                    out.reasons[key] = self.name
-                    break
+            read = functools.partial(_dates_written, kind, base)
+            decide(out, key, first_found((facts.requests, results), read), self.name)

@@ -21,7 +21,14 @@ from __future__ import annotations
 
 import re
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    first_found,
+    parameters,
+    undecided,
+)
 from forge_core.guardrails.text import words
 
 _PATH_WORDS = {"path", "file", "filename", "filepath", "url", "uri"}
@@ -84,12 +91,8 @@ class FileEdits:
             paths = [n for n, s in params if _is(n, _PATH_WORDS) and "enum" not in s]
             for name in paths:
                 key = f"{tool.name}.{name}"
-                for source in (facts.requests, results):
-                    found = [f for t in source for f in file_names(t)]
-                    if found and undecided(out, key):
-                        out.values[key] = list(dict.fromkeys(found))
-                        out.reasons[key] = self.name
-                        break
+                if undecided(out, key):
+                    decide(out, key, first_found((facts.requests, results), file_names), self.name)
             if not paths or not results:
                 continue
             for name, schema in params:
@@ -97,6 +100,4 @@ class FileEdits:
                 if not _is(name, _TEXT_WORDS) or "enum" in schema or not undecided(out, key):
                     continue
                 texts = [e for r in results for t in facts.requests if (e := edited(r, t))]
-                if texts:
-                    out.values[key] = texts[:1]
-                    out.reasons[key] = self.name
+                decide(out, key, texts[:1], self.name)

@@ -12,11 +12,19 @@ results'. The example itself is a value only where the conversation has it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from forge_core.grounding import schema_examples
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    first_found,
+    parameters,
+    undecided,
+)
 
 _SEPARATORS = re.compile(r"[-_./:]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:]*[A-Za-z0-9]")
@@ -47,6 +55,10 @@ def shaped_like(example: str, text: str) -> list[str]:
     return out
 
 
+def _shaped_like_any(examples: list[str], text: str) -> list[str]:
+    return [v for e in examples for v in shaped_like(e, text)]
+
+
 class ExampleShapes:
     name = "example_shapes"
 
@@ -60,9 +72,5 @@ class ExampleShapes:
                 examples = _examples(schema)
                 if not examples:
                     continue
-                for source in (facts.requests, results):
-                    found = [v for e in examples for t in source for v in shaped_like(e, t)]
-                    if found:
-                        out.values[key] = list(dict.fromkeys(found))
-                        out.reasons[key] = self.name
-                        break
+                read = functools.partial(_shaped_like_any, examples)
+                decide(out, key, first_found((facts.requests, results), read), self.name)

@@ -15,11 +15,19 @@ whose unit the conversation never writes, keeps its other rules.
 
 from __future__ import annotations
 
+import functools
 import re
 from functools import lru_cache
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    first_found,
+    parameters,
+    undecided,
+)
 from forge_core.guardrails.text import GENERIC, stem, words
 
 # Unit families and how people write them. Single letters only count where a
@@ -175,19 +183,14 @@ class Quantities:
                 fraction = "decimal" in described or "fraction" in described
                 if not families and not counted:
                     continue
-                integer = kind == "integer"
-                for source in (facts.requests, results):
-                    found: list[Any] = []
-                    for text in source:
-                        found += [
-                            v
-                            for v in quantities(text, families, counted, integer, fraction)
-                            if v not in found
-                        ]
-                    if found:
-                        out.values[key] = found
-                        out.reasons[key] = self.name
-                        break
+                read = functools.partial(
+                    quantities,
+                    families=families,
+                    counted=counted,
+                    integer=kind == "integer",
+                    fraction=fraction,
+                )
+                decide(out, key, first_found((facts.requests, results), read), self.name)
 
 
 def only_a_quantity(value: str, texts: list[str]) -> bool:
