@@ -146,7 +146,9 @@ def is_grounded(name: str, schema: Any) -> bool:
     marked = schema.get(ANNOTATION)
     if isinstance(marked, bool):
         return marked
-    if any(key in schema for key in ("enum", "const", "format", "pattern")):
+    # A format or pattern does not exclude it: the grammar keeps only the
+    # seen values that have it (grammar.py, schema_rules.text_fits).
+    if any(key in schema for key in ("enum", "const")):
         return False
     return (
         bool(_GROUNDABLE.search(name))

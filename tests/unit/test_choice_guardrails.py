@@ -450,7 +450,9 @@ def test_which_parameters_are_grounded() -> None:
     assert is_grounded("email", {"type": "string"})
     assert not is_grounded("city", {"type": "string"})
     assert not is_grounded("username", {"type": "string"})
-    assert not is_grounded("invoice_id", {"type": "string", "pattern": "^INV-"})
+    # The grammar keeps the seen values that match (test_grammar_keywords.py).
+    assert is_grounded("invoice_id", {"type": "string", "pattern": "^INV-"})
+    assert not is_grounded("invoice_id", {"type": "string", "enum": ["INV-1"]})
     assert not is_grounded("invoice_id", {"type": "integer"})
     # The schema annotation decides either way.
     assert is_grounded("city", {"type": "string", "x-forge-grounded": True})

@@ -336,3 +336,20 @@ def test_evidence_numbers_outside_the_bounds_are_not_offered() -> None:
     grammar = build_grammar([months], bound={"freeze.months": [12]})
     assert grammar is not None
     assert [v for v in range(0, 13) if accepts(grammar, "freeze-args-months", str(v))] == [1, 2, 3]
+
+
+def test_a_grounded_pattern_parameter_takes_the_seen_values_that_match() -> None:
+    """Under grounding, an id with a pattern takes the conversation's values
+    that match it; when none does, the pattern's rule (never an invented
+    value of another shape)."""
+    refill = tool("refill", rx_number={"type": "string", "pattern": r"^\d{7}$"})
+    seen = ["Rosa Delgado", "6610482", "1961-08-30", "12345678"]
+    grammar = build_grammar([refill], grounded=seen)
+    assert grammar is not None
+    admitted = [v for v in seen if accepts(grammar, "refill-args-rx-number", json.dumps(v))]
+    assert admitted == ["6610482"]
+    assert not accepts(grammar, "refill-args-rx-number", '"1000000"')
+    grammar = build_grammar([refill], grounded=["Rosa Delgado"])
+    assert grammar is not None
+    assert accepts(grammar, "refill-args-rx-number", '"1000000"')
+    assert not accepts(grammar, "refill-args-rx-number", '"Rosa Delgado"')
