@@ -457,7 +457,8 @@ def admits(schema: dict[str, Any], value: Any) -> bool:
     import jsonschema
 
     try:
-        return bool(jsonschema.Draft202012Validator(schema).is_valid(value))
+        checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+        return bool(jsonschema.Draft202012Validator(schema, format_checker=checker).is_valid(value))
     except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError):
         return False
 

@@ -71,7 +71,13 @@ class ToolSpec:
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.validator = Draft202012Validator(self.parameters, registry=local_registry())
+        # `format` is checked too (jsonschema's checker: date, email, ipv4,
+        # uuid, ... without extra packages), not only written by the grammar.
+        self.validator = Draft202012Validator(
+            self.parameters,
+            registry=local_registry(),
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        )
 
 
 # Slots: with more than 30 fields an instance dict stops sharing its keys and

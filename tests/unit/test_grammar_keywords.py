@@ -353,3 +353,13 @@ def test_a_grounded_pattern_parameter_takes_the_seen_values_that_match() -> None
     assert grammar is not None
     assert accepts(grammar, "refill-args-rx-number", '"1000000"')
     assert not accepts(grammar, "refill-args-rx-number", '"Rosa Delgado"')
+
+
+def test_validation_checks_the_formats_jsonschema_knows() -> None:
+    """A format the grammar does not write is still checked where jsonschema
+    can (the tool's validator has a format checker)."""
+    host = tool("ping", address={"type": "string", "format": "ipv6"})
+    assert not host.validator.is_valid({"address": "not an address"})
+    assert host.validator.is_valid({"address": "::1"})
+    day = tool("book", day={"type": "string", "format": "date"})
+    assert not day.validator.is_valid({"day": "tomorrow"})
