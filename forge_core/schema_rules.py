@@ -183,7 +183,7 @@ def text_body(schema: dict[str, Any]) -> tuple[str | None, list[str]]:
     a pattern beside a format, the length bounds beside either."""
     fmt, pattern = schema.get("format"), schema.get("pattern")
     body = format_rule(fmt) if isinstance(fmt, str) else None
-    left = ["format"] if fmt is not None and body is None else []
+    left = [] if fmt is None or body is not None else [_format_left(fmt)]
     if isinstance(pattern, str):
         written = pattern_rule(pattern) if body is None else None
         body = body or written
@@ -192,6 +192,15 @@ def text_body(schema: dict[str, Any]) -> tuple[str | None, list[str]]:
         # The content's rule sets the length.
         left += [k for k in ("minLength", "maxLength") if k in schema]
     return body, left
+
+
+def _format_left(fmt: Any) -> str:
+    """How a format without a rule is reported: validation checks it, or
+    nothing does (jsonschema checks a few formats without extra packages)."""
+    import jsonschema
+
+    checked = fmt in jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers
+    return "format" if checked else "format (unchecked)"
 
 
 def optional_keys(
