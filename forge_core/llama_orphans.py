@@ -2,8 +2,9 @@
 
 Two parts:
 
-* `die_with_parent`: the child asks the kernel (Linux `prctl(PR_SET_PDEATHSIG)`)
-  for SIGKILL when its parent dies, so a SIGKILLed or OOM-killed forge-server
+* `die_with_parent`: the child runs under `setpriv --pdeathsig KILL`, which
+  asks the kernel (Linux `prctl(PR_SET_PDEATHSIG)`) for SIGKILL when its
+  parent dies, so a SIGKILLed or OOM-killed forge-server
   takes its model server with it instead of leaving it re-parented to PID 1,
   holding the port, the cores and the memory. The kernel sends the signal
   when the *thread* that forked exits: that is the event loop's thread, which
@@ -23,7 +24,6 @@ Two parts:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import logging
 import os
@@ -31,7 +31,6 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,41 +39,21 @@ log = logging.getLogger(__name__)
 SLOT_DIR_PREFIX = "forge-slots-"
 OWNER_FILE = "forge-owner.json"
 
-_PR_SET_PDEATHSIG = 1
 
+def die_with_parent(argv: list[str]) -> list[str]:
+    """`argv` run under util-linux's `setpriv --pdeathsig KILL`, which sets
+    the parent-death signal and then execs it (same pid, the signal kept
+    across exec), so the child gets SIGKILL when this process dies; `argv`
+    as it is where there is no setpriv (not Linux) or the binary itself
+    cannot be run (the start-up error stays Python's own).
 
-def _load_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl: Callable[..., int] = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    return prctl
-
-
-# Resolved once, here: the function runs in the child between fork and exec,
-# where it should do as little as possible.
-_prctl = _load_prctl()
-
-
-def die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn that makes the child get SIGKILL when this process dies;
-    None where the platform has no parent-death signal."""
-    if _prctl is None:
-        return None
-    prctl = _prctl
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        # The parent may have died between fork and prctl: the signal would
-        # then never come, so the child goes now.
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
+    Not a `preexec_fn` calling prctl: Python code between fork and exec in
+    a process with threads (gRPC's, the journal's) is unsafe, and it
+    crashed the test process with SIGSEGV in fork_exec."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if setpriv is None or not argv or not os.access(argv[0], os.X_OK):
+        return argv
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv]
 
 
 def pid_namespace() -> str:

@@ -356,14 +356,13 @@ class ManagedLlamaServer:
         log.info("starting llama-server: %s", " ".join(argv))
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *argv,
+                # Killed with this process, even by SIGKILL (llama_orphans.py).
+                *die_with_parent(argv),
                 env=launch_env(self.config.binary),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                # Killed with this process, even by SIGKILL (llama_orphans.py).
-                preexec_fn=die_with_parent(),
             )
         except OSError as exc:  # not found, not executable, wrong architecture
             raise LlamaStartupError(

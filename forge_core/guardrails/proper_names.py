@@ -6,10 +6,11 @@ writes names (capitalised words that do not start a sentence: "Oslo",
 "Buenos Aires", "Priya Raman"), a parameter of a lookup that names a place,
 a person or an organisation (`city`, `name`, `destination`, `room`; a plain
 string that is not an id, and not of a terminal tool, whose values are
-reports) takes one of them; a parameter that holds a phone number
-(`owner_phone`, `mobile`) takes the phone numbers it writes ("0177 5523
-901"). A message that writes no name leaves the parameter to its other
-rules.
+reports) takes one of them, and a `name` also what the request calls by
+the tool's noun ("Check machine M7" for check_machine's `name`); a parameter
+that holds a phone number (`owner_phone`, `mobile`) takes the phone numbers
+it writes ("0177 5523 901"). A message that writes neither leaves the
+parameter to its other rules.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import calendar
 import re
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
 from forge_core.guardrails.provenance import id_param
 from forge_core.guardrails.text import words
 
@@ -77,6 +78,19 @@ def phone_numbers(text: str) -> list[str]:
     ]
 
 
+def called_by(nouns: tuple[str, ...], text: str) -> list[str]:
+    """What `text` calls by one of the tool's nouns: an id-like word right
+    after it ("Check machine M7" -> M7 for check_machine's `name`)."""
+    out: list[str] = []
+    for noun in nouns:
+        pattern = rf"\b{re.escape(noun)}s?\s+([A-Za-z0-9][\w.-]*[A-Za-z0-9]|[A-Za-z0-9])\b"
+        for m in re.finditer(pattern, text, re.IGNORECASE):
+            value = m.group(1)
+            if any(c.isdigit() for c in value) or "-" in value or value.isupper():
+                out.append(value)
+    return out
+
+
 class ProperNames:
     name = "proper_names"
 
@@ -91,6 +105,9 @@ class ProperNames:
                 if phones and words(name)[-1:] and words(name)[-1] in _PHONE_WORDS:
                     out.values[key] = list(dict.fromkeys(phones))
                     out.reasons[key] = self.name
-                elif found and not facts.is_terminal(tool.name) and _name_like(name, schema):
-                    out.values[key] = list(dict.fromkeys(found))
-                    out.reasons[key] = self.name
+                elif not facts.is_terminal(tool.name) and _name_like(name, schema):
+                    # A `name` is also what the request calls by the tool's
+                    # noun ("machine M7" for check_machine).
+                    nouns = tuple(words(tool.name)[1:]) if words(name)[-1] == "name" else ()
+                    called = [v for text in facts.requests for v in called_by(nouns, text)]
+                    decide(out, key, list(dict.fromkeys(called + found)), self.name)

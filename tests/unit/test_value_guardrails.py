@@ -22,9 +22,9 @@ from forge_core.messages import ToolCallInfo
 from forge_core.workflow import ToolSpec, Workflow
 
 
-def tool(name: str, description: str, **props: dict[str, Any]) -> ToolSpec:
+def tool(tool_name: str, description: str, /, **props: dict[str, Any]) -> ToolSpec:
     return ToolSpec(
-        name,
+        tool_name,
         description,
         {"type": "object", "properties": props, "required": list(props)},
     )
@@ -337,3 +337,10 @@ def test_a_percentage_for_a_parameter_that_takes_a_decimal() -> None:
     got = preferred_values(facts([loan], "At 7% a year, fee 2%")).values
     assert got["loan_cost.rate"] == [0.07, 0.02]
     assert got["loan_cost.fee_percent"] == [7, 2]
+
+
+def test_a_name_is_what_the_request_calls_by_the_tools_noun() -> None:
+    check = tool("inspect_boiler", "Inspect a boiler by name", name=STR)
+    done = tool("report", "Report", text=STR)
+    got = preferred_values(facts([check, done], "Inspect boiler B12 today.")).values
+    assert got["inspect_boiler.name"] == ["B12"]
