@@ -217,10 +217,7 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 	}
 	registered := make([]MCPTool, 0, len(todo))
 	for _, p := range todo {
-		schema, err := json.Marshal(p.tool.InputSchema)
-		if err != nil || p.tool.InputSchema == nil {
-			schema = nil
-		}
+		schema := mcpSchema(p.tool.InputSchema, p.spec.Destructive)
 		var toolOpts []ToolOption
 		if p.spec.Destructive {
 			toolOpts = append(toolOpts, AsDestructive())
@@ -382,4 +379,29 @@ func about(name, mimeType string) string {
 		return ""
 	}
 	return " (" + strings.Join(details, ", ") + ")"
+}
+
+// mcpSchema is an MCP tool's input schema as JSON, marked with the
+// destructive decision its annotations (or the caller's override) made:
+// "x-forge-destructive" tells the server the decision is explicit, so it
+// does not infer one from the tool's name (forge_core/guardrails/destructive.py).
+// nil when the server gave no schema or it does not encode as an object.
+func mcpSchema(input any, destructive bool) []byte {
+	if input == nil {
+		return nil
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil
+	}
+	var fields map[string]any
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return raw
+	}
+	fields["x-forge-destructive"] = destructive
+	marked, err := json.Marshal(fields)
+	if err != nil {
+		return raw
+	}
+	return marked
 }

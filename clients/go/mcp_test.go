@@ -263,6 +263,8 @@ func TestMCPEveryPageOfToolsBecomesASchemaToolWithItsAnnotations(t *testing.T) {
 	_ = json.Unmarshal(addNote.Schema, &got)
 	raw, _ := json.Marshal(mcpTools[3].InputSchema)
 	_ = json.Unmarshal(raw, &want)
+	// The MCP schema as written, marked with its explicit destructive decision.
+	want.(map[string]any)["x-forge-destructive"] = false
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("add_note schema %s, want %s", addNote.Schema, raw)
 	}

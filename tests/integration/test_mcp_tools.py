@@ -63,7 +63,11 @@ async def test_every_page_of_tools_becomes_a_schema_tool_with_its_annotations() 
     specs = {t.name: t for t in wf.to_proto().tools}
     assert list(specs) == ALL_TOOLS
     add_note = next(t for t in TOOLS if t.name == "add_note")
-    assert json.loads(specs["add_note"].parameters_json_schema) == add_note.input_schema
+    # The MCP schema as written, marked with its explicit destructive decision.
+    assert json.loads(specs["add_note"].parameters_json_schema) == {
+        **add_note.input_schema,
+        "x-forge-destructive": False,
+    }
     assert specs["add_note"].description == "Add a note to an order."
     # destructiveHint true, and no annotations at all (MCP's defaults), are
     # destructive; read-only and destructiveHint false are not.

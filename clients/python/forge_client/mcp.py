@@ -128,10 +128,13 @@ async def add_mcp_tools(
             or (tool.annotations.title if tool.annotations else None)
             or tool.name
         )
+        # The decision is explicit (annotations, MCP's defaults or the
+        # override): the server does not infer one from the tool's name.
+        schema = {**tool.input_schema, "x-forge-destructive": spec.destructive}
         workflow.add_schema_tool(
             name,
             description,
-            tool.input_schema,
+            schema,
             _caller(session, spec, timeout_s),
             destructive=spec.destructive,
             read_only=spec.read_only,

@@ -167,7 +167,9 @@ export async function addMcpTools<W extends Workflow<any, any>>(
   }
   let out: Workflow<any, any> = workflow;
   for (const { tool, spec } of todo) {
-    const schema = { ...(tool.inputSchema as JsonSchema) };
+    // The decision is explicit (annotations, MCP's defaults or the override):
+    // the server does not infer one from the tool's name.
+    const schema = { ...(tool.inputSchema as JsonSchema), "x-forge-destructive": spec.destructive };
     out = out.tool(spec.name, description(tool), schema, caller(client, spec, timeoutMs), {
       destructive: spec.destructive,
       readOnly: spec.readOnly,

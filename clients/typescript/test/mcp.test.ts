@@ -223,7 +223,11 @@ describe("addMcpTools", () => {
     );
     const specs = new Map(wf.toProto().tools.map((t) => [t.name, t]));
     assert.deepEqual([...specs.keys()], ALL_TOOLS);
-    assert.deepEqual(JSON.parse(specs.get("add_note")?.parametersJsonSchema ?? ""), TOOLS[4]?.inputSchema);
+    // The MCP schema as written, marked with its explicit destructive decision.
+    assert.deepEqual(JSON.parse(specs.get("add_note")?.parametersJsonSchema ?? ""), {
+      ...TOOLS[4]?.inputSchema,
+      "x-forge-destructive": false,
+    });
     assert.equal(specs.get("add_note")?.description, "Add a note to an order.");
     assert.equal(specs.get("snapshot")?.description, "Snapshot of an order", "the title stands in for a description");
     // destructiveHint true, and no annotations at all (MCP's defaults), are
