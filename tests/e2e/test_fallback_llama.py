@@ -108,7 +108,10 @@ async def test_a_killed_llama_server_hands_the_run_to_the_next_backend(
             ForgeClient(address(server)) as client,
         ):
             before = await client.server_info()
-            result = await client.run(wf, "What did Alice order?", on_event=events.append)
+            # No capitalised name: the model writes lookup_user's name itself
+            # (a name the request wrote would be the one value Forge offers,
+            # and it would write the call without asking the model).
+            result = await client.run(wf, "what did alice order?", on_event=events.append)
             after = await client.server_info()
     assert killed, "the run never reached lookup_user"
     [started] = [e for e in events if isinstance(e, RunStarted)]
