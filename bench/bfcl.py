@@ -286,6 +286,8 @@ class Outcome:
     # Why no usable answer came back (a run failure, unparseable output).
     failure: str = ""
     raw: str = ""
+    # The tool that ended a Forge run ("respond" when it declined that way).
+    terminal_tool: str = ""
 
 
 def task_text(case: Case) -> str:
@@ -374,8 +376,10 @@ async def run_plain(http: httpx.AsyncClient, case: Case, max_tokens: int) -> Out
     return out
 
 
-def forge_workflow(case: Case) -> Workflow:
-    wf = Workflow("bfcl", task_text(case))
+def forge_workflow(case: Case, respond: bool = False) -> Workflow:
+    # respond: the built-in respond tool as well, a decline path
+    # (bench.bfcl_irrelevance).
+    wf = Workflow("bfcl", task_text(case), respond_tool=respond)
 
     def handler(arguments: dict[str, Any]) -> str:
         return "ok"
@@ -397,6 +401,7 @@ async def run_forge(
     max_tokens: int,
     max_iterations: int,
     disabled: Sequence[str] = (),
+    respond: bool = False,
 ) -> Outcome:
     started: list[ToolCallStarted] = []
 
@@ -417,9 +422,10 @@ async def run_forge(
     start = time.perf_counter()
     try:
         result = await client.run(
-            forge_workflow(case), case.question, options=options, on_event=on_event
+            forge_workflow(case, respond), case.question, options=options, on_event=on_event
         )
         usage = result.usage
+        out.terminal_tool = result.terminal_tool
     except RunFailedError as exc:
         usage = exc.usage
         out.failure = f"{exc.reason}: {exc.message}"[:RAW_CHARS]
