@@ -155,6 +155,9 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             arm["cases"] += 1
             arm["correct"] += r["correct"]
             arm["declined"] += r["declined"]
+    if "overall" in relevant:
+        # The total row last.
+        relevant["overall"] = relevant.pop("overall")
     return {"irrelevance": files, "relevant": relevant}
 
 
