@@ -16,6 +16,10 @@ import { type RunningServer, freePort, startForgeServer } from "./helpers.js";
 const START_TIMEOUT_MS = 240_000;
 const REQUEST_TIMEOUT_MS = 120_000;
 const QUESTION = "What's the weather in Paris?";
+// No capitalised name: the model writes the city itself (a name the request
+// wrote is the one value Forge offers a lookup's `city`, and Forge then
+// writes that call without asking the model: no tokens, one chunk).
+const OPEN_QUESTION = "what is the weather like in the south of france";
 
 const GET_WEATHER_SCHEMA = {
   type: "object",
@@ -121,7 +125,7 @@ test("models.list() names the bundled model", { timeout: REQUEST_TIMEOUT_MS }, a
 test("a required tool call comes back as standard tool_calls", { timeout: REQUEST_TIMEOUT_MS }, async () => {
   const reply = await client.chat.completions.create({
     model: "forge",
-    messages: [{ role: "user", content: QUESTION }],
+    messages: [{ role: "user", content: OPEN_QUESTION }],
     tools: [GET_WEATHER],
     tool_choice: "required",
   });
@@ -135,7 +139,7 @@ test("a required tool call comes back as standard tool_calls", { timeout: REQUES
   const call = calls[0]!;
   assert.equal(call.function.name, "get_weather");
   assert.match(call.id, /^call_/);
-  assert.equal(cityOf(call.function.arguments), "Paris");
+  assert.ok(cityOf(call.function.arguments).length > 0);
   assert.ok(reply.usage && reply.usage.prompt_tokens > 0 && reply.usage.completion_tokens > 0);
   const forge = forgeOf(reply);
   assert.equal(forge?.workflow, "chat");
@@ -145,7 +149,7 @@ test("a required tool call comes back as standard tool_calls", { timeout: REQUES
 test("streaming sends the call as live tool_calls argument deltas", { timeout: REQUEST_TIMEOUT_MS }, async () => {
   const stream = await client.chat.completions.create({
     model: "forge",
-    messages: [{ role: "user", content: QUESTION }],
+    messages: [{ role: "user", content: OPEN_QUESTION }],
     tools: [GET_WEATHER],
     tool_choice: "required",
     stream: true,
@@ -187,7 +191,7 @@ test("streaming sends the call as live tool_calls argument deltas", { timeout: R
   assert.equal(name, "get_weather");
   assert.equal(ids.size, 1);
   assert.ok(argumentChunks > 1, `the arguments came in ${argumentChunks} chunk(s), not streamed live`);
-  assert.equal(cityOf(args), "Paris");
+  assert.ok(cityOf(args).length > 0);
   assert.equal(finish, "tool_calls");
   const last = chunks.at(-1)!;
   assert.deepEqual(last.choices, []);
