@@ -821,7 +821,7 @@ class _Run:
     def turn_facts(self) -> TurnFacts:
         """What the value guardrails (guardrails/) read this turn: a result
         that reports nothing found or a refusal counts as a failure of its
-        arguments there ("Hold refused: check the slot id")."""
+        arguments there ("Claim refused: check the cabin id")."""
         failures = [FailedValue(f.name, f.args, f.error) for f in self.failed.values()]
         results = []
         for name, args, output in self.outcomes:

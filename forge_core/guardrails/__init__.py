@@ -2,9 +2,9 @@
 
 The engine's older guardrails (grounding.py, binding.py, value_pools.py)
 offer a parameter every value of a kind the conversation holds, and the
-model picks. A small model picks badly: the user's e-mail for a `user_id`
-the lookup returned, 10000 for "750 euros", `on_time` for a flight the
-result calls delayed (the outside workflows, issue 34). The guardrails here
+model picks. A small model picks badly: the caller's e-mail for a
+`member_id` the lookup returned, 10000 for "120 dollars", `on_schedule` for
+a ferry the result calls late (issue 34). The guardrails here
 add *provenance*: where a value came from (the request, which tool's
 result, the error of a failed call) and what names it there (a label, a
 unit, an enum member's words). Where that evidence singles out some values,
@@ -83,8 +83,8 @@ class ValueGuardrail(Protocol):
         decide yet; leave the others alone."""
 
 
-# A result that says it found nothing or refused: "No open slots for that
-# staff id.", "Hold refused: check the slot id", "Unknown account".
+# A result that says it found nothing or refused: "No free cabins on that
+# voyage.", "Claim refused: check the cabin id", "Unknown account".
 _NOTHING = re.compile(
     r"^\W*(?:no|none|nothing|not found|unknown|invalid|cannot|can't|could not|unable)\b"
     r"|^[^.;:\n]{0,60}\b(?:refused|rejected|denied|not found|does not exist|doesn't exist)\b",

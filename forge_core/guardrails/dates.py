@@ -1,8 +1,8 @@
-"""Dates the user wrote, in the format the parameter takes: "on 8 April 2026"
-is `2026-04-08` for a `date` parameter, "until May 14th" after a booking
-dated 2026-05-09 is `2026-05-14`.
+"""Dates the user wrote, in the format the parameter takes: "on 3 October
+2027" is `2027-10-03` for a `date` parameter, "until March 9th" after a stay
+dated 2027-03-02 is `2027-03-09`.
 
-A small model copies a date it read elsewhere (the old return date) or
+A small model copies a date it read elsewhere (the old check-out day) or
 invents one. A string parameter that takes a date (`format: date` or
 `date-time`, a description that says YYYY-MM-DD, or a name ending in
 `date`) takes the dates the request writes, read with dateparser: a day and

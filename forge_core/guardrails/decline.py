@@ -1,13 +1,13 @@
 """A decline path: when no tool serves the request, the run ends through a
 terminal tool, declining, instead of calling every tool in turn.
 
-A shipping assistant asked "What is 17 times 3?" tracked parcel "string:
-17"; an HR assistant asked to wire money called every HR tool, then closed
-the request as handled. Before any tool has returned, the request is *out
+A parcel assistant asked for a poem tracked parcel "string: 1"; a crew
+desk asked to move money called every tool it had, then closed the request
+as handled. Before any tool has returned, the request is *out
 of scope* when no tool other than the decline paths (and not withheld, such
 as an unasked destructive tool) shares a distinctive word with it: a stem
 of its name, description or parameter names that not every such tool has
-(every HR tool takes an `employee_id`; "employee" tells none of them
+(every tool of a crew desk takes a `crew_id`; "crew" tells none of them
 apart). The decline paths (`decline_paths`) are a terminal tool that says it
 declines, one with a declining enum member, or the respond tool. The turn
 then offers only those, and an enum of theirs that has a declining member

@@ -1,7 +1,7 @@
 """Destructive by default, from the tool itself, and asked for by its action.
 
 **Inference.** A plain JSON Schema tool carries no hints, so an integrator
-who did not annotate `delete_environment` got no protection. A tool that is
+who did not annotate `drop_warehouse` got no protection. A tool that is
 neither marked destructive nor read-only is taken as destructive when its
 name says an irreversible action (`delete_`, `purge_`, `wipe_`,
 `terminate_`, `unpair_`, `factory_reset_`, ...) or its description does
@@ -21,8 +21,8 @@ ask for its *action*: a word of its name that no other, non-destructive
 tool has ("delete", "purge", "factory", "unpair"), or a verb of the same
 kind ("remove" for delete_). A word of its description is not enough: a
 request that mentions its "data" is not asking for `delete_dataset`
-("Delete a dataset and its data"), nor is one about a build "that was
-running" asking for `delete_environment` ("... and everything running in
+("Delete a dataset and its data"), nor is one about a job "that was
+running" asking for `drop_warehouse` ("... and everything running in
 it").
 """
 

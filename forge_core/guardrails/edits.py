@@ -1,18 +1,18 @@
 """Files and edits: a path the request names, and a read file's text with the
 change the request asks for.
 
-"Set the port to 9090 in app.toml" was answered with `read_file("file")`
-and `write_file("file", "test.txt")`: the model neither copied the file's
+"Set the timeout to 45 in worker.ini" was answered with
+`load_config("file")` and `save_config("file", "test.txt")`: the model neither copied the file's
 name nor wrote back what it read. Two rules:
 
 - **paths**: a string parameter named as a path or file (`path`, `file`,
   `filename`, `config_path`, `url`) takes the file names the conversation
-  writes: a name with an extension (`app.toml`, `notes/2026.md`) or a path
+  writes: a name with an extension (`worker.ini`, `notes/2027.md`) or a path
   with a slash; the request's before the results';
 - **edits**: a text parameter (`content`, `text`, `body`) of a tool that
   also takes a path, after a tool returned that file's text (lines of
   `key = value` or `key: value`), takes that text with each assignment the
-  request makes ("set the port to 9090", "change log level to debug")
+  request makes ("set the timeout to 45", "change log level to debug")
   applied to the line of the same key, the rest as it was. Where the
   request's assignments change no line, nothing is offered.
 """
@@ -45,7 +45,7 @@ _ASSIGN = re.compile(
 
 def file_names(text: str) -> list[str]:
     """The URLs, file names and paths `text` writes ("https://x.org/a.mp3",
-    "app.toml", "conf/db.yaml")."""
+    "worker.ini", "conf/db.yaml")."""
     urls = [m.group(0).rstrip(".,;:!?)") for m in _URL.finditer(text)]
     rest = _URL.sub(" ", text)
     found = [m.group(1) for m in _FILE.finditer(rest)] + [

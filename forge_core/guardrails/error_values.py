@@ -1,16 +1,16 @@
 """Errors that state the value: the retry takes what the error shows.
 
-"part must be 6 digits zero-padded, e.g. 004711", "invoice ids are INV-
-and six digits" and "for euros to pounds use EURGBP" name the value the
+"crate numbers are 7 digits, zero-padded, e.g. 0000312", "receipts are
+RC- and six digits" and "for yen to francs use JPYCHF" name the value the
 tool wants. A small model answers with
-`4711-004711` or `unknown to EURGBP`: it pastes around what it read. After a
+`88-0000088` or `yen to JPYCHF`: it pastes around what it read. After a
 call of a tool failed, the value-shaped tokens of its error (quoted, after
 "e.g.", "use", "like", "such as", "for example", "try", or id-like: with a
 digit, an inner `-`/`_`, or 2-12 capital letters) that the failed call did
 not send are that tool's next values for the string parameter the error is
 about: the only one the call had, or the one the error names. The failed
-value rewritten in the error's format comes first ("123" -> "INV-000123",
-"4711" -> "004711"); the error's own example is only an example then. A
+value rewritten in the error's format comes first ("88" -> "RC-000088",
+"88" -> "0000088"); the error's own example is only an example then. A
 value a failed call sent is never offered again.
 """
 
@@ -33,7 +33,7 @@ _PLAIN_WORDS = frozenset("ERROR OK ID UTC API JSON HTTP URL".split())
 
 
 def suggested_values(error: str, sent: set[str]) -> list[str]:
-    """The values `error` suggests outright ("e.g. 004711", "use EURGBP"),
+    """The values `error` suggests outright ("e.g. 0000312", "use JPYCHF"),
     else the id-like ones it shows (with a digit, or in capitals), minus
     those already `sent`."""
     found: list[str] = []
@@ -47,7 +47,7 @@ def suggested_values(error: str, sent: set[str]) -> list[str]:
     return [v for v in dict.fromkeys(found) if v not in sent]
 
 
-# "'EM-' followed by exactly 8 digits", "6 digits, zero-padded".
+# "'GX-' followed by exactly 6 digits", "7 digits, zero-padded".
 _DIGITS_FORMAT = re.compile(
     r"(?:['\"`]([A-Za-z][\w-]{0,11})['\"`]\s+(?:and then|then|followed by)\s+)?"
     r"(?:exactly\s+)?(\d{1,2})\s+digits",
@@ -57,11 +57,11 @@ _DIGITS_FORMAT = re.compile(
 
 def repaired(value: str, error: str) -> list[str]:
     """The failed value rewritten in the shape the error shows: the ids of
-    grounding.reshaped ("123" -> "INV-000123" for "ids look like
-    INV-000042"), zero-padded to the width of a padded number the error
-    shows ("4711" -> "004711" for "e.g. 004711"), or to the digits it states
-    after the prefix it names ("731945" -> "EM-00731945" for "'EM-' followed
-    by exactly 8 digits", numbers in words read with text2num)."""
+    grounding.reshaped ("88" -> "RC-000088" for "receipts look like
+    RC-000017"), zero-padded to the width of a padded number the error
+    shows ("88" -> "0000088" for "e.g. 0000312"), or to the digits it states
+    after the prefix it names ("5521" -> "GX-005521" for "'GX-' followed
+    by exactly 6 digits", numbers in words read with text2num)."""
     out = reshaped(value, error)
     digits = "".join(re.findall(r"\d", value))
     if not digits:

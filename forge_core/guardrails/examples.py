@@ -1,11 +1,11 @@
-"""Values shaped like the schema's example: "Service name, e.g. search-api"
-takes the request's `checkout-api`, never the example itself.
+"""Values shaped like the schema's example: "Queue name, e.g. billing-queue"
+takes the request's `orders-queue`, never the example itself.
 
-A small model copies an example (`search-api`) or decorates it
-(`service/search-api`). grounding.shaped_values covers examples with digits
+A small model copies an example (`billing-queue`) or decorates it
+(`queue/billing-queue`). grounding.shaped_values covers examples with digits
 (a time, a date); this covers names built of parts: a value of the
 conversation with the example's separators in the same places and at least
-one part in common ("checkout-api" for "search-api", "eu-west-2" for
+one part in common ("orders-queue" for "billing-queue", "eu-west-2" for
 "us-east-1", "orders.v2" for "payments.v2"), the request's before the
 results'. The example itself is a value only where the conversation has it.
 """

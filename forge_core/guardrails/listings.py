@@ -2,10 +2,10 @@
 listing, each once, in the listing's order, and closes when it is used up.
 
 Unconstrained, a small model repeats items to the array's cap and writes
-fragments of the ids it read (`["118", "230", "118", ...]` for a wishlist
-of ITM-50412, ITM-50477, ITM-51003). An array parameter of strings whose
-name says it holds ids (`item_ids`, `skus`, `order_refs`) takes items from
-one listing: the ids of one shape (letters kept, digits counted: ITM-#####)
+fragments of the ids it read (`["204", "377", "204", ...]` for a crate list
+of BX-10204, BX-10377, BX-10415). An array parameter of strings whose
+name says it holds ids (`crate_ids`, `skus`, `order_refs`) takes items from
+one listing: the ids of one shape (letters kept, digits counted: BX-#####)
 that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
 (grammar.py, `_Builder.preferred_items`), so the list may hold some of them

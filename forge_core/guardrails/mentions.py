@@ -1,15 +1,15 @@
-"""Enum members the conversation names: "a spot bonus" picks `spot_bonus`,
-"delayed 45 minutes" picks `delayed`, "the March payroll" picks `2026-03`,
-"on weekdays" picks ["mon", "tue", "wed", "thu", "fri"].
+"""Enum members the conversation names: "a standing order" picks
+`standing_order`, "late by 25 minutes" picks `late`, "the June invoice"
+picks `2027-06`, "at weekends" picks ["sat", "sun"].
 
-A member is named when its words (stemmed; `on_time` is "on time") occur in
+A member is named when its words (stemmed; `on_schedule` is "on schedule") occur in
 a message in order, or, for calendar members, when the message names the
-month ("March" for a YYYY-MM member) or the day ("Monday", "weekdays",
+month ("June" for a YYYY-MM member) or the day ("Monday", "weekdays",
 "weekends" for day names and their abbreviations).
 
 Which messages: a terminal tool reports what was found, so the results come
-first for it ("Is BA117 on time?" answered by "delayed 45 minutes" is
-`delayed`), then the request; any other tool acts on the request, so the
+first for it ("Is ferry F12 on schedule?" answered by "late by 25 minutes"
+is `late`), then the request; any other tool acts on the request, so the
 request comes first. Where the first source names one or more members, the
 parameter takes only those; where no source names one, its enum stays whole.
 An array of enum members takes the named members, in the enum's order, as

@@ -3,13 +3,13 @@
 A small model fills a free string such as `city` or `name` with a name of
 its own ("Odal" for Oslo, the schema's "Paris"). Where the user's message
 writes names (capitalised words that do not start a sentence: "Oslo",
-"Buenos Aires", "Priya Raman"), a parameter of a lookup that names a place,
+"Buenos Aires", "Ines Varga"), a parameter of a lookup that names a place,
 a person or an organisation (`city`, `name`, `destination`, `room`; a plain
 string that is not an id, and not of a terminal tool, whose values are
 reports) takes one of them, and a `name` also what the request calls by
 the tool's noun ("Check machine M7" for check_machine's `name`); a parameter
 that holds a phone number (`owner_phone`, `mobile`) takes the phone numbers
-it writes ("0177 5523 901"). A message that writes neither leaves the
+it writes ("0151 2234 778"). A message that writes neither leaves the
 parameter to its other rules.
 """
 
@@ -45,8 +45,8 @@ def names_in(text: str) -> list[str]:
         span = m.group(0)
         spans = [span]
         if m.start() in starts:
-            # A sentence's first word may be a name ("Rosa Delgado here") or
-            # not ("Give Priya Raman ..."): both, the whole run first.
+            # A sentence's first word may be a name ("Ines Varga here") or
+            # not ("Give Ines Varga ..."): both, the whole run first.
             rest = span.split(" ", 1)
             spans = [span, rest[1]] if len(rest) == 2 else []
         out += [s for s in spans if s != "I" and s.lower() not in _CALENDAR]
@@ -64,7 +64,7 @@ def _name_like(name: str, schema: dict[str, object]) -> bool:
     )
 
 
-# A phone number as people write it: "0177 5523 901", "+44 20 7946 0958".
+# A phone number as people write it: "0151 2234 778", "+44 20 7946 0958".
 _PHONE = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 _PHONE_WORDS = frozenset("phone telephone mobile cell tel fax".split())

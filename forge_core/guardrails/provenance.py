@@ -1,30 +1,30 @@
 """Identifiers with provenance: which of the ids a conversation holds is
 *this* parameter's.
 
-A lookup's result names what it returns: "user id U-5531 (Ana Lima)",
-"Hold token HX-6170", "appointment APT-55190", "employee id staff_6093".
-A small model fills the next call's `user_id` with the e-mail from the
-request and `hold_token` with the patient's id: every id it has seen is
+A lookup's result names what it returns: "member id M-9043 (Jo Park)",
+"Claim token CT-7702", "voyage VY-5120", "crew id crew_4410". A small
+model fills the next call's `member_id` with the e-mail from the request
+and `claim_token` with the passenger's id: every id it has seen is
 equally admissible to the grammar. Here each id-like value (grounding's
 candidates) gets evidence for each free-string parameter:
 
 - **label** (strongest): the parameter's own words stand right before the
   value, with at most a generic word (`id`, `number`, `#`), `:`, `=` or "is"
-  between: "user id U-5531" for `user_id`, "Hold token HX-6170" for
-  `hold_token`; the head noun alone counts a little less ("appointment
-  APT-55190" for `appointment_id`). A plural noun before a colon introduces
-  a list ("2 wishlists: WL-118 ..., WL-230 ...") and labels nothing;
+  between: "member id M-9043" for `member_id`, "Claim token CT-7702" for
+  `claim_token`; the head noun alone counts a little less ("voyage
+  VY-5120" for `voyage_id`). A plural noun before a colon introduces a
+  list ("2 manifests: MF-12 ..., MF-40 ...") and labels nothing;
 - **abbreviation**: the value's leading letters begin a word of the
-  parameter ("SL-8824" for `slot_id`, "INV-7" for `invoice_ref`);
+  parameter ("CB-204" for `cabin_id`, "INV-7" for `invoice_ref`);
 - a value that another of the same tool's id parameters is labelled with
-  ("staff id ST-2207") is not this one's: one id does not fill two
+  ("captain id CP-77") is not this one's: one id does not fill two
   different id parameters.
 
 The parameter takes only the values with the most evidence, when there is
 any. Among several equally good ones taken from the entries of one listing,
-the entry that shares the most of the request's own words wins ("Priya
-Raman from the data team" picks the entry "Priya Raman, Data Platform team,
-employee id staff_6093" over "Priya Ramanathan, Finance, ..."); a tie keeps
+the entry that shares the most of the request's own words wins ("Ines
+Varga from the night shift" picks the entry "Ines Varga, night shift, crew
+id crew_4410" over "Ines Vargas, day shift, ..."); a tie keeps
 them all. Failed values are never offered again.
 """
 
@@ -45,8 +45,8 @@ TOOL_LABEL = 1
 ABBREVIATION = 2
 # Up to this many characters before a value are read for its label.
 _LOOKBEHIND = 40
-# What may stand between a label and its value: "user id U-5531", "token:
-# HX-1", "order #Q-58", "code is ZP4T7".
+# What may stand between a label and its value: "member id M-9043", "token:
+# CT-1", "order #Q-58", "code is QK8R2".
 _GAP = re.compile(r"(?:[\s:=#]|\b(?:id|no|number|code|ref|is|was)\b)*$", re.IGNORECASE)
 _ENTRY_SEPARATORS = ("\n", ";", ",")
 _HEADER = re.compile(r"^[^:]{0,80}:\s+")
@@ -61,7 +61,7 @@ def _free_string(schema: dict[str, Any]) -> bool:
 def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
     """The stems of the (up to) `size` words that label each occurrence of
     `value` in `text`: right before it, generic words, ":", "=" and "is"
-    aside. A plural before a colon heads a list ("2 wishlists: WL-118, ...")
+    aside. A plural before a colon heads a list ("2 manifests: MF-12, ...")
     and labels nothing."""
     out = []
     start = 0
@@ -73,7 +73,7 @@ def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
         if gap and ":" in gap.group(0) and core.endswith("s") and not core.endswith("ss"):
             continue
         if not re.search(r"[A-Za-z]$", core):
-            # "(4 items), WL-230" or "balance: 1284.50 USD": a clause or a
+            # "(4 crates), MF-40" or "total: 96.10 CHF": a clause or a
             # number stands in between.
             continue
         said = tuple(stem(w) for w in re.findall(r"[A-Za-z]+", core)[-size:])
@@ -85,8 +85,8 @@ def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
 def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) -> int:
     """How strongly `text` labels `value` as `param`'s (0: not at all): its
     words (LABEL), its head noun (HEAD_LABEL), or, for a parameter whose
-    own words label nothing, a noun of the tool's name ("thermostat
-    tstat-9c2e" for set_thermostat_schedule's `device_id`; TOOL_LABEL)."""
+    own words label nothing, a noun of the tool's name ("kiln
+    kl-3f1" for set_kiln_program's `device_id`; TOOL_LABEL)."""
     topic = topic_stems(param)
     best = 0
     for said in _labels(value, text, max(len(topic), 1)):
@@ -101,7 +101,7 @@ def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) 
 
 def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
     """A parameter that holds an opaque id: grounding's identifier names,
-    tokens and hashes (`hold_token`, `commit_hash`), and one its description
+    tokens and hashes (`claim_token`, `commit_hash`), and one its description
     calls an id, a hash or a token ("Build hash to roll back to")."""
     if is_identifier_like(name) or words(name)[-1:] in (["token"], ["hash"]):
         return True
@@ -110,7 +110,7 @@ def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
 
 
 def _id_shaped(value: str) -> bool:
-    """Written like an id, not a word: a digit, capitals only ("EURGBP"), or
+    """Written like an id, not a word: a digit, capitals only ("JPYCHF"), or
     an e-mail address. "follow-up" is a word."""
     return any(c.isdigit() for c in value) or value.isupper() or "@" in value
 
@@ -122,8 +122,8 @@ def _skeleton(word: str) -> str:
 
 def _abbreviates(param: str, value: str) -> bool:
     """The value's leading letters (two or more) begin a word of the
-    parameter, or its first letter and consonants: SL-8824 and RM-101 for
-    `slot_id` and `room_id`, INV-7 for `invoice_ref`."""
+    parameter, or its first letter and consonants: CB-204 and RM-101 for
+    `cabin_id` and `room_id`, INV-7 for `invoice_ref`."""
     prefix = re.match(r"[A-Za-z]{2,}", value)
     if prefix is None:
         return False
@@ -208,7 +208,7 @@ class _Conversation:
                 if isinstance(v, str)
             },
             # Values that surely failed, for any tool: a failed call's only
-            # argument, or one its error names ("no booking K7XQ2M").
+            # argument, or one its error names ("no voyage VY-5121").
             refused={
                 v
                 for f in facts.failures
@@ -220,7 +220,7 @@ class _Conversation:
 
     def admissible(self, tool: str, param: str) -> list[str]:
         """The candidates `param` may take: not labelled as another kind of
-        id only ("Patient P-0418" for staff_id), and not failed for it. Of a
+        id only ("Captain CP-77" for crew_id), and not failed for it. Of a
         failed call with several arguments whose error names none, a value
         goes only where others had the same evidence (`_choose`)."""
         topic = topic_stems(param)
@@ -284,8 +284,8 @@ class IdentifierProvenance:
         top = max(mine.values(), default=0)
         if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]
-            # A failed call's value goes where others are as good ("Hold
-            # refused" for a slot and a patient: another slot, the patient).
+            # A failed call's value goes where others are as good ("Claim
+            # refused" for a cabin and a passenger: another cabin, the passenger).
             best = [v for v in best if (tool, name, v) not in talk.failed] or best
             return self._closest(best, talk.texts, talk.request, talk.schema_words)
         if not id_param(name):

@@ -1,15 +1,16 @@
-"""Quantities with their units: "750 euros" fills `amount_eur`, "45 minutes"
-fills `delay_minutes`, "37 units" fills `units`.
+"""Quantities with their units: "120 dollars" fills `price_usd`, "25 minutes"
+fills `wait_minutes`, "12 crates" fills `crates`, "three more days" fills
+`extra_hours` with 72.
 
-A numeric parameter says its unit in its name or description (`amount_eur`,
-`delay_minutes`, "Target temperature in Celsius"), or names what it counts
-(`units`, `nights`). A number written with that unit (or with a currency
-sign: €750) is that parameter's value. The user's own quantities come first
-(the request is authoritative: "21 degrees" over a result's "currently 19
-C"); a result's count only where the request writes none ("delayed 45
-minutes" for the report's `delay_minutes`). Numbers in words are read with
-text2num, and another unit of the same kind is converted with pint ("two
-weeks" for days, "90 minutes" for hours). A parameter with no unit, or
+A numeric parameter says its unit in its name or description (`price_usd`,
+`wait_minutes`, "Target temperature in Celsius"), or names what it counts
+(`crates`, `nights`). A number written with that unit (or with a currency
+sign: $120) is that parameter's value. The user's own quantities come first
+(the request is authoritative: "18 degrees" over a result's "currently 15
+C"); a result's count only where the request writes none ("late by 25
+minutes" for the report's `wait_minutes`). Numbers in words are read with
+text2num, and another unit of the same kind is converted with pint ("three
+days" for hours, "90 minutes" for hours). A parameter with no unit, or
 whose unit the conversation never writes, keeps its other rules.
 """
 
@@ -88,7 +89,7 @@ _PINT_UNITS = {
 
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     """The unit families a parameter names, and the stems of the nouns it
-    counts (`units`, `nights`)."""
+    counts (`crates`, `nights`)."""
     name_words = words(name)
     families = set()
     for i, w in enumerate(name_words):
@@ -128,8 +129,8 @@ def _factor(source: str, target: str) -> float | None:
 
 @lru_cache(maxsize=4096)
 def in_digits(text: str) -> str:
-    """Numbers written in words as digits ("two more weeks" -> "2 more
-    weeks"; text2num)."""
+    """Numbers written in words as digits ("three more days" -> "3 more
+    days"; text2num)."""
     from text_to_num import alpha2digit
 
     out: str = alpha2digit(text, "en", threshold=0)
@@ -154,7 +155,7 @@ def quantities(
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
         factor: float | None = 1.0
         if not ((fam in families) or (unit and stem(unit) in counted)):
-            # Another unit of the same kind: "2 weeks" for `extra_days`.
+            # Another unit of the same kind: "3 days" for `extra_hours`.
             factor = next((f for t in families if fam and (f := _factor(fam, t))), None)
         if factor is None:
             continue
@@ -195,7 +196,7 @@ class Quantities:
 
 def only_a_quantity(value: str, texts: list[str]) -> bool:
     """`value` is a number that every text writing it writes with a unit or
-    a currency sign ("21 degrees", "€750"): a quantity, never an id."""
+    a currency sign ("18 degrees", "$120"): a quantity, never an id."""
     if not re.fullmatch(r"\d[\d,]*(?:\.\d+)?", value):
         return False
     seen = False

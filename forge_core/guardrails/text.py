@@ -14,7 +14,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Where a clause ends: the next one may say the opposite ("no SMS, but email").
 _CLAUSE = re.compile(r"[.;!?\n]+|,\s+(?:and|but|or)\s+|\s+but\s+|,\s+")
 
-# Words that say what a value is, not what it is about (user_id -> user).
+# Words that say what a value is, not what it is about (member_id -> member).
 GENERIC = frozenset(
     "id ids uuid guid number no num code ref reference key value name identifier".split()
 )
@@ -44,13 +44,13 @@ def stems(text: str) -> tuple[str, ...]:
 
 
 def name_stems(name: str) -> tuple[str, ...]:
-    """The stems of a parameter's or tool's name: `notify_manager` ->
-    (notifi, manag)."""
+    """The stems of a parameter's or tool's name: `email_skipper` ->
+    (email, skipper)."""
     return stems(name)
 
 
 def topic_stems(name: str) -> tuple[str, ...]:
-    """A name's stems without the generic ones (`user_id` -> (user,))."""
+    """A name's stems without the generic ones (`member_id` -> (member,))."""
     return tuple(stem(w) for w in words(name) if w not in GENERIC)
 
 

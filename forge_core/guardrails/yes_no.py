@@ -1,11 +1,11 @@
-"""Booleans the request states: "don't notify her manager yet" is
-`notify_manager: false`, "I'd like an SMS reminder" is `sms_reminder: true`.
+"""Booleans the request states: "don't email the skipper yet" is
+`email_skipper: false`, "I'd like a paper receipt" is `paper_receipt: true`.
 
 A boolean parameter is stated when one clause of the user's messages holds
 a word of its name (stemmed; not a generic one such as `id`). A negation in
 that clause ("don't", "do not", "no", "not", "never", "without", "skip", "nothing")
 makes it false; none makes it true. The latest clause that speaks wins
-("notify him... actually, don't notify him"). A request that never speaks of
+("email him... actually, don't email him"). A request that never speaks of
 it leaves the parameter to its other rules.
 """
 

@@ -19,7 +19,7 @@ def obj(required: list[str] | None = None, **props: dict[str, Any]) -> dict[str,
     }
 
 
-def string(description: str, **extra: Any) -> dict[str, Any]:
+def text_param(description: str, **extra: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **extra}
 
 

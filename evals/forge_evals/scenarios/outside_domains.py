@@ -30,7 +30,7 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
 from forge_evals.scenarios import outside_domains_part2, outside_domains_part3
-from forge_evals.scenarios._domain_schema import TAG, exact_ids, obj, string
+from forge_evals.scenarios._domain_schema import TAG, exact_ids, obj, text_param
 
 # ── library: renew a loan whose id only the loan listing gives ────────────
 
@@ -121,7 +121,7 @@ def _vet() -> Workflow:
     wf.add_schema_tool(
         "find_pets_by_owner",
         "Find an owner's registered pets by the owner's phone number.",
-        obj(owner_phone=string("The owner's phone number as they gave it.")),
+        obj(owner_phone=text_param("The owner's phone number as they gave it.")),
         find_pet,
         required=True,
     )
@@ -135,9 +135,9 @@ def _vet() -> Workflow:
         "book_visit",
         "Book a visit for a pet. Ends the task.",
         obj(
-            patient_no=string("The pet's patient number."),
+            patient_no=text_param("The pet's patient number."),
             visit_type={"type": "string", "enum": ["vaccination", "check_up", "dental", "surgery"]},
-            date=string("Day of the visit.", format="date"),
+            date=text_param("Day of the visit.", format="date"),
             duration_minutes={"type": "integer", "minimum": 10, "maximum": 120},
             sms_reminder={"type": "boolean", "description": "Text the owner a reminder."},
         ),
@@ -275,7 +275,7 @@ def _insurance() -> Workflow:
     wf.add_schema_tool(
         "find_policy",
         "Find the active home policy for an address by its postcode.",
-        obj(postcode=string("The insured address's postcode.")),
+        obj(postcode=text_param("The insured address's postcode.")),
         policies,
         required=True,
     )
@@ -289,10 +289,10 @@ def _insurance() -> Workflow:
         "file_claim",
         "Open a claim on a policy. Ends the task.",
         obj(
-            policy_number=string("The policy to claim on."),
+            policy_number=text_param("The policy to claim on."),
             claimed_amount_usd={"type": "number", "exclusiveMinimum": 0},
             incident=obj(
-                occurred_on=string("Day it happened.", format="date"),
+                occurred_on=text_param("Day it happened.", format="date"),
                 cause={
                     "type": "string",
                     "enum": ["theft", "water_damage", "fire", "accidental_damage", "storm"],
@@ -496,7 +496,7 @@ def _tickets() -> Workflow:
             "TK-81-0044."
         )
 
-    def transfer(args: dict[str, Any]) -> str:
+    def run_transfer(args: dict[str, Any]) -> str:
         ids = args.get("ticket_ids") or []
         unknown = [t for t in ids if t not in {*_SATURDAY_TICKETS, "TK-80-0917", "TK-80-0918"}]
         if unknown:
@@ -513,9 +513,9 @@ def _tickets() -> Workflow:
                 "minItems": 1,
                 "uniqueItems": True,
             },
-            recipient_email=string("Who receives them.", format="email"),
+            recipient_email=text_param("Who receives them.", format="email"),
         ),
-        transfer,
+        run_transfer,
         terminal=True,
         prerequisites=["get_order"],
     )

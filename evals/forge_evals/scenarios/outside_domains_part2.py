@@ -11,7 +11,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios._domain_schema import TAG, exact_ids, obj, string
+from forge_evals.scenarios._domain_schema import TAG, exact_ids, obj, text_param
 
 # ── utility meter: the error names the serial format; the retry uses it ───
 
@@ -89,8 +89,8 @@ def _gym() -> Workflow:
         "freeze_membership",
         "Pause a membership's billing and access for whole months. Ends the task.",
         obj(
-            membership_id=string("The membership to pause."),
-            start_month=string("First paused month, YYYY-MM.", pattern=r"^\d{4}-\d{2}$"),
+            membership_id=text_param("The membership to pause."),
+            start_month=text_param("First paused month, YYYY-MM.", pattern=r"^\d{4}-\d{2}$"),
             months={"type": "integer", "minimum": 1, "maximum": 3},
         ),
         freeze,
@@ -220,7 +220,7 @@ def _lab() -> Workflow:
             "S-2207-023 haemolysed."
         )
 
-    def reject(args: dict[str, Any]) -> str:
+    def run_reject(args: dict[str, Any]) -> str:
         ids = args.get("sample_ids") or []
         return f"{len(ids)} samples rejected ({args.get('reason')}); requests for redraw sent."
 
@@ -235,7 +235,7 @@ def _lab() -> Workflow:
             },
             reason={"type": "string", "enum": ["haemolysed", "clotted", "unlabelled", "leaked"]},
         ),
-        reject,
+        run_reject,
         terminal=True,
         prerequisites=["inspect_batch"],
     )
@@ -295,7 +295,7 @@ def _fleet() -> Workflow:
         "report_service_state",
         "Report whether a vehicle's service is in order. Ends the task.",
         obj(
-            unit_id=string("The fleet unit id."),
+            unit_id=text_param("The fleet unit id."),
             service_state={"type": "string", "enum": ["ok", "due_soon", "overdue"]},
             km_past_due={
                 "type": "integer",
@@ -377,7 +377,7 @@ def _housekeeping() -> Workflow:
         "assign_rooms",
         "Give an attendant a list of rooms to clean. Ends the task.",
         obj(
-            staff_number=string("The attendant's staff number."),
+            staff_number=text_param("The attendant's staff number."),
             rooms={
                 "type": "array",
                 "items": {"type": "integer", "minimum": 100, "maximum": 999},
@@ -435,7 +435,7 @@ def _grant() -> Workflow:
             "number GA-5160-D, lead applicant Tamsin Rhys."
         )
 
-    def submit(args: dict[str, Any]) -> str:
+    def run_submit(args: dict[str, Any]) -> str:
         if not same(args.get("application_number"), "GA-5160-D"):
             raise ToolResolutionError(f"no application {args.get('application_number')!r}")
         return f"Budget of {args.get('total_usd')} USD submitted."
@@ -444,7 +444,7 @@ def _grant() -> Workflow:
         "submit_budget",
         "Attach the budget to an application and submit it. Ends the task.",
         obj(
-            application_number=string("The application to submit."),
+            application_number=text_param("The application to submit."),
             total_usd={"type": "integer", "minimum": 1000, "maximum": 60000},
             duration_months={"type": "integer", "minimum": 3, "maximum": 36},
             includes_overhead={
@@ -452,7 +452,7 @@ def _grant() -> Workflow:
                 "description": "Whether the total includes the institution's overhead.",
             },
         ),
-        submit,
+        run_submit,
         terminal=True,
         prerequisites=["find_draft_application"],
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios._domain_schema import TAG, decline_tool, obj, string
+from forge_evals.scenarios._domain_schema import TAG, decline_tool, obj, text_param
 
 # ── museum: the error says the accession format; the retry uses it ───────
 
@@ -138,7 +138,7 @@ def _helpdesk() -> Workflow:
         "open_ticket",
         "Open an IT incident.",
         obj(
-            summary=string("One line on the problem."),
+            summary=text_param("One line on the problem."),
             category={"type": "string", "enum": ["hardware", "software", "network", "access"]},
             urgency={"type": "string", "enum": ["low", "medium", "high"]},
         ),
@@ -211,7 +211,7 @@ def _pharmacy() -> Workflow:
         "order_refill",
         "Order a refill of one prescription. Ends the task.",
         obj(
-            rx_number=string("Prescription number (digits only).", pattern=r"^\d{7}$"),
+            rx_number=text_param("Prescription number (digits only).", pattern=r"^\d{7}$"),
             days_supply={"type": "integer", "enum": [30, 60, 90]},
             auto_refill={"type": "boolean", "description": "Refill automatically from now on."},
             fulfilment={"type": "string", "enum": ["pickup", "home_delivery"]},
@@ -342,8 +342,8 @@ def _marina() -> Workflow:
         "reserve_berth",
         "Reserve a visitor berth. Ends the task.",
         obj(
-            berth=string("The berth's id."),
-            arrival_date=string("YYYY-MM-DD", format="date"),
+            berth=text_param("The berth's id."),
+            arrival_date=text_param("YYYY-MM-DD", format="date"),
             nights={"type": "integer", "minimum": 1, "maximum": 14},
             boat_length_m={"type": "number", "exclusiveMinimum": 0},
             needs_shore_power={"type": "boolean"},
@@ -413,8 +413,8 @@ def _waste() -> Workflow:
         "book_bulky_pickup",
         "Book a bulky-waste pickup.",
         obj(
-            postcode=string("Where to collect."),
-            date=string("Collection day.", format="date"),
+            postcode=text_param("Where to collect."),
+            date=text_param("Collection day.", format="date"),
             items={"type": "array", "items": {"type": "string"}, "minItems": 1},
         ),
         book,
