@@ -1835,6 +1835,10 @@ type ToolCallRequest struct {
 	ArgumentsJson string      `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
 	Iteration     uint32      `protobuf:"varint,4,opt,name=iteration,proto3" json:"iteration,omitempty"`
 	Coercions     []*Coercion `protobuf:"bytes,5,rep,name=coercions,proto3" json:"coercions,omitempty"`
+	// W3C trace context of the server's execute_tool span for this call
+	// ("traceparent", and "tracestate" when set), so the SDK's span around the
+	// tool function joins the caller's trace. Empty when tracing is off.
+	TraceContext  map[string]string `protobuf:"bytes,6,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1900,6 +1904,13 @@ func (x *ToolCallRequest) GetIteration() uint32 {
 func (x *ToolCallRequest) GetCoercions() []*Coercion {
 	if x != nil {
 		return x.Coercions
+	}
+	return nil
+}
+
+func (x *ToolCallRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
 	}
 	return nil
 }
@@ -3332,13 +3343,17 @@ const file_forge_v1_forge_service_proto_rawDesc = "" +
 	"\bCoercion\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12#\n" +
 	"\roriginal_json\x18\x02 \x01(\tR\foriginalJson\x12!\n" +
-	"\fcoerced_json\x18\x03 \x01(\tR\vcoercedJson\"\xbe\x01\n" +
+	"\fcoerced_json\x18\x03 \x01(\tR\vcoercedJson\"\xd1\x02\n" +
 	"\x0fToolCallRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12%\n" +
 	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12\x1c\n" +
 	"\titeration\x18\x04 \x01(\rR\titeration\x120\n" +
-	"\tcoercions\x18\x05 \x03(\v2\x12.forge.v1.CoercionR\tcoercions\"T\n" +
+	"\tcoercions\x18\x05 \x03(\v2\x12.forge.v1.CoercionR\tcoercions\x12P\n" +
+	"\rtrace_context\x18\x06 \x03(\v2+.forge.v1.ToolCallRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"T\n" +
 	"\x0fMessageAppended\x12+\n" +
 	"\amessage\x18\x01 \x01(\v2\x11.forge.v1.MessageR\amessage\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\rR\x05index\"\xd0\x02\n" +
@@ -3510,7 +3525,7 @@ func file_forge_v1_forge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_forge_v1_forge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_forge_v1_forge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_forge_v1_forge_service_proto_goTypes = []any{
 	(EventKind)(0),                // 0: forge.v1.EventKind
 	(ToolErrorKind)(0),            // 1: forge.v1.ToolErrorKind
@@ -3551,12 +3566,13 @@ var file_forge_v1_forge_service_proto_goTypes = []any{
 	(*BackendHealth)(nil),         // 36: forge.v1.BackendHealth
 	(*Gpu)(nil),                   // 37: forge.v1.Gpu
 	nil,                           // 38: forge.v1.StartRun.LabelsEntry
-	nil,                           // 39: forge.v1.RunFailed.DetailsEntry
-	(ToolOutputPolicy)(0),         // 40: forge.v1.ToolOutputPolicy
-	(*Workflow)(nil),              // 41: forge.v1.Workflow
-	(*Message)(nil),               // 42: forge.v1.Message
-	(*RunOptions)(nil),            // 43: forge.v1.RunOptions
-	(*ToolCall)(nil),              // 44: forge.v1.ToolCall
+	nil,                           // 39: forge.v1.ToolCallRequest.TraceContextEntry
+	nil,                           // 40: forge.v1.RunFailed.DetailsEntry
+	(ToolOutputPolicy)(0),         // 41: forge.v1.ToolOutputPolicy
+	(*Workflow)(nil),              // 42: forge.v1.Workflow
+	(*Message)(nil),               // 43: forge.v1.Message
+	(*RunOptions)(nil),            // 44: forge.v1.RunOptions
+	(*ToolCall)(nil),              // 45: forge.v1.ToolCall
 }
 var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	15, // 0: forge.v1.RunRequest.start:type_name -> forge.v1.StartRun
@@ -3578,48 +3594,49 @@ var file_forge_v1_forge_service_proto_depIdxs = []int32{
 	7,  // 16: forge.v1.RunResponse.batch:type_name -> forge.v1.EventBatch
 	6,  // 17: forge.v1.EventBatch.events:type_name -> forge.v1.RunResponse
 	0,  // 18: forge.v1.EventOptions.omit:type_name -> forge.v1.EventKind
-	40, // 19: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
-	41, // 20: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
-	42, // 21: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
-	43, // 22: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
+	41, // 19: forge.v1.ToolOutputScreened.action:type_name -> forge.v1.ToolOutputPolicy
+	42, // 20: forge.v1.StartRun.workflow:type_name -> forge.v1.Workflow
+	43, // 21: forge.v1.StartRun.prior_messages:type_name -> forge.v1.Message
+	44, // 22: forge.v1.StartRun.options:type_name -> forge.v1.RunOptions
 	38, // 23: forge.v1.StartRun.labels:type_name -> forge.v1.StartRun.LabelsEntry
 	8,  // 24: forge.v1.StartRun.events:type_name -> forge.v1.EventOptions
 	1,  // 25: forge.v1.ToolError.kind:type_name -> forge.v1.ToolErrorKind
 	16, // 26: forge.v1.ToolResult.error:type_name -> forge.v1.ToolError
 	2,  // 27: forge.v1.StreamChunk.type:type_name -> forge.v1.ChunkType
 	21, // 28: forge.v1.ToolCallRequest.coercions:type_name -> forge.v1.Coercion
-	42, // 29: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
-	25, // 30: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
-	24, // 31: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
-	42, // 32: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
-	3,  // 33: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
-	39, // 34: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
-	24, // 35: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
-	42, // 36: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
-	41, // 37: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
-	43, // 38: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
-	42, // 39: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
-	44, // 40: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
-	30, // 41: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
-	31, // 42: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
-	32, // 43: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
-	27, // 44: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
-	22, // 45: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
-	42, // 46: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
-	37, // 47: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
-	36, // 48: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
-	35, // 49: forge.v1.GetServerInfoResponse.llama_devices:type_name -> forge.v1.LlamaDevice
-	4,  // 50: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
-	33, // 51: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
-	28, // 52: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
-	6,  // 53: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
-	34, // 54: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
-	29, // 55: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
-	53, // [53:56] is the sub-list for method output_type
-	50, // [50:53] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	39, // 29: forge.v1.ToolCallRequest.trace_context:type_name -> forge.v1.ToolCallRequest.TraceContextEntry
+	43, // 30: forge.v1.MessageAppended.message:type_name -> forge.v1.Message
+	25, // 31: forge.v1.Usage.iterations:type_name -> forge.v1.IterationUsage
+	24, // 32: forge.v1.RunCompleted.usage:type_name -> forge.v1.Usage
+	43, // 33: forge.v1.RunCompleted.transcript:type_name -> forge.v1.Message
+	3,  // 34: forge.v1.RunFailed.reason:type_name -> forge.v1.FailureReason
+	40, // 35: forge.v1.RunFailed.details:type_name -> forge.v1.RunFailed.DetailsEntry
+	24, // 36: forge.v1.RunFailed.usage:type_name -> forge.v1.Usage
+	43, // 37: forge.v1.RunFailed.transcript:type_name -> forge.v1.Message
+	42, // 38: forge.v1.GuardRequest.workflow:type_name -> forge.v1.Workflow
+	44, // 39: forge.v1.GuardRequest.options:type_name -> forge.v1.RunOptions
+	43, // 40: forge.v1.GuardRequest.messages:type_name -> forge.v1.Message
+	45, // 41: forge.v1.GuardRequest.reply_tool_calls:type_name -> forge.v1.ToolCall
+	30, // 42: forge.v1.GuardResponse.calls:type_name -> forge.v1.GuardCalls
+	31, // 43: forge.v1.GuardResponse.retry:type_name -> forge.v1.GuardRetry
+	32, // 44: forge.v1.GuardResponse.done:type_name -> forge.v1.GuardDone
+	27, // 45: forge.v1.GuardResponse.failed:type_name -> forge.v1.RunFailed
+	22, // 46: forge.v1.GuardCalls.calls:type_name -> forge.v1.ToolCallRequest
+	43, // 47: forge.v1.GuardRetry.messages:type_name -> forge.v1.Message
+	37, // 48: forge.v1.GetServerInfoResponse.gpus:type_name -> forge.v1.Gpu
+	36, // 49: forge.v1.GetServerInfoResponse.backends:type_name -> forge.v1.BackendHealth
+	35, // 50: forge.v1.GetServerInfoResponse.llama_devices:type_name -> forge.v1.LlamaDevice
+	4,  // 51: forge.v1.ForgeService.Run:input_type -> forge.v1.RunRequest
+	33, // 52: forge.v1.ForgeService.GetServerInfo:input_type -> forge.v1.GetServerInfoRequest
+	28, // 53: forge.v1.ForgeService.Guard:input_type -> forge.v1.GuardRequest
+	6,  // 54: forge.v1.ForgeService.Run:output_type -> forge.v1.RunResponse
+	34, // 55: forge.v1.ForgeService.GetServerInfo:output_type -> forge.v1.GetServerInfoResponse
+	29, // 56: forge.v1.ForgeService.Guard:output_type -> forge.v1.GuardResponse
+	54, // [54:57] is the sub-list for method output_type
+	51, // [51:54] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_forge_v1_forge_service_proto_init() }
@@ -3666,7 +3683,7 @@ func file_forge_v1_forge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_forge_v1_forge_service_proto_rawDesc), len(file_forge_v1_forge_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
