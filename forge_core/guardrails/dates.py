@@ -30,6 +30,7 @@ from forge_core.guardrails import (
     undecided,
 )
 from forge_core.guardrails.text import words
+from forge_core.schema_rules import text_fits
 
 _MONTH_NAMES = "|".join(
     sorted({m for m in (*calendar.month_name, *calendar.month_abbr) if m}, key=len, reverse=True)
@@ -39,10 +40,17 @@ _DATE_WRITTEN = re.compile(
     re.IGNORECASE,
 )
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+# Month names that name a month ("May" only capitalised: "you may").
+_MONTH = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b"
+)
+_MONTH_NUMBER = {calendar.month_abbr[i].lower(): i for i in range(1, 13)}
 
 
 def takes_date(name: str, schema: dict[str, Any]) -> str | None:
-    """ "date" or "date-time" when the parameter takes one, else None."""
+    """ "date", "date-time" or "month" (YYYY-MM) when the parameter takes
+    one, else None."""
     if schema.get("type") != "string" or "enum" in schema:
         return None
     fmt = schema.get("format")
@@ -51,7 +59,19 @@ def takes_date(name: str, schema: dict[str, Any]) -> str | None:
     described = str(schema.get("description", ""))
     if "YYYY-MM-DD" in described.upper():
         return "date-time" if "HH" in described.upper() else "date"
+    if "YYYY-MM" in described.upper() or _month_pattern(schema):
+        return "month"
+    if words(name)[-1:] == ["month"] and "pattern" not in schema and "format" not in schema:
+        return "month"
     return "date" if words(name)[-1:] == ["date"] else None
+
+
+def _month_pattern(schema: dict[str, Any]) -> bool:
+    """A pattern that admits a year and a month and no other dates or runs."""
+    return "pattern" in schema and all(
+        text_fits(schema, probe) == fits
+        for probe, fits in (("2026-06", True), ("2026-06-01", False), ("1234-56789", False))
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -87,7 +107,25 @@ def _written(when: datetime, kind: str) -> str:
     return when.strftime("%Y-%m-%d") if kind == "date" else when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def months_in(text: str, base: datetime) -> list[str]:
+    """The months `text` names, as YYYY-MM: with the year written after
+    them in the same sentence ("June and July 2026"), else the next such
+    month after `base`."""
+    out = []
+    for m in _MONTH.finditer(text):
+        month = _MONTH_NUMBER[m.group(0).lower()[:3]]
+        after = re.match(r"[^.!?]{0,40}?\b((?:19|20)\d\d)\b", text[m.end() :])
+        if after:
+            year = int(after.group(1))
+        else:
+            year = base.year if month >= base.month else base.year + 1
+        out.append(f"{year:04d}-{month:02d}")
+    return list(dict.fromkeys(out))
+
+
 def _dates_written(kind: str, base: datetime, text: str) -> list[str]:
+    if kind == "month":
+        return months_in(text, base)
     return [_written(d, kind) for d in dates_in(text, base)]
 
 

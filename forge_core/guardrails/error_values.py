@@ -20,6 +20,7 @@ import re
 
 from forge_core.grounding import extract_candidates, reshaped
 from forge_core.guardrails import Preferred, TurnFacts, undecided
+from forge_core.guardrails.codes import codes_in, names_a_code
 from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.text import stems, words
 
@@ -55,6 +56,60 @@ _DIGITS_FORMAT = re.compile(
 )
 
 
+# "separated by dots, e.g. 2001.15.3": digit runs joined by punctuation.
+_PUNCTUATED_NUMBER = re.compile(r"(?<![\w.])\d+(?:[./:-]\d+){1,5}(?![\w])")
+# What an error says a value may not hold: "no spaces, dashes or dots".
+_FORBIDDEN = re.compile(
+    r"\b(?:no|without|not?\s+use)\s+((?:[a-z]+(?:\s*(?:,|or|and|nor)\s*)?){1,6})", re.I
+)
+_CHARACTERS = {
+    "space": " ",
+    "spaces": " ",
+    "dash": "-",
+    "dashes": "-",
+    "hyphen": "-",
+    "hyphens": "-",
+    "dot": ".",
+    "dots": ".",
+    "period": ".",
+    "periods": ".",
+    "slash": "/",
+    "slashes": "/",
+    "underscore": "_",
+    "underscores": "_",
+}
+_CAPITALS = re.compile(r"\b(?:capital letters|upper[- ]?case|in capitals)\b", re.I)
+_LOWER = re.compile(r"\blower[- ]?case\b", re.I)
+
+
+def as_directed(value: str, error: str) -> str:
+    """`value` with the characters the error forbids removed and in the
+    case it asks for: "use capital letters and digits only, with no spaces,
+    dashes or dots" turns "kb-17 tx" into "KB17TX"."""
+    out = value
+    for m in _FORBIDDEN.finditer(error):
+        for word in re.findall(r"[a-z]+", m.group(1).lower()):
+            out = out.replace(_CHARACTERS.get(word, "\0"), "")
+    if _CAPITALS.search(error):
+        out = out.upper()
+    elif _LOWER.search(error):
+        out = out.lower()
+    return out
+
+
+def _punctuated_like(value: str, error: str) -> list[str]:
+    """`value`'s digit runs in the punctuation of a number the error shows:
+    "1987/112/4" -> "1987.112.4" for "write it as year.lot.item, e.g.
+    2001.15.3"."""
+    runs = re.findall(r"\d+", value)
+    out = []
+    for token in _PUNCTUATED_NUMBER.findall(error):
+        seps = re.findall(r"\D+", token)
+        if len(seps) + 1 == len(runs) and token != value:
+            out.append("".join(r + sep for r, sep in zip(runs, [*seps, ""], strict=True)))
+    return out
+
+
 def repaired(value: str, error: str) -> list[str]:
     """The failed value rewritten in the shape the error shows: the ids of
     grounding.reshaped ("88" -> "RC-000088" for "receipts look like
@@ -62,10 +117,12 @@ def repaired(value: str, error: str) -> list[str]:
     shows ("88" -> "0000088" for "e.g. 0000312"), or to the digits it states
     after the prefix it names ("5521" -> "GX-005521" for "'GX-' followed
     by exactly 6 digits", numbers in words read with text2num)."""
-    out = reshaped(value, error)
+    # Each form as the error directs (case, characters it forbids).
+    out = [as_directed(v, error) for v in reshaped(value, error) + _punctuated_like(value, error)]
+    out = out or [as_directed(value, error)]
     digits = "".join(re.findall(r"\d", value))
     if not digits:
-        return out
+        return [v for v in dict.fromkeys(out) if v != value]
     if value.isdigit():
         for token in re.findall(r"(?<![\w-])0\d+(?![\w-])", error):
             if len(token) > len(value):
@@ -98,7 +155,19 @@ class ErrorValues:
             sent = tried.get(key, set())
             # The failed value in the error's format first; else what the
             # error suggests outright.
-            values = [v for v in repaired(strings[param], f.error) if v not in sent]
+            sources = [strings[param]]
+            spec = facts.tool(f.tool)
+            schema = ((spec.parameters.get("properties") or {}) if spec else {}).get(param, {})
+            if names_a_code(param, str(schema.get("description", ""))):
+                # The code the user wrote, as the error directs: the model's
+                # own value may have been anything.
+                sources += [c for text in facts.requests for c in codes_in(text)]
+            values = [
+                v
+                for source in dict.fromkeys(sources)
+                for v in repaired(source, f.error)
+                if v not in sent
+            ]
             values = values or suggested_values(f.error, sent)
             if values:
                 out.values[key] = values

@@ -19,6 +19,9 @@ from typing import Any
 
 from forge_core.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.entries import described
+from forge_core.guardrails.text import stems, topic_stems
+from forge_core.schema_rules import text_fits
 
 MAX_LISTING = 16
 
@@ -43,27 +46,37 @@ def _id_array(name: str, schema: dict[str, Any]) -> bool:
         schema.get("type") == "array"
         and isinstance(items, dict)
         and items.get("type") == "string"
-        and not any(k in items for k in ("enum", "const", "format", "pattern"))
+        and not any(k in items for k in ("enum", "const"))
         and is_identifier_like(re.sub(r"s$", "", name))
     )
+
+
+def _item_fits(schema: dict[str, Any], value: str) -> bool:
+    items = schema.get("items")
+    return not isinstance(items, dict) or text_fits(items, value)
 
 
 class Listings:
     name = "listings"
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
-        names = {t.name for t in facts.workflow.tools} | {
-            n for t in facts.workflow.tools for n, _ in parameters(t)
-        }
+        tools = facts.workflow.tools
+        names = {t.name for t in tools} | {n for t in tools for n, _ in parameters(t)}
         sources = list(facts.requests) + [t for _, t in reversed(facts.results)]
-        found: list[str] | None = None
-        for tool in facts.workflow.tools:
+        found: tuple[str, list[str]] | None = None
+        for tool in tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
                 if not _id_array(name, schema) or not undecided(out, key):
                     continue
                 if found is None:
-                    found = next((g for t in sources if (g := listing(t, names))), [])
-                if found:
-                    out.items[key] = found
-                    out.reasons[key] = self.name
+                    found = next(((t, g) for t in sources if (g := listing(t, names))), ("", []))
+                text, group = found
+                fitting = [v for v in group if _item_fits(schema, v)]
+                if not fitting:
+                    continue
+                # The entries the request describes: "the Tuesday crates".
+                ignore = {s for t in tools for s in stems(t.name)} | set(stems(name))
+                chosen = described(fitting, [text], facts.requests, ignore, topic_stems(name))
+                out.items[key] = chosen
+                out.reasons[key] = self.name

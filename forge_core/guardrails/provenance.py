@@ -34,10 +34,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.grounding import extract_candidates, is_identifier_like
+from forge_core.grounding import emails_only, extract_candidates, is_email, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.entries import described
 from forge_core.guardrails.quantities import only_a_quantity
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
+from forge_core.schema_rules import text_fits
 
 LABEL = 3
 HEAD_LABEL = 2
@@ -48,13 +50,19 @@ _LOOKBEHIND = 40
 # What may stand between a label and its value: "member id M-9043", "token:
 # CT-1", "order #Q-58", "code is QK8R2".
 _GAP = re.compile(r"(?:[\s:=#]|\b(?:id|no|number|code|ref|is|was)\b)*$", re.IGNORECASE)
-_ENTRY_SEPARATORS = ("\n", ";", ",")
-_HEADER = re.compile(r"^[^:]{0,80}:\s+")
 
 
 def _free_string(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "string" and not any(
-        k in schema for k in ("enum", "const", "format", "pattern")
+    """A string parameter without a fixed set of values (a format or a
+    pattern keeps only the candidates that have it: `_fits`)."""
+    return schema.get("type") == "string" and not any(k in schema for k in ("enum", "const"))
+
+
+def _fits(schema: dict[str, Any], value: str) -> bool:
+    if not any(k in schema for k in ("format", "pattern", "minLength", "maxLength")):
+        return True
+    return text_fits(schema, value) and (
+        schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value))
     )
 
 
@@ -135,29 +143,6 @@ def _abbreviates(param: str, value: str) -> bool:
     )
 
 
-def _entries(text: str) -> list[str]:
-    """A listing's entries: by line, else by `;`, else by `,`, without the
-    header before the first colon."""
-    body = _HEADER.sub("", text.strip(), count=1)
-    for sep in _ENTRY_SEPARATORS:
-        parts = [p for p in body.split(sep) if p.strip()]
-        if len(parts) > 1:
-            return parts
-    return [body]
-
-
-def _affinity(value: str, texts: list[str], request: set[str], schema_words: set[str]) -> int:
-    """How many of the request's words the listing entry holding `value`
-    shares (numbers and the schema's own words aside)."""
-    best = 0
-    for text in texts:
-        for entry in _entries(text):
-            if value in entry:
-                shared = {s for s in stems(entry.replace(value, " ")) if not s.isdigit()}
-                best = max(best, len((shared & request) - schema_words))
-    return best
-
-
 @dataclass
 class _Conversation:
     """What every parameter's choice reads: the texts (request first, then
@@ -168,8 +153,7 @@ class _Conversation:
     texts: list[str]
     requests: int
     candidates: list[str]
-    request: set[str]
-    schema_words: set[str]
+    tool_words: set[str]
     failed: set[tuple[str, str, str]]
     refused: set[str]
     kinds: dict[str, set[tuple[str, ...]]]
@@ -199,8 +183,7 @@ class _Conversation:
             texts=texts,
             requests=len(facts.requests),
             candidates=candidates,
-            request={s for t in facts.requests for s in stems(t) if not s.isdigit()},
-            schema_words={s for n in names for s in stems(n)},
+            tool_words={s for t in tools for s in stems(t.name)},
             failed={
                 (f.tool, k, v)
                 for f in facts.failures
@@ -243,11 +226,13 @@ class IdentifierProvenance:
             required = set(tool.parameters.get("required") or [])
             nouns = frozenset(topic_stems(tool.name)[1:])
             scores = {n: self._scores(n, talk.candidates, talk.texts, nouns) for n, _ in params}
-            for name, _ in params:
+            for name, schema in params:
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
                     continue
-                admissible = talk.admissible(tool.name, name)
+                admissible = [v for v in talk.admissible(tool.name, name) if _fits(schema, v)]
+                if is_email(name, schema):
+                    admissible = emails_only(admissible)
                 mine = {
                     v: s
                     for v, s in scores[name].items()
@@ -287,12 +272,12 @@ class IdentifierProvenance:
             # A failed call's value goes where others are as good ("Claim
             # refused" for a cabin and a passenger: another cabin, the passenger).
             best = [v for v in best if (tool, name, v) not in talk.failed] or best
-            return self._closest(best, talk.texts, talk.request, talk.schema_words)
+            return self._closest(best, talk.texts, talk, name)
         if not id_param(name):
             return []
         if any_results:
             results = talk.texts[talk.requests :]
-            best = self._closest(admissible, results, talk.request, talk.schema_words)
+            best = self._closest(admissible, results, talk, name)
             if len(best) == 1:
                 return best
         if admissible and len(admissible) < len(talk.candidates):
@@ -313,12 +298,9 @@ class IdentifierProvenance:
         return out
 
     @staticmethod
-    def _closest(
-        values: list[str], texts: list[str], request: set[str], schema_words: set[str]
-    ) -> list[str]:
-        if len(values) < 2:
-            return values
-        affinity = {v: _affinity(v, texts, request, schema_words) for v in values}
-        top = max(affinity.values())
-        winners = [v for v in values if affinity[v] == top]
-        return winners if top > 0 and len(winners) == 1 else values
+    def _closest(values: list[str], texts: list[str], talk: _Conversation, param: str) -> list[str]:
+        # Other parameters' names may be what tells entries apart
+        # (`needs_shore_power`); the tools' names and this one's never do.
+        ignore = talk.tool_words | set(stems(param))
+        requests = talk.texts[: talk.requests]
+        return described(values, texts, requests, ignore, topic_stems(param))

@@ -58,6 +58,12 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "gb": ("gb", "gigabyte", "gigabytes", "gib"),
     "mb": ("mb", "megabyte", "megabytes", "mib"),
 }
+# Words that count people: "six people" fills `guests`, `party_size`, `pax`.
+_PEOPLE = frozenset(
+    stem(w)
+    for w in "people persons person guests guest pax adults adult diners attendees "
+    "participants party covers seats travellers travelers passengers".split()
+)
 _BY_WORD: dict[str, str] = {w: fam for fam, forms in _FAMILIES.items() for w in forms}
 _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 
@@ -65,7 +71,8 @@ _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 # ("2 more weeks": one filler word may stand between).
 _QUANTITY = re.compile(
     r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?)"
-    r"(?!\d|:\d)\s*(?:(?:more|extra|additional|further|whole|full)\s+)?"
+    r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
+    r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
     r"(?P<unit>°[cCfF]|%|[A-Za-z]+)?"
 )
 # Families pint converts between (2 weeks are 14 days): their pint units.
@@ -103,6 +110,8 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
         if fam:
             families.add(fam)
     counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
+    if counted & _PEOPLE:
+        counted |= _PEOPLE
     return families, counted
 
 
@@ -153,6 +162,12 @@ def quantities(
     for m in _QUANTITY.finditer(in_digits(text)):
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
+        if m.group("ord"):
+            # "the 4th floor" is floor 4, "the 3rd day" is no count of days.
+            ordinal = int(m.group("num"))
+            if unit and stem(unit) in counted and ordinal not in out:
+                out.append(ordinal)
+            continue
         factor: float | None = 1.0
         if not ((fam in families) or (unit and stem(unit) in counted)):
             # Another unit of the same kind: "3 days" for `extra_hours`.
@@ -177,7 +192,7 @@ class Quantities:
             for name, schema in parameters(tool):
                 kind = schema.get("type")
                 key = f"{tool.name}.{name}"
-                if kind not in ("integer", "number") or "enum" in schema or not undecided(out, key):
+                if kind not in ("integer", "number") or not undecided(out, key):
                     continue
                 families, counted = _families(name, schema)
                 described = str(schema.get("description", "")).lower()
@@ -191,7 +206,10 @@ class Quantities:
                     integer=kind == "integer",
                     fraction=fraction,
                 )
-                decide(out, key, first_found((facts.requests, results), read), self.name)
+                found = first_found((facts.requests, results), read)
+                if "enum" in schema:
+                    found = [v for v in found if v in schema["enum"]]
+                decide(out, key, found, self.name)
 
 
 def only_a_quantity(value: str, texts: list[str]) -> bool:

@@ -1,8 +1,9 @@
 """The value guardrails, strongest evidence first (guardrails/__init__.py).
 
 An error that names the value beats everything: the tool said what it
-wants. Then what the request states (booleans, quantities with units, dates,
-enum members, which also read results for reports), then ids by their labels,
+wants. Then what the request states (booleans, quantities with units, dates, clock times,
+enum members, which also read results for reports), codes the user wrote
+(postcodes, plates), then ids by their labels,
 names shaped like the schema's example, files and their edits, the names
 the user wrote, then lists by their listing.
 """
@@ -10,6 +11,7 @@ the user wrote, then lists by their listing.
 from __future__ import annotations
 
 from forge_core.guardrails import ValueGuardrail
+from forge_core.guardrails.codes import WrittenCodes
 from forge_core.guardrails.dates import Dates
 from forge_core.guardrails.edits import FileEdits
 from forge_core.guardrails.error_values import ErrorValues
@@ -19,6 +21,7 @@ from forge_core.guardrails.mentions import EnumMentions
 from forge_core.guardrails.proper_names import ProperNames
 from forge_core.guardrails.provenance import IdentifierProvenance
 from forge_core.guardrails.quantities import Quantities
+from forge_core.guardrails.times import ClockTimes
 from forge_core.guardrails.yes_no import StatedBooleans
 
 VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
@@ -26,7 +29,9 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     StatedBooleans(),
     Quantities(),
     Dates(),
+    ClockTimes(),
     EnumMentions(),
+    WrittenCodes(),
     IdentifierProvenance(),
     ExampleShapes(),
     FileEdits(),

@@ -1,0 +1,145 @@
+"""Which entries of a listing the request describes.
+
+A lookup lists several things, each with an id and some words: "Biscuit
+(beagle, patient no. P-40218) and Juno (cat, patient no. P-40219)", "Kiln
+A: KL-1 idle; KL-2 firing; KL-3 firing", "Monday run: CR-11, CR-12. Tuesday
+run: CR-20, CR-21." The request says which it means with some of those
+words ("Juno needs her jab", "the firing kilns", "the Tuesday crates").
+A small model takes the first id it read, or all of them.
+
+`described` reads the listing from its coarsest parts to its finest:
+lines, sentences, then `;`-, `,`- and "and"-separated entries outside
+parentheses (so "(beagle, patient no. P-40218)" stays with "Biscuit"). At
+the first level where the entries holding the values share the request's
+words unequally, the values whose entries share the most are the ones
+meant; where every entry shares as much (or nothing), a finer level is
+read. A word the entry negates ("no shore power") is not shared. The
+request's sentences that name the list's kind ("send the Saturday
+*tickets*") speak first: a request often names what it does not want
+too ("I'm keeping Friday").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from forge_core.guardrails.text import stems
+
+# A sentence ends at . ! ? before a capital or a digit, unless the word
+# before the stop is a short abbreviation ("no. P-40218", "Dr. Osei").
+_SENTENCE_END = re.compile(
+    r"(?<![\s(][A-Za-z])(?<![\s(][A-Za-z]{2})(?<![\s(][A-Za-z]{3})[.!?]\s+(?=[A-Z0-9])"
+)
+_NEGATORS = frozenset({"no", "not", "without", "non", "never"})
+# A negation and the (up to two) words it covers: "no shore power".
+_NEGATED = re.compile(r"\b(?:no|not|without|non|never)\b((?:[ -]+[A-Za-z]+){1,2})", re.I)
+_SEMICOLON = re.compile(r";")
+_COMMA = re.compile(r",|\s+and\s+|\s+&\s+")
+# Where a request's clause ends: "send the Saturday tickets - I'm keeping Friday".
+_CLAUSE_END = re.compile(r"[.;!?]\s+|,\s+|\s+[-\u2013\u2014]\s+|\s+but\s+")
+# A list's heading: "Batch B-7, 6 samples: ...".
+_HEADING = re.compile(r"^[^:()]{0,80}:\s+")
+
+
+def _outside_parentheses(text: str, separators: re.Pattern[str]) -> list[str]:
+    """`text` split at `separators` that stand outside (), [] and {}."""
+    depth, start, parts = 0, 0, []
+    for match in re.finditer(r"[()\[\]{}]|" + separators.pattern, text):
+        token = match.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            parts.append(text[start : match.start()])
+            start = match.end()
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+def _levels(text: str) -> Iterable[list[str]]:
+    """The text's parts at each level, coarsest first; each level splits
+    the parts of the one before."""
+    parts = [line for line in text.splitlines() if line.strip()]
+    yield parts
+    parts = [p for line in parts for p in _outside_parentheses(line, _SENTENCE_END)]
+    yield parts
+    for separators in (_SEMICOLON, _COMMA):
+        # The finer entries of a list drop the list's heading.
+        parts = [
+            _HEADING.sub("", p, count=1)
+            for part in parts
+            for p in _outside_parentheses(part, separators)
+        ]
+        yield parts
+
+
+def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
+    """The stems an entry says (values and numbers aside), less those it
+    negates ("no shore power": neither shore nor power)."""
+    for value in values:
+        entry = entry.replace(value, " ")
+    said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
+    return said - _negated_words(entry)
+
+
+def _negated_words(entry: str) -> set[str]:
+    out: set[str] = set()
+    for match in _NEGATED.finditer(entry):
+        out.update(stems(match.group(1)))
+    return out
+
+
+def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]]:
+    """The request's words to match, strongest first: its clauses, then its
+    sentences, that name the list's kind (`topic`), then all of it."""
+    every = {s for text in requests for s in stems(text) if not s.isdigit()}
+    out: list[set[str]] = []
+    if topic:
+        for separators in (_CLAUSE_END, _SENTENCE_END):
+            naming = {
+                s
+                for text in requests
+                for part in _outside_parentheses(text, separators)
+                if topic[-1] in stems(part)
+                for s in stems(part)
+                if not s.isdigit()
+            }
+            if naming and naming not in out:
+                out.append(naming)
+    return [*out, every] if every not in out else out
+
+
+def described(
+    values: list[str],
+    texts: list[str],
+    requests: list[str],
+    ignore: set[str],
+    topic: tuple[str, ...] = (),
+) -> list[str]:
+    """The `values` whose listing entries the request describes best (see
+    module doc), in their order; all of them when nothing tells them apart.
+    `ignore`: stems that describe nothing (the tools' and parameters' own
+    names)."""
+    if len(values) < 2:
+        return values
+    for wanted in _request_words(requests, topic):
+        wanted = wanted - ignore
+        for text in texts:
+            holding = [v for v in values if v in text]
+            if len(holding) < 2:
+                continue
+            for parts in _levels(text):
+                shared = {
+                    v: max(
+                        (len(_affirmed(p, values) & wanted) for p in parts if v in p),
+                        default=0,
+                    )
+                    for v in holding
+                }
+                top = max(shared.values())
+                best = [v for v in holding if shared[v] == top]
+                if top > 0 and len(best) < len(holding):
+                    return best
+    return values

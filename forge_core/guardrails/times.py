@@ -1,0 +1,114 @@
+"""Clock times the user wrote, in the form the parameter takes: "half past
+seven in the evening" is `19:30`, "at 6.15pm" is `18:15`, "noon" `12:00`.
+
+A small model fills a `time` with whatever it read last (the date, a
+result's opening hours). A string parameter that takes a time of day
+(`format: time`, a description that says HH:MM or 24-hour, a name that
+ends in `time` or says `24h`) takes the times the request writes (the
+results' when it writes none): digits with a colon or a dot, with am/pm or
+a part of the day ("in the evening"), "half past", "quarter past/to", "o'clock",
+numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
+the schema's format or pattern wants seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, decide, first_found, parameters, undecided
+from forge_core.guardrails.quantities import in_digits
+from forge_core.guardrails.text import words
+from forge_core.schema_rules import text_fits
+
+_LATER = r"(?P<later>\s*(?:pm|p\.m\.|in the (?:evening|afternoon)|at night|tonight))"
+_EARLIER = r"(?P<earlier>\s*(?:am|a\.m\.|in the morning))"
+_PART = rf"(?:{_LATER}|{_EARLIER})?"
+# "19:30", "7:30 pm"; with a dot only beside a part of the day ("6.15pm"):
+# "12.50" alone is a price.
+_CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d.:]){_PART}", re.I)
+_DOTTED = re.compile(
+    rf"(?<![\d.:])(?P<h>\d{{1,2}})\.(?P<m>[0-5]\d)(?![\d.:])(?:{_LATER}|{_EARLIER})", re.I
+)
+_HOUR = re.compile(
+    rf"(?<![\d.:])(?P<h>\d{{1,2}})(?:\s*o'?\s?clock)?(?=\s*(?:am|pm|a\.m\.|p\.m\.|o'?\s?clock)){_PART}",
+    re.I,
+)
+_PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
+_TO = re.compile(rf"\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I)
+_NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
+
+
+def takes_time(name: str, schema: dict[str, Any]) -> bool:
+    if schema.get("type") != "string" or "enum" in schema:
+        return False
+    if schema.get("format") == "time":
+        return True
+    described = str(schema.get("description", "")).upper()
+    if "HH:MM" in described or "24-HOUR" in described or "24H" in described:
+        return "YYYY" not in described
+    # `time`, `pickup_time`, `time_24h`; not `time_zone` or `timeout`.
+    said = [w for w in words(name) if not w.isdigit() and w != "h"]
+    return said[-1:] == ["time"]
+
+
+def _hour(hour: int, match: re.Match[str]) -> int:
+    if match.group("later") and hour < 12:
+        return hour + 12
+    if match.group("earlier") and hour == 12:
+        return 0
+    return hour
+
+
+def times_in(text: str) -> list[tuple[int, int]]:
+    """The clock times `text` writes, as (hour, minute)."""
+    text = in_digits(text)
+    found: list[tuple[int, int, tuple[int, int]]] = []
+    for m in (*_CLOCK.finditer(text), *_DOTTED.finditer(text)):
+        found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), int(m.group("m")))))
+    for m in _HOUR.finditer(text):
+        found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), 0)))
+    for m in _PAST.finditer(text):
+        q = m.group("q").lower()
+        minutes = 30 if q == "half" else 15 if q == "quarter" else int(q)
+        found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), minutes)))
+    for m in _TO.finditer(text):
+        q = m.group("q").lower()
+        minutes = 15 if q == "quarter" else int(q)
+        hour = (_hour(int(m.group("h")), m) - 1) % 24
+        found.append((m.start(), m.end(), (hour, 60 - minutes)))
+    for word, when in _NAMED.items():
+        for m in re.finditer(rf"\b{word}\b", text, re.I):
+            found.append((m.start(), m.end(), when))
+    # The longest reading of each stretch: "half past 7pm" is no "7pm".
+    kept: list[tuple[int, int, tuple[int, int]]] = []
+    for start, end, when in sorted(found, key=lambda f: (f[0], -f[1])):
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end, when))
+    ordered = [when for _, _, when in kept]
+    return [(h, m) for h, m in dict.fromkeys(ordered) if 0 <= h < 24 and 0 <= m < 60]
+
+
+def _written(schema: dict[str, Any], text: str) -> list[str]:
+    out = []
+    for hour, minute in times_in(text):
+        for form in (f"{hour:02d}:{minute:02d}", f"{hour:02d}:{minute:02d}:00"):
+            if text_fits(schema, form):
+                out.append(form)
+                break
+    return out
+
+
+class ClockTimes:
+    name = "clock_times"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        results = [t for _, t in reversed(facts.results)]
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if not takes_time(name, schema) or not undecided(out, key):
+                    continue
+                read = functools.partial(_written, schema)
+                decide(out, key, first_found((facts.requests, results), read), self.name)
