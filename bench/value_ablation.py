@@ -6,9 +6,11 @@
 Everything after `--` is forge-server's own command line. `--without` names
 value guardrails (forge_core/guardrails/registry.py: error_values,
 stated_booleans, quantities, dates, enum_mentions, identifier_provenance,
-example_shapes, file_edits, proper_names, listings) and two loop rules:
-`destructive_inference` (only marked tools are destructive) and `decline`
-(no decline path). The run's outcomes are then measured from outside, with
+example_shapes, file_edits, proper_names, listings, written_codes,
+clock_times), two loop rules: `destructive_inference` (only marked tools
+are destructive) and `decline` (no decline path), and `listing_entries`
+(ids and id lists no longer narrowed to the listing entries the request
+describes: guardrails/entries.py). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
@@ -25,7 +27,7 @@ from typing import Any
 
 from forge_core.workflow import ToolSpec
 
-LOOP_RULES = ("destructive_inference", "decline")
+LOOP_RULES = ("destructive_inference", "decline", "listing_entries")
 
 
 def without(names: list[str]) -> None:
@@ -46,6 +48,15 @@ def without(names: list[str]) -> None:
         patches["decline_paths"] = _no_decline_path
     for attribute, replacement in patches.items():
         setattr(loop, attribute, replacement)
+    if "listing_entries" in names:
+        from forge_core.guardrails import listings, provenance
+
+        setattr(listings, "described", _all_entries)  # noqa: B010 (a patch, not an API)
+        setattr(provenance, "described", _all_entries)  # noqa: B010
+
+
+def _all_entries(values: list[str], *args: Any, **kwargs: Any) -> list[str]:
+    return values
 
 
 def _marked_only(tools: list[ToolSpec], spared: set[str]) -> set[str]:
