@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from forge_core.guardrails.quantities import measured_as, quantities
 from forge_core.guardrails.text import stems
 
 # A sentence ends at . ! ? before a capital or a digit, unless the word
@@ -38,6 +39,12 @@ _SEMICOLON = re.compile(r";")
 _COMMA = re.compile(r",|\s+and\s+|\s+&\s+")
 # Where a request's clause ends: "send the Saturday tickets - I'm keeping Friday".
 _CLAUSE_END = re.compile(r"[.;!?]\s+|,\s+|\s+[-\u2013\u2014]\s+|\s+but\s+")
+# A limit an entry states: "max 11 m", "up to 8 guests", "at most 20 kg".
+_LIMIT = re.compile(
+    r"\b(?:max(?:imum)?|up to|at most|no more than|limit)\.?:?\s*"
+    r"(\d+(?:\.\d+)?)\s*-?\s*([A-Za-z]+)",
+    re.IGNORECASE,
+)
 # A list's heading: "Batch B-7, 6 samples: ...".
 _HEADING = re.compile(r"^[^:()]{0,80}:\s+")
 
@@ -111,6 +118,30 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     return [*out, every] if every not in out else out
 
 
+def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
+    """`values` less those whose entry states a limit the request exceeds
+    ("berth B-2 (max 9 m)" for "our 11-metre boat"); all of them when
+    every one would go."""
+    exceeded: set[str] = set()
+    for text in texts:
+        entries = list(_levels(text))[-1]
+        for value in values:
+            for entry in (e for e in entries if value in e):
+                for number, unit in _LIMIT.findall(entry.replace(value, " ")):
+                    families, counted = measured_as(unit)
+                    if not families and not counted:
+                        continue
+                    asked = [
+                        q
+                        for request in requests
+                        for q in quantities(request, families, counted, integer=False)
+                    ]
+                    if any(q > float(number) for q in asked):
+                        exceeded.add(value)
+    kept = [v for v in values if v not in exceeded]
+    return kept or values
+
+
 def described(
     values: list[str],
     texts: list[str],
@@ -124,6 +155,7 @@ def described(
     names)."""
     if len(values) < 2:
         return values
+    values = _within_limits(values, texts, requests)
     for wanted in _request_words(requests, topic):
         wanted = wanted - ignore
         for text in texts:

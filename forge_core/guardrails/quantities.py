@@ -153,6 +153,17 @@ def _number(raw: str, integer: bool) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
+def measured_as(unit: str) -> tuple[set[str], set[str]]:
+    """The unit families and counted nouns a unit word stands for: "m" and
+    "metres" are metres, "guests" counts people ("six people" too)."""
+    word = unit.lower()
+    families = {_BY_WORD[word]} if word in _BY_WORD else set()
+    counted = {stem(word)} if len(word) > 2 else set()
+    if counted & _PEOPLE:
+        counted |= _PEOPLE
+    return families, counted
+
+
 def quantities(
     text: str, families: set[str], counted: set[str], integer: bool, fraction: bool = False
 ) -> list[Any]:
