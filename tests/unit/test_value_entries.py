@@ -156,3 +156,10 @@ def test_an_entry_whose_stated_limit_the_request_exceeds_is_not_meant() -> None:
         "H-1",
         "H-2",
     ]
+
+
+def test_a_terminal_tools_persons_name_is_one_the_conversation_writes() -> None:
+    check = tool("check_lanes", "Check free bowling lanes", day=STR)
+    book = tool("book_lane", "Book a lane", contact_name=STR, lane=STR)
+    f = facts([check, book], "A lane for Saturday please, under the name Okonkwo.")
+    assert preferred_values(f).values["book_lane.contact_name"] == ["Okonkwo"]
