@@ -174,7 +174,7 @@ def quantities(
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
         if m.group("ord"):
-            # "the 4th floor" is floor 4, "the 3rd day" is no count of days.
+            # "the 5th deck" is deck 5, "the 3rd day" is no count of days.
             ordinal = int(m.group("num"))
             if unit and stem(unit) in counted and ordinal not in out:
                 out.append(ordinal)
