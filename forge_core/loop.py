@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 
 from jsonschema.exceptions import best_match
 
-from forge_core import nudges
 from forge_core.backends.base import (
     Backend,
     ChatRequest,
@@ -33,7 +32,6 @@ from forge_core.backends.base import (
     Usage,
 )
 from forge_core.cancel import CancelSignal
-from forge_core.coercion import coerce_arguments
 from forge_core.context import CompactionResult, Compactor, estimate_tokens
 from forge_core.errors import (
     ContextBudgetExceededError,
@@ -45,22 +43,26 @@ from forge_core.errors import (
     ToolExecutionError,
     WorkflowCancelledError,
 )
-from forge_core.failed_calls import FailedCall, call_signature, looks_transient, rejects_arguments
-from forge_core.grounding import extract_candidates, grounded_parameters, labelled, reshaped
-from forge_core.guardrails import FailedValue, TurnFacts, preferred_values, reports_nothing
+from forge_core.guardrails import FailedValue, TurnFacts, nudges, preferred_values, reports_nothing
+from forge_core.guardrails.coercion import coerce_arguments
 from forge_core.guardrails.decline import decline_paths, declining_members, out_of_scope
 from forge_core.guardrails.destructive import asked_for, destructive_tools, unasked_writes
-from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.parsing import parse_response
-from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
-from forge_core.screening import Screening, screen
-from forge_core.steps import StepTracker
-from forge_core.tool_execution import Approval as Approval
-from forge_core.tool_execution import Approver as Approver
-from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
-from forge_core.tool_execution import ToolExecutor as ToolExecutor
-from forge_core.tool_execution import ToolOutcome as ToolOutcome
-from forge_core.value_pools import (
+from forge_core.guardrails.failed_calls import (
+    FailedCall,
+    call_signature,
+    looks_transient,
+    rejects_arguments,
+)
+from forge_core.guardrails.grounding import (
+    extract_candidates,
+    grounded_parameters,
+    labelled,
+    reshaped,
+)
+from forge_core.guardrails.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
+from forge_core.guardrails.screening import Screening, screen
+from forge_core.guardrails.steps import StepTracker
+from forge_core.guardrails.value_pools import (
     NumberChoice,
     ValuePools,
     bound_parameters,
@@ -71,6 +73,13 @@ from forge_core.value_pools import (
     recombined_calls,
     unseen_examples,
 )
+from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.parsing import parse_response
+from forge_core.tool_execution import Approval as Approval
+from forge_core.tool_execution import Approver as Approver
+from forge_core.tool_execution import ToolErrorKind as ToolErrorKind
+from forge_core.tool_execution import ToolExecutor as ToolExecutor
+from forge_core.tool_execution import ToolOutcome as ToolOutcome
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forge_core.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.grounding import extract_candidates, is_identifier_like
 
 MAX_LISTING = 16
 

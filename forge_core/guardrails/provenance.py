@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails.quantities import only_a_quantity
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
 
