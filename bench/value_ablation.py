@@ -32,8 +32,8 @@ LOOP_RULES = ("destructive_inference", "decline", "listing_entries")
 
 def without(names: list[str]) -> None:
     """Take the named guardrails out of this process."""
-    from forge_core import loop
-    from forge_core.guardrails import registry
+    from forge_core import run_state
+    from forge_core.guardrails import registry, tool_relevance
 
     unknown = set(names) - set(registry.NAMES) - set(LOOP_RULES)
     if unknown:
@@ -41,13 +41,15 @@ def without(names: list[str]) -> None:
     registry.VALUE_GUARDRAILS = tuple(
         g for g in registry.VALUE_GUARDRAILS if g.name not in set(names)
     )
-    patches: dict[str, Callable[..., Any]] = {}
+    # Where the engine looks the rules up: the run's state reads the
+    # destructive tools, the relevance guardrail the decline paths.
+    patches: list[tuple[Any, str, Callable[..., Any]]] = []
     if "destructive_inference" in names:
-        patches["destructive_tools"] = _marked_only
+        patches.append((run_state, "destructive_tools", _marked_only))
     if "decline" in names:
-        patches["decline_paths"] = _no_decline_path
-    for attribute, replacement in patches.items():
-        setattr(loop, attribute, replacement)
+        patches.append((tool_relevance, "decline_paths", _no_decline_path))
+    for module, attribute, replacement in patches:
+        setattr(module, attribute, replacement)
     if "listing_entries" in names:
         from forge_core.guardrails import listings, provenance
 

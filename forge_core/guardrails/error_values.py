@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from forge_core.grounding import extract_candidates, reshaped
 from forge_core.guardrails import Preferred, TurnFacts, undecided
 from forge_core.guardrails.codes import codes_in, names_a_code
+from forge_core.guardrails.grounding import extract_candidates, reshaped
 from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.text import stems, words
 
