@@ -16,31 +16,13 @@ import signal
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
+from forge_core.cache import cache_dir
+from forge_core.llama_host import cpu_features
+from forge_core.llama_host.failures import LlamaStartupError, StartupFailure
+
 log = logging.getLogger(__name__)
-
-
-class StartupFailure(StrEnum):
-    BINARY_MISSING = "binary_missing"
-    ILLEGAL_INSTRUCTION = "illegal_instruction"
-    MISSING_LIBRARY = "missing_library"
-    MODEL_MISSING = "model_missing"
-    MODEL_INVALID = "model_invalid"
-    PORT_IN_USE = "port_in_use"
-    OUT_OF_MEMORY = "out_of_memory"
-    TIMEOUT = "timeout"
-    OTHER = "other"
-
-
-class LlamaStartupError(RuntimeError):
-    """llama-server did not come up; `str()` is the whole user-facing text."""
-
-    def __init__(self, failure: StartupFailure, message: str, log_tail: Sequence[str] = ()):
-        super().__init__(message)
-        self.failure = failure
-        self.log_tail = list(log_tail)
 
 
 @dataclass(frozen=True)
@@ -94,8 +76,6 @@ def describe_exit(returncode: int) -> str:
 def _missing_cpu_features(binary: Path, host_flags: Iterable[str] | None) -> list[str] | None:
     """The CPU flags `binary`'s code uses that this CPU lacks; None when that
     cannot be read (not x86-64, not an ELF file, no /proc/cpuinfo)."""
-    from forge_core import cpu_features
-
     if host_flags is None:
         if not cpu_features.is_x86_64():
             return None
@@ -103,8 +83,6 @@ def _missing_cpu_features(binary: Path, host_flags: Iterable[str] | None) -> lis
         if host_flags is None:
             return None
     try:
-        from forge_core.llama_process import cache_dir
-
         result = cpu_features.scan_binary(binary, cache_dir() / "cpu-features.json")
     except (OSError, ValueError, ImportError) as exc:
         log.debug("could not scan %s for CPU features: %s", binary, exc)

@@ -41,7 +41,7 @@ from forge_client import (
     Workflow,
 )
 from forge_core.backends.scripted import ScriptedBackend, call
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_server.app import ForgeServer, ServerOptions
 from forge_server.journal.sqlite import SqliteJournal
 from tests.helpers import address, running_server, settled, wait_for_server
