@@ -40,6 +40,7 @@ from forge_core.backends.base import (
 from forge_core.backends.llama_server import LlamaServerBackend, parse_props, read_props
 from forge_core.context import LOW_WATER, CompactionResult
 from forge_core.errors import ForgeError
+from forge_core.hooks import RunHooks
 from forge_core.llama_host.failures import LlamaStartupError
 from forge_core.llama_host.install import bundled_binary, bundled_model
 from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer, start_managed
@@ -441,7 +442,7 @@ async def run_triage(backend: LlamaServerBackend, session: str, case: int) -> Ca
             backend=NextStepOnly(backend, tools),
             executor=tools,
             options=RunOptions(context_budget_tokens=TRIAGE.budget, max_iterations=14),
-            on_compact=on_compact,
+            hooks=RunHooks(on_compact=on_compact),
         )
         run = CacheRun(
             result.usage, result.iterations, result.terminal_tool, compactions, TRIAGE.budget

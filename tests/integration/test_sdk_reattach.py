@@ -238,7 +238,7 @@ def answered(server: ForgeServer, call_id: str) -> Callable[[], bool]:
     """Whether the server's run has the result for `call_id`."""
 
     def check() -> bool:
-        return any(call_id in run.executor._answered for run in server.service._live.values())
+        return any(run.executor.answered(call_id) for run in server.service.runs.live.values())
 
     return check
 
