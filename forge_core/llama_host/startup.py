@@ -126,20 +126,7 @@ def diagnose(
     tail = "\nIts last log lines:\n" + "\n".join(f"  {line}" for line in log_tail[-8:])
 
     if match := _MISSING_LIBRARY.search(text):
-        lib = match.group(1)
-        package = _LIBRARY_PACKAGES.get(lib)
-        install = (
-            f"Install it: `apt-get install {package}` (Debian/Ubuntu) or your system's "
-            "equivalent package."
-            if package
-            else "Install the package that provides it, or point LD_LIBRARY_PATH at it."
-        )
-        return LlamaStartupError(
-            StartupFailure.MISSING_LIBRARY,
-            f"{what}: the shared library {lib} was not found.\n{install}\n"
-            f"Or, instead of {ctx.binary}:\n{REMEDIES}",
-            log_tail,
-        )
+        return _missing_library(what, match.group(1), ctx, log_tail)
     # llama-server logs from a worker thread that an early exit can cut off
     # before the bind error is written, so the port itself is asked too.
     if _PORT.search(text) or (returncode > 0 and port_taken(ctx.host, ctx.port)):
@@ -169,28 +156,7 @@ def diagnose(
             log_tail,
         )
     if returncode == -signal.SIGILL:
-        missing = _missing_cpu_features(ctx.binary, host_flags)
-        if missing:
-            cause = (
-                f"Likely cause: {ctx.binary} was compiled for instructions this CPU does not "
-                f"have. It uses {', '.join(missing)}, which /proc/cpuinfo does not list."
-            )
-        else:
-            cause = (
-                f"Likely cause: {ctx.binary} was compiled for a newer CPU than this one "
-                "(its code could not be matched against /proc/cpuinfo here)."
-            )
-        pinned = (
-            "\nForge pins a build that needs x86-64-v3 (AVX2) at most; reinstall it with "
-            "`make install` if another build replaced it."
-            if ctx.bundled_binary
-            else ""
-        )
-        return LlamaStartupError(
-            StartupFailure.ILLEGAL_INSTRUCTION,
-            f"{what}.\n{cause}{pinned}\nRemedies:\n{REMEDIES}",
-            log_tail,
-        )
+        return _illegal_instruction(what, ctx, host_flags, log_tail)
     if returncode == -signal.SIGKILL:
         return LlamaStartupError(
             StartupFailure.OUT_OF_MEMORY,
@@ -199,6 +165,51 @@ def diagnose(
             log_tail,
         )
     return LlamaStartupError(StartupFailure.OTHER, what + "." + tail, log_tail)
+
+
+def _missing_library(
+    what: str, lib: str, ctx: StartupContext, log_tail: Sequence[str]
+) -> LlamaStartupError:
+    package = _LIBRARY_PACKAGES.get(lib)
+    install = (
+        f"Install it: `apt-get install {package}` (Debian/Ubuntu) or your system's "
+        "equivalent package."
+        if package
+        else "Install the package that provides it, or point LD_LIBRARY_PATH at it."
+    )
+    return LlamaStartupError(
+        StartupFailure.MISSING_LIBRARY,
+        f"{what}: the shared library {lib} was not found.\n{install}\n"
+        f"Or, instead of {ctx.binary}:\n{REMEDIES}",
+        log_tail,
+    )
+
+
+def _illegal_instruction(
+    what: str, ctx: StartupContext, host_flags: Iterable[str] | None, log_tail: Sequence[str]
+) -> LlamaStartupError:
+    missing = _missing_cpu_features(ctx.binary, host_flags)
+    if missing:
+        cause = (
+            f"Likely cause: {ctx.binary} was compiled for instructions this CPU does not "
+            f"have. It uses {', '.join(missing)}, which /proc/cpuinfo does not list."
+        )
+    else:
+        cause = (
+            f"Likely cause: {ctx.binary} was compiled for a newer CPU than this one "
+            "(its code could not be matched against /proc/cpuinfo here)."
+        )
+    pinned = (
+        "\nForge pins a build that needs x86-64-v3 (AVX2) at most; reinstall it with "
+        "`make install` if another build replaced it."
+        if ctx.bundled_binary
+        else ""
+    )
+    return LlamaStartupError(
+        StartupFailure.ILLEGAL_INSTRUCTION,
+        f"{what}.\n{cause}{pinned}\nRemedies:\n{REMEDIES}",
+        log_tail,
+    )
 
 
 def check_before_start(ctx: StartupContext) -> None:
