@@ -113,7 +113,7 @@ ENV FORGE_HOST=0.0.0.0 \
     FORGE_METRICS_PORT=9090 \
     FORGE_CACHE_DIR=/home/forge/.cache/forge
 # Assemble the bundled model at build time so start-up does not pay for it.
-RUN python -c "from forge_core.llama_process import bundled_model; print(bundled_model())"
+RUN python -c "from forge_core.llama_host.install import bundled_model; print(bundled_model())"
 EXPOSE 50051 9090
 # Kubernetes: use a gRPC probe on port 50051 (grpc.health.v1 is served).
 # SIGTERM drains (--shutdown-grace) and exits 0; tini passes the status on.

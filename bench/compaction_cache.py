@@ -53,12 +53,9 @@ from forge_core.context import (
     Counter,
 )
 from forge_core.errors import ForgeError
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-)
+from forge_core.hooks import RunHooks
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_core.loop import run_workflow
 from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.workflow import RunOptions
@@ -214,7 +211,7 @@ async def run_variant(
             backend=NextStepOnly(backend, tools),
             executor=tools,
             options=options,
-            on_compact=on_compact,
+            hooks=RunHooks(on_compact=on_compact),
             compactor=compactor or Compactor,
         )
         usage, iterations, completed = result.usage, result.iterations, True

@@ -28,12 +28,8 @@ from typing import Any
 
 from bench._common import fmt, table, write_results
 from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-)
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 
 PIECE = {
     "n_predict": 1,

@@ -23,12 +23,11 @@ from typing import Any
 import httpx
 
 from bench._common import percentile, ratio, table, write_results
-from forge_core.llama_process import (
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import (
     LlamaServerConfig,
     ManagedLlamaServer,
     available_cpus,
-    bundled_binary,
-    bundled_model,
     default_threads,
 )
 

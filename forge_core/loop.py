@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -35,7 +35,7 @@ from forge_core.backends.base import (
     Usage,
 )
 from forge_core.cancel import CancelSignal
-from forge_core.context import CompactionResult, Compactor, estimate_tokens
+from forge_core.context import Compactor, estimate_tokens
 from forge_core.errors import (
     ContextBudgetExceededError,
     ForgeError,
@@ -46,7 +46,13 @@ from forge_core.errors import (
 from forge_core.guardrails import engine_set, nudges
 from forge_core.guardrails.destructive_policy import hold_destructive
 from forge_core.guardrails.protocol import Refusal
-from forge_core.guardrails.screening import Screening, screen
+from forge_core.guardrails.screening import screen
+from forge_core.hooks import NO_HOOKS, RunHooks
+from forge_core.hooks import CompactionSink as CompactionSink
+from forge_core.hooks import IterationChunkSink as IterationChunkSink
+from forge_core.hooks import MessageSink as MessageSink
+from forge_core.hooks import QueueSink as QueueSink
+from forge_core.hooks import ScreenSink as ScreenSink
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.parsing import parse_response
 from forge_core.run_state import RunState
@@ -58,14 +64,6 @@ from forge_core.tool_execution import ToolOutcome as ToolOutcome
 from forge_core.workflow import RESPOND_TOOL, RunOptions, Workflow
 
 T = TypeVar("T")
-
-MessageSink = Callable[[Message, int], Awaitable[None]]
-IterationChunkSink = Callable[[StreamChunk, int], Awaitable[None]]
-CompactionSink = Callable[[CompactionResult, int], Awaitable[None]]
-# (queue position, preempted, iteration) while the run waits for a model slot.
-QueueSink = Callable[[int, bool, int], Awaitable[None]]
-# (call, what replaced its output, iteration): a tool output held secrets.
-ScreenSink = Callable[[ToolCallInfo, Screening, int], Awaitable[None]]
 
 
 @dataclass
@@ -86,19 +84,15 @@ async def run_workflow(
     executor: ToolExecutor,
     options: RunOptions | None = None,
     prior_messages: list[Message] | None = None,
-    on_message: MessageSink | None = None,
-    on_chunk: IterationChunkSink | None = None,
-    on_compact: CompactionSink | None = None,
-    on_queue: QueueSink | None = None,
+    hooks: RunHooks = NO_HOOKS,
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
-    approver: Approver | None = None,
-    on_screen: ScreenSink | None = None,
     compactor: type[Compactor] = Compactor,
 ) -> RunResult:
     """Run `workflow` to its terminal tool; raise a ForgeError subclass otherwise.
 
     Every error raised carries the transcript, the iteration count and usage.
+    `hooks` are told what the run does as it goes (forge_core/hooks.py).
     Setting `cancel` ends the run with WorkflowCancelledError at the next
     await point (model call or tool batch included). `compactor` is the class
     that keeps the conversation inside the budget: a subclass lets a caller
@@ -109,13 +103,13 @@ async def run_workflow(
         state,
         backend=backend,
         executor=executor,
-        on_message=on_message,
-        on_chunk=on_chunk,
-        on_compact=on_compact,
-        on_queue=on_queue,
+        on_message=hooks.on_message,
+        on_chunk=hooks.on_chunk,
+        on_compact=hooks.on_compact,
+        on_queue=hooks.on_queue,
         cancel=cancel or CancelSignal(),
-        approver=approver,
-        on_screen=on_screen,
+        approver=hooks.approver,
+        on_screen=hooks.on_screen,
         compactor=compactor,
     )
     try:

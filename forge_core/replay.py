@@ -46,15 +46,10 @@ from forge_core.backends.base import (
 from forge_core.cancel import CancelSignal
 from forge_core.context import estimate_tokens
 from forge_core.errors import ForgeError
+from forge_core.hooks import NO_HOOKS, IterationChunkSink, MessageSink, RunHooks
 from forge_core.loop import (
-    Approver,
-    CompactionSink,
     GuardedRun,
-    IterationChunkSink,
-    MessageSink,
-    QueueSink,
     RunResult,
-    ScreenSink,
     ToolErrorKind,
     ToolExecutor,
     ToolOutcome,
@@ -384,12 +379,7 @@ async def resume_run(
     # Read when each recorded call is reached, so results added meanwhile
     # (a client answering before the call was sent again) count too.
     known_results: dict[str, ToolOutcome] | None = None,
-    on_message: MessageSink | None = None,
-    on_chunk: IterationChunkSink | None = None,
-    on_compact: CompactionSink | None = None,
-    on_queue: QueueSink | None = None,
-    on_screen: ScreenSink | None = None,
-    approver: Approver | None = None,
+    hooks: RunHooks = NO_HOOKS,
     cancel: asyncio.Event | None = None,
     run_id: str | None = None,
 ) -> RunResult:
@@ -423,13 +413,13 @@ async def resume_run(
         executor=_ResumeExecutor(
             state, executor, known_results if known_results is not None else {}
         ),
-        on_message=new(on_message),
-        on_chunk=on_chunk,
-        on_compact=new(on_compact),
-        on_queue=on_queue,
+        on_message=new(hooks.on_message),
+        on_chunk=hooks.on_chunk,
+        on_compact=new(hooks.on_compact),
+        on_queue=hooks.on_queue,
         cancel=cancel or CancelSignal(),
-        approver=approver,
-        on_screen=new(on_screen),
+        approver=hooks.approver,
+        on_screen=new(hooks.on_screen),
     )
     try:
         return await engine.execute(conversation.user_message, conversation.prior)

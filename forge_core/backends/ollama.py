@@ -30,7 +30,7 @@ from forge_core.backends.native import (
 )
 from forge_core.calls import ChunkSink, ChunkType, Usage
 from forge_core.errors import BackendError, ForgeError
-from forge_core.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
+from forge_core.llama_host.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
 from forge_core.messages import Message, MessageRole
 from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 

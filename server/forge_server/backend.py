@@ -27,14 +27,9 @@ from forge_core.backends.fallback import (
 )
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.backends.scripted import ScriptedBackend
-from forge_core.llama_devices import DeviceReport, external, warn_if_gpu_unused
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-    start_managed,
-)
+from forge_core.llama_host.devices import DeviceReport, external, warn_if_gpu_unused
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer, start_managed
 from forge_core.modes import BudgetMode, ToolCallMode
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from forge_core.llama_startup import LlamaStartupError, port_taken
+from forge_core.llama_host.failures import LlamaStartupError
+from forge_core.llama_host.startup import port_taken
 from forge_core.modes import BudgetMode, ToolCallMode
 from forge_server import __version__, logs
 from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, start_server

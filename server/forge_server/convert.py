@@ -17,6 +17,8 @@ from forge_core.backends.base import Backend, Usage
 from forge_core.backends.fallback import HealthReporting
 from forge_core.errors import FailureReason
 from forge_core.json_limits import JsonLimitError, loads_bounded
+from forge_core.llama_host.devices import LlamaDevice
+from forge_core.llama_host.hardware import Gpu
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.modes import CompactionStrategy, Enforcement, ReasoningReplay
 from forge_core.workflow import (
@@ -328,3 +330,24 @@ def backends_to_pb(backend: Backend) -> list[pb.BackendHealth]:
 
 def reason_to_pb(reason: FailureReason) -> pb.FailureReason.ValueType:
     return _REASON_TO_PB[reason]
+
+
+def gpus_to_pb(gpus: Sequence[Gpu]) -> list[pb.Gpu]:
+    """GetServerInfo.gpus: the GPUs this host has."""
+    return [
+        pb.Gpu(name=g.name, vram_total_bytes=g.vram_total_bytes, vram_free_bytes=g.vram_free_bytes)
+        for g in gpus
+    ]
+
+
+def llama_devices_to_pb(devices: Sequence[LlamaDevice]) -> list[pb.LlamaDevice]:
+    """GetServerInfo.llama_devices: the devices llama-server lists."""
+    return [
+        pb.LlamaDevice(
+            name=d.name,
+            description=d.description,
+            memory_total_mib=d.total_mib,
+            memory_free_mib=d.free_mib,
+        )
+        for d in devices
+    ]

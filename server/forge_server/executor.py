@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.messages import ToolCallInfo
 from forge_core.tool_execution import Approval, ToolErrorKind, ToolOutcome
+from forge_server.answer_keys import AnswerKey
 from forge_server.convert import tool_call_to_pb
 
 
@@ -48,23 +49,30 @@ class StreamToolExecutor:
         self._abandoned: set[str] = set()
         # Calls (and approvals) already answered: an answer sent again after
         # a reattach is ignored, not an error.
-        self._answered: set[str] = set()
+        self._answered: set[AnswerKey] = set()
 
     def on_round_trip(self, observe: Callable[[float], None]) -> None:
         self._on_round_trip = observe
 
-    def waiting(self) -> list[str]:
-        """Call ids still waiting for a result, and "approval:<id>" for
-        approvals still waiting for a decision."""
-        calls = [c for c, f in self._pending.items() if not f.done()]
-        return calls + ["approval:" + c for c, f in self._approvals.items() if not f.done()]
+    def waiting(self) -> list[AnswerKey]:
+        """The answers still awaited: results of calls, decisions on approvals."""
+        calls = [AnswerKey(c) for c, f in self._pending.items() if not f.done()]
+        return calls + [AnswerKey.decision(c) for c, f in self._approvals.items() if not f.done()]
 
     def knows(self, call_id: str) -> bool:
         """Whether `call_id` is a call this run sent (answered or not)."""
-        return call_id in self._pending or call_id in self._answered or call_id in self._abandoned
+        return (
+            call_id in self._pending
+            or AnswerKey(call_id) in self._answered
+            or call_id in self._abandoned
+        )
+
+    def answered(self, call_id: str) -> bool:
+        """Whether the result of `call_id` has arrived."""
+        return AnswerKey(call_id) in self._answered
 
     def knows_approval(self, call_id: str) -> bool:
-        key = "approval:" + call_id
+        key = AnswerKey.decision(call_id)
         return call_id in self._approvals or key in self._answered or call_id in self._abandoned
 
     def resolve(self, result: pb.ToolResult) -> bool:
@@ -73,9 +81,9 @@ class StreamToolExecutor:
         if future is not None and future.cancelled():
             return True  # the run stopped waiting; its cleanup is on its way
         if future is None or future.done():
-            return result.call_id in self._abandoned or result.call_id in self._answered
+            return result.call_id in self._abandoned or AnswerKey(result.call_id) in self._answered
         future.set_result(outcome_of(result))
-        self._answered.add(result.call_id)
+        self._answered.add(AnswerKey(result.call_id))
         return True
 
     def decide(self, decision: pb.ApprovalDecision) -> bool:
@@ -85,10 +93,10 @@ class StreamToolExecutor:
         if future is not None and future.cancelled():
             return True
         if future is None or future.done():
-            key = "approval:" + decision.call_id
+            key = AnswerKey.decision(decision.call_id)
             return decision.call_id in self._abandoned or key in self._answered
         future.set_result(Approval(decision.approved, decision.reason))
-        self._answered.add("approval:" + decision.call_id)
+        self._answered.add(AnswerKey.decision(decision.call_id))
         return True
 
     async def approve(self, call: ToolCallInfo, iteration: int) -> Approval:

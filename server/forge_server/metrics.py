@@ -14,7 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from forge_core.backends.base import Usage
-from forge_core.llama_devices import DeviceReport
+from forge_core.llama_host.devices import DeviceReport
 from forge_core.messages import Message
 
 if TYPE_CHECKING:

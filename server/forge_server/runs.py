@@ -21,14 +21,19 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.cancel import CancelSignal, LazyEvent
-from forge_core.tool_execution import ToolOutcome
+from forge_core.messages import Message, MessageType
+from forge_core.tool_execution import Approval, ToolOutcome
+from forge_server.answer_keys import AnswerKey
 from forge_server.errors import RequestRejected
-from forge_server.executor import StreamToolExecutor
+from forge_server.executor import StreamToolExecutor, outcome_of
 from forge_server.journal import Journal
 from forge_server.journal.base import LEASE_S
 from forge_server.metrics import Metrics
@@ -228,8 +233,9 @@ class LiveRun:
     finished: asyncio.Event = field(default_factory=LazyEvent)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _expiry: asyncio.Task[None] | None = None
-    # call id -> the event that asked for it (re-sent on reattach).
-    _asked: dict[str, pb.RunResponse] = field(default_factory=dict)
+    # The answer a call or approval event asks for -> that event (re-sent on
+    # reattach).
+    _asked: dict[AnswerKey, pb.RunResponse] = field(default_factory=dict)
     # Results for calls a resumed run had sent before its server stopped and
     # has not sent again yet: used when it gets there (replay.resume_run).
     early: dict[str, ToolOutcome] = field(default_factory=dict)
@@ -265,9 +271,9 @@ class LiveRun:
                 self.log.append(response)
             kind = response.WhichOneof("kind")
             if kind == "tool_call":
-                self._asked[response.tool_call.call_id] = response
+                self._asked[AnswerKey(response.tool_call.call_id)] = response
             elif kind == "approval_request":
-                self._asked["approval:" + response.approval_request.call_id] = response
+                self._asked[AnswerKey.decision(response.approval_request.call_id)] = response
             # Under the lock: streams get events in seq order. A slow reader
             # holds the run up (backpressure); a stream that goes away is
             # closed by detach, which frees the queue.
@@ -303,14 +309,14 @@ class LiveRun:
 
     def asked(self, call_id: str) -> bool:
         """Whether this run ever sent `call_id` (before a restart included)."""
-        return call_id in self._asked or self.executor.knows(call_id)
+        return AnswerKey(call_id) in self._asked or self.executor.knows(call_id)
 
     def restore(self, events: list[pb.RunResponse]) -> None:
         """Take over a journaled run's events (numbered already)."""
         self.seq = events[-1].seq if events else 0
         for event in events:
             if event.WhichOneof("kind") == "tool_call":
-                self._asked[event.tool_call.call_id] = event
+                self._asked[AnswerKey(event.tool_call.call_id)] = event
 
     async def end(self) -> None:
         """The engine is done: the attached stream ends after what it has."""
@@ -383,6 +389,194 @@ class LiveRun:
             await asyncio.gather(self.engine, return_exceptions=True)
         if self.attachment is not None:
             self.attachment.close()
+
+
+class RunTable:
+    """The runs live on this server, by id, and how one leaves it for
+    another replica: handed over (this server stops it and releases it in
+    the journal) or claimed (another server's, taken over on a reattach)."""
+
+    def __init__(self, journal: Journal | None, holder: str) -> None:
+        self.journal = journal
+        # This process, as the journal's leases name it.
+        self.holder = holder
+        self.live: dict[str, LiveRun] = {}
+        # Runs whose start is between its checks and registration in `live`.
+        self.starting: set[str] = set()
+        self._idle = asyncio.Event()  # set while no run is live
+        self._idle.set()
+
+    def add(self, run: LiveRun) -> None:
+        self.live[run.run_id] = run
+        self._idle.clear()
+
+    def forget(self, run: LiveRun) -> None:
+        self.live.pop(run.run_id, None)
+        if not self.live:
+            self._idle.set()
+
+    def taken(self, run_id: str) -> bool:
+        """Whether a run with this id is live or starting here."""
+        return run_id in self.live or run_id in self.starting
+
+    async def idle_within(self, timeout_s: float | None) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def hand_over(self, run: LiveRun) -> None:
+        """Stop `run` here without an outcome and release it in the journal;
+        its stream ends UNAVAILABLE, so its client reattaches elsewhere."""
+        attachment = run.attachment
+        run.attachment = None
+        if attachment is not None:
+            attachment.close(
+                RequestRejected(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "SHUTTING_DOWN",
+                    "",
+                    "the server is shutting down; reattach to continue the run on another instance",
+                )
+            )
+        await self._release(run)
+
+    async def hand_over_wanted(self, wanted: list[str]) -> None:
+        """Let go of the runs other replicas asked for (Journal.renew)."""
+        assert self.journal is not None
+        for run_id in wanted:
+            run = self.live.get(run_id)
+            if run is None:
+                # Held under this replica id by a process that died (a
+                # restart with the same --replica-id): not run here.
+                await self.journal.release(run_id, self.holder)
+                continue
+            # Only a run no stream drives here moves; an attached one stays
+            # (its client is connected to this replica).
+            if run.attachment is None and not run.finished.is_set():
+                log.info("run %s: handing it over to another replica", run_id)
+                await self._release(run)
+
+    async def _release(self, run: LiveRun) -> None:
+        assert self.journal is not None
+        await run.stop()
+        self.forget(run)
+        # The next holder must find every event it was sent.
+        with contextlib.suppress(Exception):
+            await run.durable()
+        await self.journal.release(run.run_id, self.holder)
+
+    async def claim(self, run_id: str) -> bool:
+        """Hold the run in the journal: at once when nobody does (or its
+        holder died), else after asking the holder to let it go."""
+        assert self.journal is not None
+        if await self.journal.claim(run_id, self.holder, now()):
+            return True
+        await self.journal.request_handoff(run_id, self.holder)
+        deadline = time.monotonic() + LEASE_S + 2.0
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            if await self.journal.claim(run_id, self.holder, now()):
+                return True
+        return False
+
+
+async def reattach_live(run: LiveRun, after_seq: int, opening: pb.RunResponse) -> Attachment:
+    """A new stream takes over a run live here: `opening`, the events after
+    `after_seq` (a journaled run's read back from the journal), then the
+    live ones."""
+    upto = run.seq
+    attachment = run.attach(after_seq)
+    if run.journal is not None and after_seq < upto:
+        # A journaled run's events are in the journal, not in memory; those
+        # after `upto` come live, to this attachment already.
+        with contextlib.suppress(Exception):
+            await run.durable()
+        record = await run.journal.load(run.run_id, after_seq)
+        missed = [journaled_event(s, d) for s, d in (record.events if record else ()) if s <= upto]
+        attachment.backlog.extendleft(
+            reversed([e for e in missed if e.WhichOneof("kind") not in run.omit])
+        )
+    attachment.backlog.appendleft(opening)
+    return attachment
+
+
+def attach_resumed(
+    run: LiveRun, events: list[pb.RunResponse], after_seq: int, opening: pb.RunResponse
+) -> Attachment:
+    """A run resumed here from the journal's `events`: the stream that
+    reattached gets `opening` and what it missed of them."""
+    run.restore(events)
+    attachment = run.attach(after_seq)
+    attachment.backlog.extendleft(
+        reversed([e for e in events if e.seq > after_seq and e.WhichOneof("kind") not in run.omit])
+    )
+    attachment.backlog.appendleft(opening)
+    return attachment
+
+
+@dataclass
+class Resume:
+    """A journaled run continued on this server: its transcript so far, and
+    the client's answers the journal kept."""
+
+    transcript: list[Message]
+    known: dict[str, ToolOutcome]
+    approvals: dict[str, Approval]
+
+
+def journaled_event(seq: int, data: bytes) -> pb.RunResponse:
+    event = pb.RunResponse.FromString(data)
+    event.seq = seq
+    return event
+
+
+def known_answers(results: dict[str, bytes]) -> tuple[dict[str, ToolOutcome], dict[str, Approval]]:
+    """The journal's client answers of a run: tool results and approval
+    decisions, by call id."""
+    known: dict[str, ToolOutcome] = {}
+    approvals: dict[str, Approval] = {}
+    for stored, data in results.items():
+        key = AnswerKey.parse(stored)
+        if key.approval:
+            decision = pb.ApprovalDecision.FromString(data)
+            approvals[key.call_id] = Approval(decision.approved, decision.reason)
+        else:
+            known[key.call_id] = outcome_of(pb.ToolResult.FromString(data))
+    return known, approvals
+
+
+def request_reached(transcript: list[Message], prior: list[Message]) -> bool:
+    """Whether a journaled transcript holds the run's own user message (the
+    opening messages are system prompt, `prior`, then that request)."""
+
+    def requests(messages: list[Message]) -> int:
+        return sum(m.type is MessageType.USER_INPUT for m in messages)
+
+    return requests(transcript) > requests(prior)
+
+
+async def uncancelled(
+    opening: Coroutine[Any, Any, tuple[LiveRun | None, Attachment]],
+) -> tuple[LiveRun | None, Attachment]:
+    """Start or reattach a run to its end even when the stream is cancelled
+    meanwhile (its client went away): cut short, it would leave a run in
+    the table with no engine, which a reattach would wait on for ever. A stream
+    cancelled meanwhile detaches once the run is set up."""
+    task = asyncio.ensure_future(opening)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+
+        def detach(done: asyncio.Future[tuple[LiveRun | None, Attachment]]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                run, attachment = done.result()
+                if run is not None:
+                    run.detach(attachment)
+
+        task.add_done_callback(detach)
+        raise
 
 
 def now() -> float:

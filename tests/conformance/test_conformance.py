@@ -44,7 +44,7 @@ from forge_client import (
     add_mcp_tools,
 )
 from forge_client.tools import Prerequisite
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.helpers import wait_for_server
 
 CASES_DIR = Path(__file__).parent / "cases"

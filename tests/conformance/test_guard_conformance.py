@@ -28,7 +28,7 @@ from forge_client import (
     RunFailedError,
     ToolCall,
 )
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.conformance.test_conformance import (
     CASES_DIR,
     ScriptedTools,

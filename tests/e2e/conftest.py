@@ -11,12 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-)
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_server.app import ForgeServer
 from tests.helpers import running_server
 

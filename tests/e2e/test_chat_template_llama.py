@@ -20,12 +20,8 @@ import pytest
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.llama_server import LlamaServerBackend
 from forge_core.chat_template import AUDITED
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-)
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.prompting import to_chat_messages
 from tests.e2e.test_call_pieces_llama import paths

@@ -40,14 +40,10 @@ from forge_core.backends.base import (
 from forge_core.backends.llama_server import LlamaServerBackend, parse_props, read_props
 from forge_core.context import LOW_WATER, CompactionResult
 from forge_core.errors import ForgeError
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-    start_managed,
-)
-from forge_core.llama_startup import LlamaStartupError
+from forge_core.hooks import RunHooks
+from forge_core.llama_host.failures import LlamaStartupError
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer, start_managed
 from forge_core.loop import run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import RunOptions, ToolSpec
@@ -446,7 +442,7 @@ async def run_triage(backend: LlamaServerBackend, session: str, case: int) -> Ca
             backend=NextStepOnly(backend, tools),
             executor=tools,
             options=RunOptions(context_budget_tokens=TRIAGE.budget, max_iterations=14),
-            on_compact=on_compact,
+            hooks=RunHooks(on_compact=on_compact),
         )
         run = CacheRun(
             result.usage, result.iterations, result.terminal_tool, compactions, TRIAGE.budget
@@ -608,7 +604,7 @@ async def test_snapshot_is_not_restored_over_a_live_run() -> None:
 
 def snapshot_files(managed: ManagedLlamaServer) -> list[Path]:
     """The prefix snapshots in the slot directory (it also holds the owner
-    record of llama_orphans.py)."""
+    record of llama_host/orphans.py)."""
     assert managed.slot_dir is not None
     return list(managed.slot_dir.glob("forge-prefix-*.bin"))
 

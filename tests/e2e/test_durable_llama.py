@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_process import ManagedLlamaServer, free_port
+from forge_core.llama_host.process import ManagedLlamaServer, free_port
 from tests.helpers import wait_for_server
 from tests.integration.test_replicas import Client, Replica
 

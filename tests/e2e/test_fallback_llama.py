@@ -21,13 +21,8 @@ import pytest
 from forge_client import Event, ForgeClient, RunStarted, Workflow
 from forge_core.backends.fallback import FallbackBackend
 from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    bundled_binary,
-    bundled_model,
-    free_port,
-    launch_env,
-)
+from forge_core.llama_host.install import bundled_binary, bundled_model, launch_env
+from forge_core.llama_host.process import LlamaServerConfig, free_port
 from forge_server.backend import open_backend
 from forge_server.cli import backend_config
 from tests.helpers import address, running_server

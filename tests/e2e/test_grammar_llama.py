@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from forge_core.grammar import build_grammar
-from forge_core.llama_process import ManagedLlamaServer
+from forge_core.llama_host.process import ManagedLlamaServer
 from forge_core.workflow import ToolSpec
 
 pytestmark = pytest.mark.e2e

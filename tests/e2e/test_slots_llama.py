@@ -20,7 +20,7 @@ from forge_client import (
     RunOptions,
 )
 from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.llama_process import ManagedLlamaServer
+from forge_core.llama_host.process import ManagedLlamaServer
 from tests.helpers import address, running_server
 from tests.integration.test_run_stream import weather_workflow
 

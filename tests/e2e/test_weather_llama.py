@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from forge_client import ForgeClient, MessageType, RunOptions
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_server.app import ForgeServer
 from tests.helpers import address, wait_for_server
 from tests.integration.test_run_stream import weather_workflow

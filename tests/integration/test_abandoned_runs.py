@@ -26,7 +26,7 @@ import pytest
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_server.journal import open_journal
 from forge_server.journal.base import ABANDONED, LEASE_S, RUNNING
 from tests.helpers import wait_for_server

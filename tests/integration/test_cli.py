@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from forge_client import ForgeClient
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.helpers import wait_for_server
 from tests.integration.test_run_stream import weather_workflow
 

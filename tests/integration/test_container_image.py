@@ -40,7 +40,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_client import ForgeClient
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "deploy" / "image" / "build.sh"

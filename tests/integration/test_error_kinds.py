@@ -29,7 +29,7 @@ from forge_client import (
 )
 from forge_client.client import _rejected
 from forge_core.backends.scripted import ScriptedBackend, call
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.helpers import address, running_server, wait_for_server
 from tests.integration.test_bad_input import start_request
 from tests.integration.test_replicas import SCRIPT

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.helpers import wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]

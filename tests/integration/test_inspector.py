@@ -371,7 +371,7 @@ async def test_a_taken_ui_port_stops_the_start_with_one_message(tmp_path: Path) 
     import socket
     import sys
 
-    from forge_core.llama_process import free_port
+    from forge_core.llama_host.process import free_port
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
         holder.bind(("127.0.0.1", 0))

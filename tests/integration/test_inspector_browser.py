@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from forge_client import ForgeClient, RunFailedError, Workflow
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 
 selenium = pytest.importorskip("selenium", reason="selenium is in the dev extra")
 from selenium import webdriver  # noqa: E402

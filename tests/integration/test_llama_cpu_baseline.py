@@ -12,8 +12,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from forge_core.cpu_features import X86_64_V3, cpuinfo_flag, scan, scan_binary, shipped_code
-from forge_core.llama_process import bundled_binary
+from forge_core.llama_host.cpu_features import (
+    X86_64_V3,
+    cpuinfo_flag,
+    scan,
+    scan_binary,
+    shipped_code,
+)
+from forge_core.llama_host.install import bundled_binary
 
 
 def test_bundled_llama_server_needs_at_most_x86_64_v3() -> None:

@@ -20,15 +20,10 @@ import pytest
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
-from forge_core.hardware import GIB, Gpu
-from forge_core.llama_devices import CPU, UNKNOWN, list_devices, parse_device_list
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-    launch_env,
-)
+from forge_core.llama_host.devices import CPU, UNKNOWN, list_devices, parse_device_list
+from forge_core.llama_host.hardware import GIB, Gpu
+from forge_core.llama_host.install import bundled_binary, bundled_model, launch_env
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_server.app import ServerOptions
 from forge_server.backend import BackendConfig, llama_device, open_backend
 from tests.helpers import address, running_server
@@ -83,7 +78,7 @@ async def test_a_managed_server_is_warmed_up_before_it_counts_as_ready(
     counts = {}
     for warm in (True, False):
         server = ManagedLlamaServer(small_config(extra_args=["--metrics"], warm_up=warm))
-        with caplog.at_level(logging.INFO, logger="forge_core.llama_process"):
+        with caplog.at_level(logging.INFO, logger="forge_core.llama_host.process"):
             await server.start()
         try:
             counts[warm] = await llama_counters(server.url)
@@ -112,7 +107,7 @@ async def test_server_info_and_metrics_report_the_device_and_warn_about_an_unuse
     must be logged, once. An external server on the same llama-server reports
     "unknown": /props does not name the device."""
     monkeypatch.setattr(
-        "forge_core.llama_devices.detect_gpus",
+        "forge_core.llama_host.devices.detect_gpus",
         lambda: ([Gpu("NVIDIA H100 80GB HBM3", 80 * GIB, 78 * GIB)], ""),
     )
     config = BackendConfig(ctx_size=1024, slots=1, threads=1)

@@ -18,19 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_process import (
-    LlamaServerConfig,
-    ManagedLlamaServer,
-    bundled_binary,
-    bundled_model,
-    default_threads,
-)
-from forge_core.llama_startup import (
-    LlamaStartupError,
-    StartupContext,
-    StartupFailure,
-    diagnose,
-)
+from forge_core.llama_host.failures import LlamaStartupError, StartupFailure
+from forge_core.llama_host.install import bundled_binary, bundled_model
+from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer, default_threads
+from forge_core.llama_host.startup import StartupContext, diagnose
 
 AVX512_THEN_TRAP = r"""
 #include <immintrin.h>

@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from forge_core.backends.base import ChatRequest
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, text
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.prompting import to_chat_messages
 from forge_server.auth import Authenticator, TokenFile

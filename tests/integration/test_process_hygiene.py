@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_orphans import (
+from forge_core.llama_host.orphans import (
     OWNER_FILE,
     SLOT_DIR_PREFIX,
     OwnerRecord,
@@ -32,7 +32,7 @@ from forge_core.llama_orphans import (
     start_time,
     write_owner,
 )
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from tests.helpers import wait_for_server
 
 # The bound: the kernel delivers the parent-death signal at once, so

@@ -12,7 +12,7 @@ import pytest
 
 from forge_client import ConnectionLostError, ForgeClient, ServerUnreachableError
 from forge_core.backends.scripted import ScriptedBackend
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_server.app import ServerOptions
 from tests.helpers import running_server
 from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow

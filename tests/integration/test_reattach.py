@@ -82,7 +82,7 @@ async def test_a_dropped_stream_reattaches_and_gets_what_it_missed(tmp_path: Pat
         # Seen up to the event before the call; then the connection breaks.
         seen = events[-2].seq
         first.cancel()
-        await settled(lambda: server.service._live[run_id].attachment is None)
+        await settled(lambda: server.service.runs.live[run_id].attachment is None)
         assert server.service.active_runs == 1  # still alive, waiting
 
         second = stub.Run()

@@ -41,7 +41,7 @@ from forge_client import (
     Workflow,
 )
 from forge_core.backends.scripted import ScriptedBackend, call
-from forge_core.llama_process import free_port
+from forge_core.llama_host.process import free_port
 from forge_server.app import ForgeServer, ServerOptions
 from forge_server.journal.sqlite import SqliteJournal
 from tests.helpers import address, running_server, settled, wait_for_server
@@ -238,7 +238,7 @@ def answered(server: ForgeServer, call_id: str) -> Callable[[], bool]:
     """Whether the server's run has the result for `call_id`."""
 
     def check() -> bool:
-        return any(call_id in run.executor._answered for run in server.service._live.values())
+        return any(run.executor.answered(call_id) for run in server.service.runs.live.values())
 
     return check
 

@@ -6,7 +6,7 @@ import pytest
 
 from forge_core.backends.llama_server import resolve_budget
 from forge_core.backends.ollama import ollama_budget
-from forge_core.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
+from forge_core.llama_host.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
 
 
 def test_llama_budget_modes() -> None:

@@ -32,6 +32,7 @@ from forge_core.context import (
     units_of,
 )
 from forge_core.errors import ContextBudgetExceededError
+from forge_core.hooks import RunHooks
 from forge_core.loop import ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
@@ -996,7 +997,7 @@ async def test_the_loop_compacts_what_the_model_sees_but_not_the_transcript() ->
         "Read the pages, then submit.",
         backend=backend,
         executor=LongOutputs(),
-        on_compact=on_compact,
+        hooks=RunHooks(on_compact=on_compact),
     )
 
     assert result.terminal_tool == "submit"
@@ -1049,7 +1050,7 @@ async def test_run_options_budget_caps_the_backends_budget() -> None:
         backend=backend,
         executor=LongOutputs(),
         options=RunOptions(context_budget_tokens=2000),
-        on_compact=on_compact,
+        hooks=RunHooks(on_compact=on_compact),
     )
     assert seen
     assert all(r.tokens_after <= 2000 * LOW_WATER or r.phase == 3 for r in seen)
@@ -1068,7 +1069,7 @@ async def test_sliding_window_in_the_loop() -> None:
         backend=backend,
         executor=LongOutputs(),
         options=RunOptions(compaction_strategy="sliding_window"),
-        on_compact=on_compact,
+        hooks=RunHooks(on_compact=on_compact),
     )
     assert result.terminal_tool == "submit"
     assert seen and all(r.strategy == "sliding_window" for r in seen)
@@ -1091,7 +1092,7 @@ async def test_without_compaction_the_context_is_never_shortened() -> None:
         backend=backend,
         executor=LongOutputs(),
         options=RunOptions(compaction=False),
-        on_compact=on_compact,
+        hooks=RunHooks(on_compact=on_compact),
     )
     assert result.terminal_tool == "submit"
     assert seen == []
@@ -1114,7 +1115,7 @@ async def test_without_compaction_an_overfull_context_fails_the_run() -> None:
             backend=backend,
             executor=LongOutputs(),
             options=RunOptions(compaction=False),
-            on_compact=on_compact,
+            hooks=RunHooks(on_compact=on_compact),
         )
     err = info.value
     assert seen == []
@@ -1185,7 +1186,7 @@ async def test_with_compaction_a_context_that_cannot_fit_fails_the_run() -> None
             "Read the pages, then submit.",
             backend=backend,
             executor=LongOutputs(),
-            on_compact=on_compact,
+            hooks=RunHooks(on_compact=on_compact),
         )
     err = info.value
     assert seen and all(r.phase == 3 for r in seen)

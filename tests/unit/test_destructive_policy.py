@@ -11,6 +11,7 @@ from typing import Any
 from forge_core.backends.scripted import ScriptedBackend, call, calls
 from forge_core.errors import ToolCallError
 from forge_core.guardrails.destructive import asked_for, destructive_tools, inferred_destructive
+from forge_core.hooks import RunHooks
 from forge_core.loop import Approval, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
@@ -195,7 +196,7 @@ async def test_approval_denied_is_the_result_and_the_call_never_runs() -> None:
         backend=backend,
         executor=executor,
         options=RunOptions(approve_destructive_calls=True),
-        approver=approver,
+        hooks=RunHooks(approver=approver),
     )
     assert asked == [("delete_service", {"service": "staging"}, 1)]
     assert [n for n, _ in executor.executed] == ["done"]
@@ -220,7 +221,7 @@ async def test_approval_granted_runs_it_and_no_approver_denies() -> None:
             backend=backend,
             executor=executor,
             options=RunOptions(approve_destructive_calls=True),
-            approver=approver,
+            hooks=RunHooks(approver=approver),
         )
         assert (("delete_service", {"service": "staging"}) in executor.executed) is ran
 

@@ -9,7 +9,7 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import messages_pb2 as mpb
 from forge_core.json_limits import JsonLimitError, json_depth_exceeds, loads_bounded
 from forge_server.errors import RequestRejected, clip
-from forge_server.service import fit
+from forge_server.events import fit
 
 
 def test_depth_counts_brackets_outside_strings_only() -> None:

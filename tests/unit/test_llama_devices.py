@@ -12,8 +12,7 @@ import logging
 
 import pytest
 
-from forge_core.hardware import GIB, Gpu
-from forge_core.llama_devices import (
+from forge_core.llama_host.devices import (
     CPU,
     UNKNOWN,
     LlamaDevice,
@@ -24,6 +23,7 @@ from forge_core.llama_devices import (
     resolve,
     warn_if_gpu_unused,
 )
+from forge_core.llama_host.hardware import GIB, Gpu
 
 # A sample, not captured here (no GPU in CI): the format is common/arg.cpp's
 # `  %s: %s (%zu MiB, %zu MiB free)`, as the Vulkan build prints it on an H100.
@@ -110,7 +110,7 @@ def test_nvml_gpu_with_model_on_cpu_warns_once_naming_cause_and_fix(
         calls += 1
         return NVML_H100, ""
 
-    with caplog.at_level(logging.WARNING, logger="forge_core.llama_devices"):
+    with caplog.at_level(logging.WARNING, logger="forge_core.llama_host.devices"):
         warning = warn_if_gpu_unused(resolve([], ARGV, {}), nvml)
     assert calls == 1
     assert [r.getMessage() for r in caplog.records] == [warning]
@@ -131,7 +131,7 @@ def test_nvml_gpu_with_model_on_cpu_warns_once_naming_cause_and_fix(
 def test_no_warning_when_nvml_and_llama_server_agree(caplog: pytest.LogCaptureFixture) -> None:
     """Fakes again: a listed GPU that NVML also sees, a CPU host with no
     NVIDIA GPU, and a CPU chosen on purpose with -ngl 0."""
-    with caplog.at_level(logging.WARNING, logger="forge_core.llama_devices"):
+    with caplog.at_level(logging.WARNING, logger="forge_core.llama_host.devices"):
         assert warn_if_gpu_unused(resolve([H100], ARGV, {}), lambda: (NVML_H100, "")) == ""
         assert warn_if_gpu_unused(resolve([], ARGV, {}), lambda: ([], "no NVML")) == ""
         on_purpose = resolve([H100], [*ARGV, "-ngl", "0"], {})

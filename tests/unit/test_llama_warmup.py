@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_core.llama_process import WARM_UP_BATCHES, LlamaServerConfig, ManagedLlamaServer
+from forge_core.llama_host.process import WARM_UP_BATCHES, LlamaServerConfig, ManagedLlamaServer
 
 FAKE = """#!{python}
 import json, sys
@@ -87,7 +87,7 @@ async def test_a_failed_warm_up_is_logged_not_fatal(
 ) -> None:
     config, journal = fake_server(tmp_path, 500)
     server = ManagedLlamaServer(config)
-    with caplog.at_level(logging.WARNING, logger="forge_core.llama_process"):
+    with caplog.at_level(logging.WARNING, logger="forge_core.llama_host.process"):
         await server.start()
     try:
         assert server.running

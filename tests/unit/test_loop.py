@@ -33,6 +33,7 @@ from forge_core.errors import (
     ToolExecutionError,
     WorkflowCancelledError,
 )
+from forge_core.hooks import RunHooks
 from forge_core.loop import RunResult, ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import Prerequisite, RunOptions, ToolSpec, Workflow, validate_workflow
@@ -929,7 +930,7 @@ async def test_on_message_sees_every_message_with_increasing_index() -> None:
 
     result = await run(
         [text("hi"), call("submit", answer="x"), call("fetch", id="1"), call("submit", answer="x")],
-        on_message=sink,
+        hooks=RunHooks(on_message=sink),
     )
     assert [i for _, i in seen] == list(range(len(result.transcript)))
     assert all(m is result.transcript[i] for m, i in seen)
@@ -943,7 +944,7 @@ async def test_on_message_is_called_for_failed_runs_too() -> None:
         seen.append(index)
 
     with pytest.raises(ToolCallError) as info:
-        await run([text("x")], on_message=sink, options=RunOptions(max_retries=0))
+        await run([text("x")], hooks=RunHooks(on_message=sink), options=RunOptions(max_retries=0))
     assert seen == list(range(len(info.value.transcript))) == [0, 1, 2, 3]
 
 
@@ -955,7 +956,7 @@ async def test_on_chunk_receives_chunks_tagged_with_iteration() -> None:
 
     await run(
         [call("fetch", id="1"), call("submit", answer="x")],
-        on_chunk=on_chunk,
+        hooks=RunHooks(on_chunk=on_chunk),
         options=RunOptions(stream_chunks=True),
     )
     assert [(c.type, i) for c, i in chunks] == [
@@ -967,7 +968,9 @@ async def test_on_chunk_receives_chunks_tagged_with_iteration() -> None:
     assert '"fetch"' in chunks[0][0].content
 
     chunks.clear()
-    await run([call("fetch", id="1"), call("submit", answer="x")], on_chunk=on_chunk)
+    await run(
+        [call("fetch", id="1"), call("submit", answer="x")], hooks=RunHooks(on_chunk=on_chunk)
+    )
     assert chunks == []  # stream_chunks defaults to off
 
 
@@ -988,7 +991,7 @@ async def test_prior_messages_with_system_prompt_are_kept_and_not_re_emitted() -
     result = await run(
         [call("fetch", id="1"), call("submit", answer="x")],
         prior_messages=prior,
-        on_message=sink,
+        hooks=RunHooks(on_message=sink),
     )
     t = result.transcript
     assert t[:3] == prior
@@ -1013,7 +1016,7 @@ async def test_prior_messages_without_system_prompt_get_one_inserted() -> None:
     result = await run(
         [call("fetch", id="1"), call("submit", answer="x")],
         prior_messages=prior,
-        on_message=sink,
+        hooks=RunHooks(on_message=sink),
     )
     t = result.transcript
     assert t[0].type is MessageType.SYSTEM_PROMPT

@@ -15,6 +15,7 @@ import pytest
 from forge_core.backends.base import BackendReply
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.errors import PrerequisiteError, StepEnforcementError, ToolCallError
+from forge_core.hooks import RunHooks
 from forge_core.loop import ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.replay import (
@@ -282,7 +283,9 @@ async def test_a_resumed_run_repeats_no_model_call_and_no_answered_tool_call() -
             raise RuntimeError("the server was killed")
 
     with pytest.raises(RuntimeError):
-        await run_workflow(WF, USER.content, backend=first, executor=Dies(), on_message=record)
+        await run_workflow(
+            WF, USER.content, backend=first, executor=Dies(), hooks=RunHooks(on_message=record)
+        )
     assert [m.type for m in transcript][-1] is MessageType.TOOL_CALL
     sent = transcript[-1].tool_calls[0].call_id
 
@@ -293,7 +296,9 @@ async def test_a_resumed_run_repeats_no_model_call_and_no_answered_tool_call() -
     async def heard(message: Message, index: int) -> None:
         new.append(message)
 
-    result = await resume_run(WF, transcript, backend=later, executor=tools, on_message=heard)
+    result = await resume_run(
+        WF, transcript, backend=later, executor=tools, hooks=RunHooks(on_message=heard)
+    )
     assert result.terminal_tool == "finish"
     # Only the finishing turn asked the model; get_order ran once more, then finish.
     assert result.usage.model_calls == 1
@@ -321,7 +326,7 @@ async def test_a_resumed_run_uses_the_results_the_server_kept() -> None:
             USER.content,
             backend=ScriptedBackend({WF.name: script}),
             executor=Dies(),
-            on_message=record,
+            hooks=RunHooks(on_message=record),
         )
     sent = transcript[-1].tool_calls[0].call_id
     tools = _Tools()

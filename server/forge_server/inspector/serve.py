@@ -68,7 +68,7 @@ async def start_inspector(
         await store.open()
     else:
         log.warning("run inspector: no journal, so no runs to show (pass --journal)")
-    live = forge.service._live  # the runs this server is running now
+    live = forge.service.runs.live  # the runs this server is running now
 
     def live_seq(run_id: str) -> int | None:
         run = live.get(run_id)

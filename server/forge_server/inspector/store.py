@@ -72,7 +72,7 @@ class RunEvents:
     row: RunRow
     # (seq, RunResponse bytes) after the asked seq, in order.
     events: list[tuple[int, bytes]] = field(default_factory=list)
-    # "approval:<call id>" -> ApprovalDecision bytes.
+    # AnswerKey.decision(call id).stored() -> ApprovalDecision bytes.
     approvals: dict[str, bytes] = field(default_factory=dict)
 
 

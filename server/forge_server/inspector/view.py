@@ -24,6 +24,7 @@ from typing import Any
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import messages_pb2 as mpb
 from forge.v1 import workflow_pb2 as wpb
+from forge_server.answer_keys import AnswerKey
 from forge_server.inspector.store import RunRow
 
 # Longest payload shown inline; the JSON export has the whole event.
@@ -354,7 +355,7 @@ def timeline(
 
 
 def _decision(entry: Entry, approvals: dict[str, bytes], hide: bool) -> tuple[str, str]:
-    data = approvals.get("approval:" + entry.call_id)
+    data = approvals.get(AnswerKey.decision(entry.call_id).stored())
     if data is None:
         return ("decision", "none yet")
     decision = pb.ApprovalDecision.FromString(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forge_core.llama_process import cache_dir
+from forge_core.cache import cache_dir
 from forge_server.journal.base import Journal, JournaledRun
 
 __all__ = ["Journal", "JournaledRun", "default_url", "open_journal"]

@@ -51,7 +51,7 @@ class JournaledRun:
     lease_until: float
     # (seq, RunResponse bytes), in order.
     events: list[tuple[int, bytes]] = field(default_factory=list)
-    # call id -> ToolResult bytes; "approval:<call id>" -> ApprovalDecision.
+    # AnswerKey.stored() -> ToolResult or ApprovalDecision bytes.
     results: dict[str, bytes] = field(default_factory=dict)
 
 

@@ -16,31 +16,13 @@ import signal
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
+from forge_core.cache import cache_dir
+from forge_core.llama_host import cpu_features
+from forge_core.llama_host.failures import LlamaStartupError, StartupFailure
+
 log = logging.getLogger(__name__)
-
-
-class StartupFailure(StrEnum):
-    BINARY_MISSING = "binary_missing"
-    ILLEGAL_INSTRUCTION = "illegal_instruction"
-    MISSING_LIBRARY = "missing_library"
-    MODEL_MISSING = "model_missing"
-    MODEL_INVALID = "model_invalid"
-    PORT_IN_USE = "port_in_use"
-    OUT_OF_MEMORY = "out_of_memory"
-    TIMEOUT = "timeout"
-    OTHER = "other"
-
-
-class LlamaStartupError(RuntimeError):
-    """llama-server did not come up; `str()` is the whole user-facing text."""
-
-    def __init__(self, failure: StartupFailure, message: str, log_tail: Sequence[str] = ()):
-        super().__init__(message)
-        self.failure = failure
-        self.log_tail = list(log_tail)
 
 
 @dataclass(frozen=True)
@@ -94,8 +76,6 @@ def describe_exit(returncode: int) -> str:
 def _missing_cpu_features(binary: Path, host_flags: Iterable[str] | None) -> list[str] | None:
     """The CPU flags `binary`'s code uses that this CPU lacks; None when that
     cannot be read (not x86-64, not an ELF file, no /proc/cpuinfo)."""
-    from forge_core import cpu_features
-
     if host_flags is None:
         if not cpu_features.is_x86_64():
             return None
@@ -103,8 +83,6 @@ def _missing_cpu_features(binary: Path, host_flags: Iterable[str] | None) -> lis
         if host_flags is None:
             return None
     try:
-        from forge_core.llama_process import cache_dir
-
         result = cpu_features.scan_binary(binary, cache_dir() / "cpu-features.json")
     except (OSError, ValueError, ImportError) as exc:
         log.debug("could not scan %s for CPU features: %s", binary, exc)
@@ -148,20 +126,7 @@ def diagnose(
     tail = "\nIts last log lines:\n" + "\n".join(f"  {line}" for line in log_tail[-8:])
 
     if match := _MISSING_LIBRARY.search(text):
-        lib = match.group(1)
-        package = _LIBRARY_PACKAGES.get(lib)
-        install = (
-            f"Install it: `apt-get install {package}` (Debian/Ubuntu) or your system's "
-            "equivalent package."
-            if package
-            else "Install the package that provides it, or point LD_LIBRARY_PATH at it."
-        )
-        return LlamaStartupError(
-            StartupFailure.MISSING_LIBRARY,
-            f"{what}: the shared library {lib} was not found.\n{install}\n"
-            f"Or, instead of {ctx.binary}:\n{REMEDIES}",
-            log_tail,
-        )
+        return _missing_library(what, match.group(1), ctx, log_tail)
     # llama-server logs from a worker thread that an early exit can cut off
     # before the bind error is written, so the port itself is asked too.
     if _PORT.search(text) or (returncode > 0 and port_taken(ctx.host, ctx.port)):
@@ -191,28 +156,7 @@ def diagnose(
             log_tail,
         )
     if returncode == -signal.SIGILL:
-        missing = _missing_cpu_features(ctx.binary, host_flags)
-        if missing:
-            cause = (
-                f"Likely cause: {ctx.binary} was compiled for instructions this CPU does not "
-                f"have. It uses {', '.join(missing)}, which /proc/cpuinfo does not list."
-            )
-        else:
-            cause = (
-                f"Likely cause: {ctx.binary} was compiled for a newer CPU than this one "
-                "(its code could not be matched against /proc/cpuinfo here)."
-            )
-        pinned = (
-            "\nForge pins a build that needs x86-64-v3 (AVX2) at most; reinstall it with "
-            "`make install` if another build replaced it."
-            if ctx.bundled_binary
-            else ""
-        )
-        return LlamaStartupError(
-            StartupFailure.ILLEGAL_INSTRUCTION,
-            f"{what}.\n{cause}{pinned}\nRemedies:\n{REMEDIES}",
-            log_tail,
-        )
+        return _illegal_instruction(what, ctx, host_flags, log_tail)
     if returncode == -signal.SIGKILL:
         return LlamaStartupError(
             StartupFailure.OUT_OF_MEMORY,
@@ -221,6 +165,51 @@ def diagnose(
             log_tail,
         )
     return LlamaStartupError(StartupFailure.OTHER, what + "." + tail, log_tail)
+
+
+def _missing_library(
+    what: str, lib: str, ctx: StartupContext, log_tail: Sequence[str]
+) -> LlamaStartupError:
+    package = _LIBRARY_PACKAGES.get(lib)
+    install = (
+        f"Install it: `apt-get install {package}` (Debian/Ubuntu) or your system's "
+        "equivalent package."
+        if package
+        else "Install the package that provides it, or point LD_LIBRARY_PATH at it."
+    )
+    return LlamaStartupError(
+        StartupFailure.MISSING_LIBRARY,
+        f"{what}: the shared library {lib} was not found.\n{install}\n"
+        f"Or, instead of {ctx.binary}:\n{REMEDIES}",
+        log_tail,
+    )
+
+
+def _illegal_instruction(
+    what: str, ctx: StartupContext, host_flags: Iterable[str] | None, log_tail: Sequence[str]
+) -> LlamaStartupError:
+    missing = _missing_cpu_features(ctx.binary, host_flags)
+    if missing:
+        cause = (
+            f"Likely cause: {ctx.binary} was compiled for instructions this CPU does not "
+            f"have. It uses {', '.join(missing)}, which /proc/cpuinfo does not list."
+        )
+    else:
+        cause = (
+            f"Likely cause: {ctx.binary} was compiled for a newer CPU than this one "
+            "(its code could not be matched against /proc/cpuinfo here)."
+        )
+    pinned = (
+        "\nForge pins a build that needs x86-64-v3 (AVX2) at most; reinstall it with "
+        "`make install` if another build replaced it."
+        if ctx.bundled_binary
+        else ""
+    )
+    return LlamaStartupError(
+        StartupFailure.ILLEGAL_INSTRUCTION,
+        f"{what}.\n{cause}{pinned}\nRemedies:\n{REMEDIES}",
+        log_tail,
+    )
 
 
 def check_before_start(ctx: StartupContext) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forge_core.hardware import Gpu, detect_gpus
+from forge_core.llama_host.hardware import Gpu, detect_gpus
 
 log = logging.getLogger(__name__)
 

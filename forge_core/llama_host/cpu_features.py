@@ -191,19 +191,19 @@ def scan_binary(binary: Path, cache: Path | None = None) -> ScanResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m forge_core.cpu_features [BINARY] [--at-most-v3]`: what the
+    """`python -m forge_core.llama_host.cpu_features [BINARY] [--at-most-v3]`: what the
     build needs, what of it is beyond x86-64-v3 and what this CPU lacks. Exit
     1 if this CPU lacks something, or with --at-most-v3 if anything is beyond
     x86-64-v3 (a build meant to run on any AVX2 machine)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m forge_core.cpu_features")
+    parser = argparse.ArgumentParser(prog="python -m forge_core.llama_host.cpu_features")
     parser.add_argument("binary", type=Path, nargs="?", help="default: the bundled llama-server")
     parser.add_argument("--at-most-v3", action="store_true", help="fail beyond x86-64-v3 too")
     args = parser.parse_args(argv)
     binary = args.binary
     if binary is None:
-        from forge_core.llama_process import bundled_binary
+        from forge_core.llama_host.install import bundled_binary
 
         binary = bundled_binary()
     result = scan_binary(binary)

