@@ -51,6 +51,7 @@ from forge_core.guardrails import FailedValue, TurnFacts, preferred_values, repo
 from forge_core.guardrails.decline import decline_paths, declining_members, out_of_scope
 from forge_core.guardrails.destructive import asked_for, destructive_tools, unasked_writes
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.observe import MODEL_CALLS, observed
 from forge_core.parsing import parse_response
 from forge_core.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
 from forge_core.screening import Screening, screen
@@ -384,6 +385,7 @@ class _Run:
                 for key, members in declining_members(terminals).items():
                     preferred.values.setdefault(key, members)
             request.preferred_values, request.preferred_items = preferred.values, preferred.items
+            request.preferred_reasons = preferred.reasons
             if preferred.blocked:
                 # A tool whose required id has no value of its kind yet.
                 base = request.allowed or [t.name for t in self.wf.tools]
@@ -536,7 +538,11 @@ class _Run:
                 await sink(position, preempted, iteration)
 
             request.on_queue = queued
-        reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
+        work = self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
+        observer = MODEL_CALLS.get()
+        reply = await (
+            work if observer is None else observed(observer, self.iteration, request, work)
+        )
         self.replaying = reply.replayed
         if not reply.replayed:
             self.usage.record(self.iteration, reply.usage)
