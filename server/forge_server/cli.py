@@ -23,6 +23,7 @@ from forge_server.inspector import serve as inspector
 from forge_server.journal import Journal, open_journal
 from forge_server.journal import default_url as default_journal_url
 from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
+from forge_server.tracing import ServerTracing
 
 log = logging.getLogger("forge_server")
 
@@ -441,9 +442,13 @@ async def serve(args: argparse.Namespace) -> None:
             # server; runs then end with their streams, as with --journal none.
             log.warning("no journal (%s: %s); pass --journal to choose one", journal.url, exc)
             journal = None
+    # OTLP traces when the OTEL_* variables ask for them (docs/tracing.md).
+    tracing = ServerTracing.from_env()
     try:
-        await _serve(args, auth, tls, registry, openai_host, journal)
+        await _serve(args, auth, tls, registry, openai_host, journal, tracing)
     finally:
+        if tracing is not None:
+            tracing.shutdown()
         if journal is not None:
             await journal.aclose()
 
@@ -455,6 +460,7 @@ async def _serve(
     registry: WorkflowRegistry,
     openai_host: str,
     journal: Journal | None,
+    tracing: ServerTracing | None = None,
 ) -> None:
     async with open_backend(BackendConfig.from_args(args)) as backend:
         options = ServerOptions(
@@ -477,6 +483,7 @@ async def _serve(
             holder=args.replica_id,
             retention_s=args.journal_retention_hours * 3600,
             journal_max_bytes=int(args.journal_max_mb * 1024 * 1024),
+            tracing=tracing,
         )
         try:
             forge = await start_server(backend, options)
@@ -506,6 +513,7 @@ async def _serve(
                 auth=auth,
                 tool_output_secrets=args.tool_output_secrets,
                 metrics=forge.service.metrics,
+                tracing=tracing,
             )
             try:
                 openai = await serve_openai(endpoint, openai_host, args.openai_port)

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.cancel import CancelSignal, LazyEvent
@@ -32,6 +33,9 @@ from forge_server.executor import StreamToolExecutor
 from forge_server.journal import Journal
 from forge_server.journal.base import LEASE_S
 from forge_server.metrics import Metrics
+
+if TYPE_CHECKING:
+    from forge_server.tracing import RunTrace
 
 log = logging.getLogger(__name__)
 
@@ -242,15 +246,25 @@ class LiveRun:
     # list: there are a few at a time, and once empty it holds no storage
     # (a deque keeps a 64-slot block for as long as the run lives).
     _unjournaled: list[Awaitable[object]] = field(default_factory=list)
+    # Its spans when the server traces runs (tracing.py); None: off.
+    trace: RunTrace | None = None
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
+
+    def traced(self, trace: RunTrace | None) -> None:
+        """Feed the run's events and the client's answers to `trace`."""
+        self.trace = trace
+        self.executor.on_answer = trace.answered if trace is not None else None
 
     async def emit(self, response: pb.RunResponse) -> None:
         """Number `response`, journal it, keep it, and send it to the stream."""
         async with self._lock:
             if self.stopped:
                 return
+            if self.trace is not None:
+                # Before it is journaled: a tool call carries its span's context.
+                self.trace.observe(response)
             self.seq += 1
             response.seq = self.seq
             if self.journal is not None:
@@ -315,6 +329,8 @@ class LiveRun:
     async def end(self) -> None:
         """The engine is done: the attached stream ends after what it has."""
         self.finished.set()
+        if self.trace is not None:
+            self.trace.close()
         if self._expiry is not None:
             self._expiry.cancel()
         attachment = self.attachment
@@ -381,6 +397,8 @@ class LiveRun:
         if self.engine is not None and not self.engine.done():
             self.engine.cancel()
             await asyncio.gather(self.engine, return_exceptions=True)
+        if self.trace is not None:
+            self.trace.close()
         if self.attachment is not None:
             self.attachment.close()
 

@@ -36,6 +36,7 @@ from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.hardware import detect_gpus
 from forge_core.loop import Approval, RunResult, ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageType, ToolCallInfo
+from forge_core.observe import MODEL_CALLS
 from forge_core.replay import resume_run
 from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
@@ -61,6 +62,7 @@ from forge_server.journal.base import COMPLETED, FAILED, LEASE_S, RUNNING, RunEx
 from forge_server.logs import MAX_LOGGED_VALUE, run_logger
 from forge_server.metrics import Metrics
 from forge_server.runs import EMPTY, Attachment, LiveRun, end_abandoned, now
+from forge_server.tracing import Carrier, ServerTracing
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +149,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         holder: str = "",
         retention_s: float = 7 * 24 * 3600.0,
         journal_max_bytes: int = 0,
+        tracing: ServerTracing | None = None,
     ) -> None:
         self.backend = backend
+        # OpenTelemetry spans of every run; None: off (tracing.py).
+        self.tracing = tracing
         # Runs survive their streams (and this process) when journaled.
         self.journal = journal
         self.reattach_grace_s = reattach_grace_s if journal is not None else 0.0
@@ -360,10 +365,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 self._refuse_if_draining()
                 self._refuse_if_busy(self.open_streams - 1)
                 owner = identity.subject if identity is not None else ""
+                # The caller's trace context (traceparent) when tracing is on.
+                carrier = context.invocation_metadata() or () if self.tracing else ()
                 if isinstance(first, pb.ReattachRun):
-                    run, attachment = await _uncancelled(self._reattach(first, owner))
+                    run, attachment = await _uncancelled(self._reattach(first, owner, carrier))
                 else:
-                    run, attachment = await _uncancelled(self._start_run(first, owner))
+                    run, attachment = await _uncancelled(self._start_run(first, owner, carrier))
             except TimeoutError:
                 await self._reject(
                     context,
@@ -560,6 +567,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         self._idle.clear()
         return run
 
+    def _trace(self, run: LiveRun, start: _Start, carrier: Carrier, reattached: bool) -> None:
+        if self.tracing is not None:
+            run.traced(
+                self.tracing.start_run(
+                    self.backend, run.run_id, start.workflow.name, start.options, carrier,
+                    session_id=start.session_id, reattached=reattached,
+                )
+            )  # fmt: skip
+
     def _forget(self, run: LiveRun) -> None:
         if self._live.pop(run.run_id, None) is not None:
             self.active_runs -= 1
@@ -596,19 +612,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     )
                 start.prior = _session_messages(found[1])
 
-    async def _start_run(self, start: _Start, owner: str) -> tuple[LiveRun, Attachment]:
+    async def _start_run(
+        self, start: _Start, owner: str, carrier: Carrier = ()
+    ) -> tuple[LiveRun, Attachment]:
         await self._load_session(start, owner)
         run_id = start.run_id or uuid.uuid4().hex
         if run_id in self._live or run_id in self._starting:
             raise _run_exists(run_id)
         self._starting.add(run_id)
         try:
-            return await self._create_run(run_id, start, owner)
+            return await self._create_run(run_id, start, owner, carrier)
         finally:
             self._starting.discard(run_id)
 
     async def _create_run(
-        self, run_id: str, start: _Start, owner: str
+        self, run_id: str, start: _Start, owner: str, carrier: Carrier = ()
     ) -> tuple[LiveRun, Attachment]:
         if self.journal is not None:
             try:
@@ -623,6 +641,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             start.raw = b""
         self.metrics.runs_started.inc()
         run = self._new_run(run_id, owner, start)
+        self._trace(run, start, carrier, reattached=False)
         attachment = run.attach(0)
         await run.emit(self._run_started(run_id, start.options, False))
         rlog = run_logger(run_id, start.labels)
@@ -634,7 +653,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         run.engine = asyncio.create_task(self._engine(run, rlog, start))
         return run, attachment
 
-    async def _reattach(self, msg: pb.ReattachRun, owner: str) -> tuple[LiveRun | None, Attachment]:
+    async def _reattach(
+        self, msg: pb.ReattachRun, owner: str, carrier: Carrier = ()
+    ) -> tuple[LiveRun | None, Attachment]:
         run = self._live.get(msg.run_id)
         if run is not None:
             _check_owner(run.owner, owner)
@@ -699,6 +720,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             await self._load_session(start, record.owner)
         # No await from here on: the run is in _live only with its engine.
         run = self._new_run(msg.run_id, record.owner, start)
+        self._trace(run, start, carrier, reattached=True)
         run.restore(events)
         attachment = run.attach(msg.after_seq)
         # Resumed here: what the stream missed is what the journal had.
@@ -746,6 +768,8 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
     ) -> None:
         run_id = run.run_id
         emit = run.emit
+        # This task's model calls get spans (the task has its own context).
+        MODEL_CALLS.set(run.trace)
         # Messages already journaled (and maybe seen) by a run that starts
         # again are not sent twice: a fresh start appends the same ones.
         journaled = 0
