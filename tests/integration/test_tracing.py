@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import grpc
 import httpx
@@ -27,11 +31,12 @@ from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_client import ForgeClient, RunOptions, Workflow
 from forge_client.errors import RunFailedError
 from forge_client.tracing import run_metadata
-from forge_core.backends.scripted import ScriptedBackend, call
+from forge_core.backends.scripted import ScriptedBackend, call, text
+from forge_core.llama_process import free_port
 from forge_server.app import ServerOptions
 from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
 from forge_server.tracing import ServerTracing
-from tests.helpers import address, running_server
+from tests.helpers import address, running_server, wait_for_server
 from tests.otlp_receiver import OtlpReceiver, ReceivedSpan
 
 # The caller's provider: set once for the whole test process (OpenTelemetry
@@ -206,7 +211,9 @@ async def test_one_trace_runs_from_the_caller_through_the_server_into_each_tool(
 async def test_a_failed_run_ends_its_span_with_the_failure_reason(
     tracing: ServerTracing, receiver: OtlpReceiver
 ) -> None:
-    backend = ScriptedBackend(scripts={"shelve": [call("find_shelf", aisle=3)] * 2})
+    backend = ScriptedBackend(
+        scripts={"shelve": [text("Which aisle?"), call("find_shelf", aisle=3)]}
+    )
     options = ServerOptions(host="127.0.0.1", port=0, tracing=tracing)
     async with running_server(backend, options) as server:
         async with ForgeClient(address(server)) as client:
@@ -219,6 +226,51 @@ async def test_a_failed_run_ends_its_span_with_the_failure_reason(
     assert run.failed
     assert run.attributes["error.type"] == "MAX_ITERATIONS"
     assert run.parent_span_id == ""  # no caller span: the run is the root
+    # The free-text reply was refused and the model nudged: run span events.
+    interventions = [
+        (name, a.get("forge.nudge.kind"))
+        for name, a in run.events
+        if name in ("forge.reply_rejected", "forge.nudge")
+    ]
+    assert interventions == [("forge.reply_rejected", None), ("forge.nudge", "retry")]
+
+
+async def test_forge_server_exports_by_the_otel_variables_and_flushes_on_exit(
+    receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    """The server as users start it: a process configured by OTEL_* alone,
+    whose batched spans are exported when SIGTERM stops it."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"shelve": [
+        {"tool_calls": [{"name": "find_shelf", "args": {"aisle": 2}}]},
+        {"tool_calls": [{"name": "finish", "args": {"summary": "2-B"}}]},
+    ]}))  # fmt: skip
+    port = free_port()
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
+           # Longer than the test: only the shutdown can have exported them.
+           "OTEL_BSP_SCHEDULE_DELAY": "600000"}  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "forge_server", "--backend", "scripted", "--script", str(script),
+        "--port", str(port), "--journal", "none", env=env, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        await wait_for_server(f"127.0.0.1:{port}", 60)
+        async with ForgeClient(f"127.0.0.1:{port}") as client:
+            with trace.get_tracer("test-caller").start_as_current_span("caller"):
+                result = await client.run(shelving_workflow(), "Shelve it in aisle 2")
+        assert receiver.spans() == []
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, stderr.decode()
+    spans = receiver.spans()
+    [run] = [s for s in spans if s.name == "invoke_agent shelve"]
+    assert run.attributes["forge.run_id"] == result.run_id
+    assert run.resource["service.name"] == "forge-server"
+    assert run.parent_span_id == hex_ids(caller_spans("caller")[-1])[1]
+    assert sorted(s.name for s in spans if s.parent_span_id == run.span_id) == [
+        "chat scripted", "chat scripted", "execute_tool find_shelf", "execute_tool finish"
+    ]  # fmt: skip
 
 
 async def test_tracing_off_sends_no_context_and_exports_nothing(
