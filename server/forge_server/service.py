@@ -366,7 +366,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 self._refuse_if_busy(self.open_streams - 1)
                 owner = identity.subject if identity is not None else ""
                 # The caller's trace context (traceparent) when tracing is on.
-                carrier = context.invocation_metadata() or () if self.tracing else ()
+                carrier = (context.invocation_metadata() or ()) if self.tracing else ()
                 if isinstance(first, pb.ReattachRun):
                     run, attachment = await _uncancelled(self._reattach(first, owner, carrier))
                 else:
