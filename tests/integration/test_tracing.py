@@ -39,17 +39,29 @@ from forge_server.tracing import ServerTracing
 from tests.helpers import address, running_server, wait_for_server
 from tests.otlp_receiver import OtlpReceiver, ReceivedSpan
 
+
+class _WhileTesting(SimpleSpanProcessor):
+    """Keeps spans only while a test of this module runs: the provider stays
+    installed for the rest of the process (OpenTelemetry cannot uninstall
+    one), and later tests' spans must not pile up in memory."""
+
+    active = False
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.active:
+            super().on_end(span)
+
+
 # The caller's provider: set once for the whole test process (OpenTelemetry
 # refuses to replace a global provider).
 CALLER_SPANS = InMemorySpanExporter()
+_GATE = _WhileTesting(CALLER_SPANS)
 if not isinstance(trace.get_tracer_provider(), TracerProvider):
     _provider = TracerProvider()
-    _provider.add_span_processor(SimpleSpanProcessor(CALLER_SPANS))
+    _provider.add_span_processor(_GATE)
     trace.set_tracer_provider(_provider)
 else:  # another test module installed one first
-    trace.get_tracer_provider().add_span_processor(  # type: ignore[attr-defined]
-        SimpleSpanProcessor(CALLER_SPANS)
-    )
+    trace.get_tracer_provider().add_span_processor(_GATE)  # type: ignore[attr-defined]
 
 
 class ShelfError(Exception):
@@ -133,8 +145,14 @@ def hex_ids(span: ReadableSpan) -> tuple[str, str, str]:
 
 
 @pytest.fixture(autouse=True)
-def fresh_caller_spans() -> None:
+def fresh_caller_spans() -> Iterator[None]:
     CALLER_SPANS.clear()
+    _GATE.active = True
+    try:
+        yield
+    finally:
+        _GATE.active = False
+        CALLER_SPANS.clear()
 
 
 async def test_one_trace_runs_from_the_caller_through_the_server_into_each_tool(
