@@ -87,11 +87,15 @@ def enabled_by(environ: Mapping[str, str]) -> bool:
 def otlp_exporter(environ: Mapping[str, str]) -> SpanExporter:
     """The OTLP exporter the protocol variables name (grpc by default); it
     reads its endpoint, headers, certificates and timeout from OTEL_*."""
-    protocol = (
-        environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "grpc"
-    ).strip()
+    variable = next(
+        (
+            name
+            for name in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+            if environ.get(name)
+        ),
+        "",
+    )
+    protocol = environ[variable].strip() if variable else "grpc"
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
@@ -102,7 +106,7 @@ def otlp_exporter(environ: Mapping[str, str]) -> SpanExporter:
         )
 
         return HttpExporter()
-    raise SystemExit(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: grpc or http/protobuf")
+    raise SystemExit(f"{variable}={protocol!r}: Forge exports traces by grpc or http/protobuf")
 
 
 class ServerTracing:

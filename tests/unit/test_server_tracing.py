@@ -4,6 +4,7 @@ in-memory exporter; the events are the RunResponses a run emits."""
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -168,3 +169,20 @@ def test_the_caller_context_parents_the_run_and_the_backend_names_the_provider()
     assert f"{agent.context.trace_id:032x}" == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert agent.parent is not None and f"{agent.parent.span_id:016x}" == "00f067aa0ba902b7"
     assert dict(agent.attributes or {})["gen_ai.provider.name"] == "llama.cpp"
+
+
+def test_the_otlp_protocol_variable_picks_the_exporter_and_names_itself_when_unknown() -> None:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
+
+    from forge_server.tracing import otlp_exporter
+
+    assert isinstance(otlp_exporter({}), Grpc)
+    assert isinstance(otlp_exporter({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}), Http)
+    traces_wins = {
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+    }
+    assert isinstance(otlp_exporter(traces_wins), Grpc)
+    with pytest.raises(SystemExit, match="OTEL_EXPORTER_OTLP_PROTOCOL='http/json'"):
+        otlp_exporter({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
