@@ -270,8 +270,8 @@ class OpenAIEndpoint:
         turn = _Turn(body, resolved, messages, model, mode or "live", plain=plain)
         if self.tracing is not None:
             turn.trace = self.tracing.start_run(
-                self.backend, turn.id, resolved.workflow.name, resolved.options,
-                request.headers.items(), api="openai",
+                self.backend, turn.id, resolved.workflow.name, request.headers.items(),
+                api="openai",
             )  # fmt: skip
         return turn
 

@@ -571,7 +571,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         if self.tracing is not None:
             run.traced(
                 self.tracing.start_run(
-                    self.backend, run.run_id, start.workflow.name, start.options, carrier,
+                    self.backend, run.run_id, start.workflow.name, carrier,
                     session_id=start.session_id, reattached=reattached,
                 )
             )  # fmt: skip

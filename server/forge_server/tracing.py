@@ -33,7 +33,6 @@ from forge.v1 import workflow_pb2 as wpb
 from forge_core.backends.base import Backend, BackendReply, ChatRequest, Usage
 from forge_core.modes import ToolCallMode
 from forge_core.observe import MODEL_CALLS
-from forge_core.workflow import RunOptions
 from forge_server import __version__
 
 if TYPE_CHECKING:
@@ -147,7 +146,6 @@ class ServerTracing:
         backend: Backend,
         run_id: str,
         workflow: str,
-        options: RunOptions,
         carrier: Carrier,
         *,
         session_id: str = "",
@@ -164,8 +162,6 @@ class ServerTracing:
             provider=_PROVIDERS.get(info.name, info.name),
             constrained=info.tool_call_mode == ToolCallMode.CONSTRAINED,
             pieces=bool(getattr(backend, "call_pieces", False)),
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
         )
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
@@ -193,8 +189,6 @@ class _Facts:
     provider: str
     constrained: bool
     pieces: bool
-    temperature: float
-    max_tokens: int
 
 
 class RunTrace:

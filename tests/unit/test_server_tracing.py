@@ -15,7 +15,6 @@ from forge.v1 import workflow_pb2 as wpb
 from forge_core.backends.base import BackendReply, ChatRequest
 from forge_core.backends.scripted import ScriptedBackend
 from forge_core.calls import ToolCall, Usage
-from forge_core.workflow import RunOptions
 from forge_server.tracing import RunTrace, ServerTracing
 
 
@@ -27,7 +26,7 @@ def traced_run(
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracing = ServerTracing(provider)
     backend = ScriptedBackend(name=backend_name)
-    run = tracing.start_run(backend, "run-1", "kilns", RunOptions(), [], session_id="s-9")
+    run = tracing.start_run(backend, "run-1", "kilns", [], session_id="s-9")
     return run, exporter
 
 
@@ -160,7 +159,7 @@ def test_the_caller_context_parents_the_run_and_the_backend_names_the_provider()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     run = ServerTracing(provider).start_run(
-        ScriptedBackend(name="llama-server"), "run-2", "kilns", RunOptions(),
+        ScriptedBackend(name="llama-server"), "run-2", "kilns",
         [("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
          ("authorization", "Bearer x")],
     )  # fmt: skip
