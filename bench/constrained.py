@@ -45,8 +45,8 @@ from bench._common import fmt, ratio, table, write_results
 from forge_core.backends.base import BackendReply, ChatRequest
 from forge_core.backends.llama_server import LlamaServerBackend, allowed_tools
 from forge_core.calls import ToolCall
+from forge_core.guardrails.value_pools import NumberChoice
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
-from forge_core.value_pools import NumberChoice
 from forge_core.workflow import Prerequisite, ToolSpec
 
 

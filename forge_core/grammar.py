@@ -37,7 +37,7 @@ from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from forge_core.grounding import emails_only, is_email, is_grounded, is_identifier_like
+from forge_core.guardrails.grounding import emails_only, is_email, is_grounded, is_identifier_like
 from forge_core.schema_rules import (
     ALWAYS_VALIDATED,
     CHAIN_INDEX,
@@ -65,7 +65,7 @@ from forge_core.schema_rules import (
 from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
-    from forge_core.value_pools import NumberChoice
+    from forge_core.guardrails.value_pools import NumberChoice
 
 __all__ = [
     "MAX_IDENTIFIER",

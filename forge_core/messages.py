@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from forge_core.failed_calls import call_signature
+from forge_core.guardrails.failed_calls import call_signature
 
 if TYPE_CHECKING:
-    from forge_core.coercion import Coercion
+    from forge_core.guardrails.coercion import Coercion
 
 
 class MessageRole(StrEnum):

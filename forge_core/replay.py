@@ -49,6 +49,7 @@ from forge_core.errors import ForgeError
 from forge_core.loop import (
     Approver,
     CompactionSink,
+    GuardedRun,
     IterationChunkSink,
     MessageSink,
     QueueSink,
@@ -57,9 +58,9 @@ from forge_core.loop import (
     ToolErrorKind,
     ToolExecutor,
     ToolOutcome,
-    _Run,
 )
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.run_state import RunState
 from forge_core.workflow import RunOptions, Workflow
 
 # How a tool error reads in the conversation (nudges.tool_error): a caller's
@@ -225,12 +226,14 @@ class _ReplayBackend:
         reply: BackendReply | None,
         live: Backend | None,
         state: _State,
+        run: RunState,
     ) -> None:
         self.turns = list(turns)
         self.reply = reply
         self.live = live
         self.state = state
-        self.run: _Run | None = None
+        # The run it serves: where the new reply starts in its transcript.
+        self.run = run
 
     def info(self) -> BackendInfo:
         if self.live is not None:
@@ -255,7 +258,6 @@ class _ReplayBackend:
         self.state.outcomes = None
         if not self.state.live:
             self.state.live = True
-            assert self.run is not None
             self.state.mark = len(self.run.transcript)
             if self.reply is not None:
                 return self.reply
@@ -308,22 +310,18 @@ async def next_turn(
         opts = replace(opts, compaction=False, approve_destructive_calls=False)
     conversation = split_conversation(messages, field_path)
     state = _State()
-    replay = _ReplayBackend(conversation.turns, reply, backend, state)
-    run = _Run(
-        workflow=workflow,
+    run = RunState(workflow, opts, run_id or uuid.uuid4().hex)
+    replay = _ReplayBackend(conversation.turns, reply, backend, state, run)
+    engine = GuardedRun(
+        run,
         backend=replay,
         executor=_ReplayExecutor(state),
-        options=opts,
         on_message=on_message,
         on_chunk=on_chunk,
-        on_compact=None,
-        on_queue=None,
         cancel=CancelSignal(),
-        run_id=run_id or uuid.uuid4().hex,
     )
-    replay.run = run
     try:
-        result = await run.execute(conversation.user_message, conversation.prior)
+        result = await engine.execute(conversation.user_message, conversation.prior)
     except _Suspended as suspended:
         return TurnCalls(suspended.calls, run.usage, run.iteration)
     except _NoMoreReplies:
@@ -339,9 +337,7 @@ async def next_turn(
             attempt,
         )
     except ForgeError as exc:
-        exc.transcript = list(run.transcript)
-        exc.iterations = run.iteration
-        exc.usage = run.usage
+        run.stamp(exc)
         raise
     finally:
         # Per-run state the live backend keeps (slot affinity): each turn
@@ -408,7 +404,8 @@ async def resume_run(
     """
     conversation = split_conversation(transcript, "transcript")
     state = _State()
-    replay = _ReplayBackend(conversation.turns, None, backend, state)
+    run = RunState(workflow, options or RunOptions(), run_id or uuid.uuid4().hex)
+    replay = _ReplayBackend(conversation.turns, None, backend, state, run)
 
     def new(sink: Any) -> Any:
         if sink is None:
@@ -420,29 +417,24 @@ async def resume_run(
 
         return forward
 
-    run = _Run(
-        workflow=workflow,
+    engine = GuardedRun(
+        run,
         backend=replay,
         executor=_ResumeExecutor(
             state, executor, known_results if known_results is not None else {}
         ),
-        options=options or RunOptions(),
         on_message=new(on_message),
         on_chunk=on_chunk,
         on_compact=new(on_compact),
         on_queue=on_queue,
         cancel=cancel or CancelSignal(),
-        run_id=run_id or uuid.uuid4().hex,
         approver=approver,
         on_screen=new(on_screen),
     )
-    replay.run = run
     try:
-        return await run.execute(conversation.user_message, conversation.prior)
+        return await engine.execute(conversation.user_message, conversation.prior)
     except ForgeError as exc:
-        exc.transcript = list(run.transcript)
-        exc.iterations = run.iteration
-        exc.usage = run.usage
+        run.stamp(exc)
         raise
     finally:
         if isinstance(backend, RunTracking):

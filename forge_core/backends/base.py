@@ -21,7 +21,7 @@ from forge_core.modes import BudgetMode, ReasoningReplay
 from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
-    from forge_core.value_pools import NumberChoice
+    from forge_core.guardrails.value_pools import NumberChoice
 
 
 @dataclass

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from forge_core.guardrails import parameters
+from forge_core.guardrails.relevance import tool_document
 from forge_core.guardrails.text import contains_run, stems
-from forge_core.relevance import tool_document
 from forge_core.workflow import ToolSpec
 
 # Phrases that say "declined", as runs of stems.

@@ -1,19 +1,19 @@
 """Which entries of a listing the request describes.
 
-A lookup lists several things, each with an id and some words: "Biscuit
-(beagle, patient no. P-40218) and Juno (cat, patient no. P-40219)", "Kiln
+A lookup lists several things, each with an id and some words: "Pepper
+(collie, kennel no. K-310) and Bramble (pug, kennel no. K-311)", "Kiln
 A: KL-1 idle; KL-2 firing; KL-3 firing", "Monday run: CR-11, CR-12. Tuesday
 run: CR-20, CR-21." The request says which it means with some of those
-words ("Juno needs her jab", "the firing kilns", "the Tuesday crates").
+words ("Bramble goes home", "the firing kilns", "the Tuesday crates").
 A small model takes the first id it read, or all of them.
 
 `described` reads the listing from its coarsest parts to its finest:
 lines, sentences, then `;`-, `,`- and "and"-separated entries outside
-parentheses (so "(beagle, patient no. P-40218)" stays with "Biscuit"). At
+parentheses (so "(pug, kennel no. K-311)" stays with "Bramble"). At
 the first level where the entries holding the values share the request's
 words unequally, the values whose entries share the most are the ones
 meant; where every entry shares as much (or nothing), a finer level is
-read. A word the entry negates ("no shore power") is not shared. The
+read. A word the entry negates ("no crane hook") is not shared. The
 request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
 too ("I'm keeping Friday").
@@ -24,20 +24,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from forge_core.guardrails.quantities import measured_as, quantities
 from forge_core.guardrails.text import stems
 
 # A sentence ends at . ! ? before a capital or a digit, unless the word
-# before the stop is a short abbreviation ("no. P-40218", "Dr. Osei").
+# before the stop is a short abbreviation ("no. K-311", "Dr. Abara").
 _SENTENCE_END = re.compile(
     r"(?<![\s(][A-Za-z])(?<![\s(][A-Za-z]{2})(?<![\s(][A-Za-z]{3})[.!?]\s+(?=[A-Z0-9])"
 )
 _NEGATORS = frozenset({"no", "not", "without", "non", "never"})
-# A negation and the (up to two) words it covers: "no shore power".
+# A negation and the (up to two) words it covers: "no crane hook".
 _NEGATED = re.compile(r"\b(?:no|not|without|non|never)\b((?:[ -]+[A-Za-z]+){1,2})", re.I)
 _SEMICOLON = re.compile(r";")
 _COMMA = re.compile(r",|\s+and\s+|\s+&\s+")
 # Where a request's clause ends: "send the Saturday tickets - I'm keeping Friday".
 _CLAUSE_END = re.compile(r"[.;!?]\s+|,\s+|\s+[-\u2013\u2014]\s+|\s+but\s+")
+# A limit an entry states: "max 11 m", "up to 8 guests", "at most 20 kg".
+_LIMIT = re.compile(
+    r"\b(?:max(?:imum)?|up to|at most|no more than|limit)\.?:?\s*"
+    r"(\d+(?:\.\d+)?)\s*-?\s*([A-Za-z]+)",
+    re.IGNORECASE,
+)
 # A list's heading: "Batch B-7, 6 samples: ...".
 _HEADING = re.compile(r"^[^:()]{0,80}:\s+")
 
@@ -77,7 +84,7 @@ def _levels(text: str) -> Iterable[list[str]]:
 
 def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     """The stems an entry says (values and numbers aside), less those it
-    negates ("no shore power": neither shore nor power)."""
+    negates ("no crane hook": neither crane nor hook)."""
     for value in values:
         entry = entry.replace(value, " ")
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
@@ -111,6 +118,30 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     return [*out, every] if every not in out else out
 
 
+def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
+    """`values` less those whose entry states a limit the request exceeds
+    ("bay B-2 (max 6 m)" for "our 7-metre van"); all of them when
+    every one would go."""
+    exceeded: set[str] = set()
+    for text in texts:
+        entries = list(_levels(text))[-1]
+        for value in values:
+            for entry in (e for e in entries if value in e):
+                for number, unit in _LIMIT.findall(entry.replace(value, " ")):
+                    families, counted = measured_as(unit)
+                    if not families and not counted:
+                        continue
+                    asked = [
+                        q
+                        for request in requests
+                        for q in quantities(request, families, counted, integer=False)
+                    ]
+                    if any(q > float(number) for q in asked):
+                        exceeded.add(value)
+    kept = [v for v in values if v not in exceeded]
+    return kept or values
+
+
 def described(
     values: list[str],
     texts: list[str],
@@ -124,6 +155,7 @@ def described(
     names)."""
     if len(values) < 2:
         return values
+    values = _within_limits(values, texts, requests)
     for wanted in _request_words(requests, topic):
         wanted = wanted - ignore
         for text in texts:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from forge_core.grounding import extract_candidates, reshaped
 from forge_core.guardrails import Preferred, TurnFacts, undecided
 from forge_core.guardrails.codes import codes_in, names_a_code
+from forge_core.guardrails.grounding import extract_candidates, reshaped
 from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.text import stems, words
 
@@ -56,7 +56,7 @@ _DIGITS_FORMAT = re.compile(
 )
 
 
-# "separated by dots, e.g. 2001.15.3": digit runs joined by punctuation.
+# "room.case.shelf, e.g. 3.10.2": digit runs joined by punctuation.
 _PUNCTUATED_NUMBER = re.compile(r"(?<![\w.])\d+(?:[./:-]\d+){1,5}(?![\w])")
 # What an error says a value may not hold: "no spaces, dashes or dots".
 _FORBIDDEN = re.compile(
@@ -99,8 +99,8 @@ def as_directed(value: str, error: str) -> str:
 
 def _punctuated_like(value: str, error: str) -> list[str]:
     """`value`'s digit runs in the punctuation of a number the error shows:
-    "1987/112/4" -> "1987.112.4" for "write it as year.lot.item, e.g.
-    2001.15.3"."""
+    "12/4/7" -> "12.4.7" for "write it as room.case.shelf, e.g.
+    3.10.2"."""
     runs = re.findall(r"\d+", value)
     out = []
     for token in _PUNCTUATED_NUMBER.findall(error):

@@ -16,7 +16,6 @@ import functools
 import re
 from typing import Any
 
-from forge_core.grounding import schema_examples
 from forge_core.guardrails import (
     Preferred,
     TurnFacts,
@@ -25,6 +24,7 @@ from forge_core.guardrails import (
     parameters,
     undecided,
 )
+from forge_core.guardrails.grounding import schema_examples
 
 _SEPARATORS = re.compile(r"[-_./:]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:]*[A-Za-z0-9]")

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forge_core.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.entries import described
+from forge_core.guardrails.grounding import extract_candidates, is_identifier_like
 from forge_core.guardrails.text import stems, topic_stems
 from forge_core.schema_rules import text_fits
 

@@ -6,11 +6,13 @@ writes names (capitalised words that do not start a sentence: "Oslo",
 "Buenos Aires", "Ines Varga"), a parameter of a lookup that names a place,
 a person or an organisation (`city`, `name`, `destination`, `room`; a plain
 string that is not an id, and not of a terminal tool, whose values are
-reports) takes one of them, and a `name` also what the request calls by
-the tool's noun ("Check machine M7" for check_machine's `name`); a parameter
-that holds a phone number (`owner_phone`, `mobile`) takes the phone numbers
-it writes ("0151 2234 778"). A message that writes neither leaves the
-parameter to its other rules.
+reports) takes one of them (a terminal tool's person's name, such as
+`contact_name`, one of them or of the names the results write), and a
+`name` also what the request calls by the tool's noun ("Check machine
+M7" for check_machine's `name`); a parameter that holds a phone number
+(`owner_phone`, `mobile`) takes the phone numbers it writes ("0151 2234
+778"). A message that writes neither leaves the parameter to its other
+rules.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def _name_like(name: str, schema: dict[str, object]) -> bool:
 _PHONE = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 _PHONE_WORDS = frozenset("phone telephone mobile cell tel fax".split())
+# A terminal tool's parameter that holds a person's name: the names the
+# request writes, then those the results write ("book it under Ines").
+_PERSON = frozenset(
+    "name person customer client guest patient employee user owner contact recipient sender".split()
+)
 
 
 def phone_numbers(text: str) -> list[str]:
@@ -105,7 +112,11 @@ class ProperNames:
                 if phones and words(name)[-1:] and words(name)[-1] in _PHONE_WORDS:
                     out.values[key] = list(dict.fromkeys(phones))
                     out.reasons[key] = self.name
-                elif not facts.is_terminal(tool.name) and _name_like(name, schema):
+                elif facts.is_terminal(tool.name):
+                    if _name_like(name, schema) and set(words(name)) & _PERSON:
+                        results = [n for _, text in facts.results for n in names_in(text)]
+                        decide(out, key, list(dict.fromkeys(found + results)), self.name)
+                elif _name_like(name, schema):
                     # A `name` is also what the request calls by the tool's
                     # noun ("machine M7" for check_machine).
                     nouns = tuple(words(tool.name)[1:]) if words(name)[-1] == "name" else ()

@@ -34,9 +34,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.grounding import emails_only, extract_candidates, is_email, is_identifier_like
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.entries import described
+from forge_core.guardrails.grounding import (
+    emails_only,
+    extract_candidates,
+    is_email,
+    is_identifier_like,
+)
 from forge_core.guardrails.quantities import only_a_quantity
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
 from forge_core.schema_rules import text_fits

@@ -153,6 +153,17 @@ def _number(raw: str, integer: bool) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
+def measured_as(unit: str) -> tuple[set[str], set[str]]:
+    """The unit families and counted nouns a unit word stands for: "m" and
+    "metres" are metres, "guests" counts people ("six people" too)."""
+    word = unit.lower()
+    families = {_BY_WORD[word]} if word in _BY_WORD else set()
+    counted = {stem(word)} if len(word) > 2 else set()
+    if counted & _PEOPLE:
+        counted |= _PEOPLE
+    return families, counted
+
+
 def quantities(
     text: str, families: set[str], counted: set[str], integer: bool, fraction: bool = False
 ) -> list[Any]:
@@ -163,7 +174,7 @@ def quantities(
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
         if m.group("ord"):
-            # "the 4th floor" is floor 4, "the 3rd day" is no count of days.
+            # "the 5th deck" is deck 5, "the 3rd day" is no count of days.
             ordinal = int(m.group("num"))
             if unit and stem(unit) in counted and ordinal not in out:
                 out.append(ordinal)

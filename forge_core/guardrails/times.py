@@ -1,5 +1,5 @@
-"""Clock times the user wrote, in the form the parameter takes: "half past
-seven in the evening" is `19:30`, "at 6.15pm" is `18:15`, "noon" `12:00`.
+"""Clock times the user wrote, in the form the parameter takes: "a quarter
+past eight in the evening" is `20:15`, "at 6.15pm" is `18:15`, "noon" `12:00`.
 
 A small model fills a `time` with whatever it read last (the date, a
 result's opening hours). A string parameter that takes a time of day
@@ -25,7 +25,7 @@ from forge_core.schema_rules import text_fits
 _LATER = r"(?P<later>\s*(?:pm|p\.m\.|in the (?:evening|afternoon)|at night|tonight))"
 _EARLIER = r"(?P<earlier>\s*(?:am|a\.m\.|in the morning))"
 _PART = rf"(?:{_LATER}|{_EARLIER})?"
-# "19:30", "7:30 pm"; with a dot only beside a part of the day ("6.15pm"):
+# "20:15", "8:15 pm"; with a dot only beside a part of the day ("6.15pm"):
 # "12.50" alone is a price.
 _CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d.:]){_PART}", re.I)
 _DOTTED = re.compile(

@@ -124,6 +124,16 @@ def _enum(table: Mapping[Any, str], value: int, default: str, field_path: str) -
 
 _DEFAULT_OPTIONS = RunOptions()
 
+# Each `disable_<switch>` field of the contract's Guardrails message turns
+# the engine's RunOptions.<switch> off: read off the message's descriptor, so
+# a new guardrail's switch needs no line here
+# (tests/unit/test_guardrail_contract.py checks that RunOptions has each).
+GUARDRAIL_SWITCHES: tuple[tuple[str, str], ...] = tuple(
+    (f.name, f.name.removeprefix("disable_"))
+    for f in wpb.Guardrails.DESCRIPTOR.fields
+    if f.name.startswith("disable_")
+)
+
 
 def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
     defaults = _DEFAULT_OPTIONS
@@ -141,21 +151,7 @@ def options_from_pb(msg: wpb.RunOptions) -> RunOptions:
         else defaults.tool_timeout_s,
         stream_chunks=msg.stream_chunks,
         parallel_tool_calls=msg.parallel_tool_calls,
-        constrained_decoding=not g.disable_constrained_decoding,
-        rescue=not g.disable_rescue,
-        retry_nudges=not g.disable_retry_nudges,
-        step_enforcement=not g.disable_step_enforcement,
-        error_recovery=not g.disable_error_recovery,
-        compaction=not g.disable_compaction,
-        coercion=not g.disable_coercion,
-        repeat_guard=not g.disable_repeat_guard,
-        loop_breaking=not g.disable_loop_breaking,
-        parameter_docs=not g.disable_parameter_docs,
-        grounding=not g.disable_grounding,
-        tool_relevance=not g.disable_tool_relevance,
-        destructive_policy=not g.disable_destructive_policy,
-        result_binding=not g.disable_result_binding,
-        number_bounds=not g.disable_number_bounds,
+        **{switch: not getattr(g, name) for name, switch in GUARDRAIL_SWITCHES},
         approve_destructive_calls=msg.approve_destructive_calls,
         enforcement=_enum(
             _ENFORCEMENT, g.enforcement, defaults.enforcement, "options.guardrails.enforcement"

@@ -33,12 +33,12 @@ from forge.v1 import messages_pb2 as mpb
 from forge_core.backends.base import Backend, QueueReporting, StreamChunk
 from forge_core.context import CompactionResult
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
+from forge_core.guardrails.screening import Screening
 from forge_core.hardware import detect_gpus
 from forge_core.loop import Approval, RunResult, ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageType, ToolCallInfo
 from forge_core.observe import MODEL_CALLS
 from forge_core.replay import resume_run
-from forge_core.screening import Screening
 from forge_core.workflow import RunOptions, Workflow, WorkflowError
 from forge_server import __version__, guard
 from forge_server.auth import Authenticator, Identity

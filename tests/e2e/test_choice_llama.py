@@ -19,7 +19,7 @@ from forge_client import (
     ToolCallStarted,
     Workflow,
 )
-from forge_core.relevance import relevant
+from forge_core.guardrails.relevance import relevant
 from forge_core.workflow import ToolSpec
 from forge_server.app import ForgeServer
 from tests.helpers import address

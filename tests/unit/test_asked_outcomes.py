@@ -12,10 +12,10 @@ from typing import Any
 
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.grammar import build_grammar
-from forge_core.grounding import schema_examples
+from forge_core.guardrails.grounding import schema_examples
+from forge_core.guardrails.relevance import asked_among
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import ToolCallInfo
-from forge_core.relevance import asked_among
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 from tests.unit.test_choice_guardrails import accepts
 
@@ -161,7 +161,7 @@ async def test_the_loop_leaves_out_only_examples_the_conversation_lacks() -> Non
 
 
 def test_named_values_are_what_the_conversation_calls_by_the_noun() -> None:
-    from forge_core.grounding import named_values
+    from forge_core.guardrails.grounding import named_values
 
     assert named_values("service", ["Check the payments service; if unhealthy, escalate"]) == [
         "payments"
@@ -208,7 +208,7 @@ async def test_a_named_value_is_the_only_value_a_free_string_takes() -> None:
 
 
 def test_a_look_alike_far_below_the_best_tool_is_left_out() -> None:
-    from forge_core.relevance import DOMINANCE, relevant, scores
+    from forge_core.guardrails.relevance import DOMINANCE, relevant, scores
     from tests.unit.test_choice_guardrails import simple_tool
 
     cards = [
@@ -307,7 +307,7 @@ async def test_a_terminal_call_refused_as_premature_waits_for_progress() -> None
 
 
 def test_values_shaped_like_the_schema_example() -> None:
-    from forge_core.grounding import example_shape, shaped_values
+    from forge_core.guardrails.grounding import example_shape, shaped_values
 
     schema = {"type": "string", "description": "The start time, e.g. 09:30."}
     assert shaped_values(schema, ["Book it for 14:00 today", "free from 13:00 to 17:00"]) == [

@@ -24,11 +24,11 @@ from forge_core.backends.base import (
 from forge_core.backends.scripted import ScriptedBackend, call, calls
 from forge_core.errors import MaxIterationsError
 from forge_core.grammar import MAX_IDENTIFIER, MAX_STRING, build_grammar, is_identifier_like
-from forge_core.grounding import extract_candidates, is_grounded
+from forge_core.guardrails.grounding import extract_candidates, is_grounded
+from forge_core.guardrails.relevance import relevant
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import MessageType, ToolCallInfo
 from forge_core.prompting import tool_prompt
-from forge_core.relevance import relevant
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, respond_spec, validate_workflow
 
 WF = "wf"
@@ -152,7 +152,7 @@ async def test_an_error_that_rejects_the_arguments_gets_no_identical_retry() -> 
 
 
 def test_which_errors_reject_the_arguments() -> None:
-    from forge_core.failed_calls import looks_transient, rejects_arguments
+    from forge_core.guardrails.failed_calls import looks_transient, rejects_arguments
 
     for text in (
         "RuntimeError: rate service timed out; please try the same request again",
@@ -658,7 +658,7 @@ def test_values_built_from_schema_names_are_not_values_either() -> None:
 
 
 def test_a_failed_value_is_reshaped_like_the_ids_an_error_shows() -> None:
-    from forge_core.grounding import reshaped
+    from forge_core.guardrails.grounding import reshaped
 
     error = "malformed id '123': ids are 'INV-' and six digits, e.g. invoice 42 is INV-000042"
     assert reshaped("123", error) == ["INV-000123"]
@@ -746,7 +746,7 @@ def test_a_failed_value_with_punctuation_added_is_excluded_too() -> None:
 
 
 def test_an_email_parameter_takes_only_the_email_addresses_seen() -> None:
-    from forge_core.grounding import is_email
+    from forge_core.guardrails.grounding import is_email
 
     described = {"type": "string", "description": "The supplier's email address."}
     assert is_email("to", described) and is_grounded("to", described)
@@ -775,7 +775,7 @@ def test_an_email_parameter_takes_only_the_email_addresses_seen() -> None:
 
 
 def test_candidates_the_conversation_labels_as_the_parameters_kind() -> None:
-    from forge_core.grounding import key_words, labelled
+    from forge_core.guardrails.grounding import key_words, labelled
 
     assert key_words("order_id") == {"order"}
     assert key_words("supplierId") == {"supplier"}

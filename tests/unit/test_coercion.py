@@ -1,4 +1,4 @@
-"""Unit tests for forge_core.coercion: safe fixes of near-miss arguments."""
+"""Unit tests for forge_core.guardrails.coercion: safe fixes of near-miss arguments."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from forge_core.coercion import Coercion, coerce_arguments
+from forge_core.guardrails.coercion import Coercion, coerce_arguments
 
 
 def coerce(

@@ -23,8 +23,8 @@ from forge_core.backends.base import (
     Usage,
 )
 from forge_core.backends.scripted import ScriptedBackend, Turn, call, calls, text
-from forge_core.coercion import Coercion
 from forge_core.errors import ToolCallError, ToolExecutionError
+from forge_core.guardrails.coercion import Coercion
 from forge_core.loop import RunResult, ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.workflow import (

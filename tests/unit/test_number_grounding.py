@@ -11,14 +11,14 @@ from typing import Any
 from forge_core.backends.base import ToolCall
 from forge_core.backends.scripted import ScriptedBackend, Turn
 from forge_core.grammar import build_grammar
-from forge_core.loop import ToolOutcome, run_workflow
-from forge_core.messages import ToolCallInfo
-from forge_core.value_pools import (
+from forge_core.guardrails.value_pools import (
     invented_optionals,
     min_parallel_calls,
     number_values,
     recombined_calls,
 )
+from forge_core.loop import ToolOutcome, run_workflow
+from forge_core.messages import ToolCallInfo
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 from tests.unit.test_choice_guardrails import accepts
 

@@ -11,17 +11,17 @@ import json
 from typing import Any
 
 from forge_core.backends.scripted import ScriptedBackend, call
-from forge_core.binding import (
+from forge_core.grammar import build_grammar
+from forge_core.guardrails.binding import (
     bound_values,
     is_subject,
     labelled_values,
     numbers_of,
     result_values,
 )
-from forge_core.grammar import build_grammar
+from forge_core.guardrails.value_pools import number_digits
 from forge_core.loop import ToolErrorKind, ToolOutcome, run_workflow
 from forge_core.messages import ToolCallInfo
-from forge_core.value_pools import number_digits
 from forge_core.workflow import RunOptions, ToolSpec, Workflow, validate_workflow
 from tests.unit.test_choice_guardrails import accepts
 

@@ -1,10 +1,10 @@
-"""Secret screening of tool outputs (forge_core/screening.py, detect-secrets)."""
+"""Secret screening of tool outputs (forge_core/guardrails/screening.py, detect-secrets)."""
 
 from __future__ import annotations
 
 import pytest
 
-from forge_core.screening import find_secrets, screen
+from forge_core.guardrails.screening import find_secrets, screen
 
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 
 import forge.v1.forge_service_pb2 as pb
-from forge_core.coercion import Coercion
+from forge_core.guardrails.coercion import Coercion
 from forge_core.loop import ToolErrorKind, ToolOutcome
 from forge_core.messages import ToolCallInfo
 from forge_server.executor import StreamToolExecutor

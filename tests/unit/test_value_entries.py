@@ -145,3 +145,21 @@ def test_compound_and_ordinal_quantities() -> None:
     assert got["book_ferry.deck"] == [2]
     assert got["book_ferry.passengers"] == [4]
     assert got["book_ferry.stay_days"] == [14]
+
+
+def test_an_entry_whose_stated_limit_the_request_exceeds_is_not_meant() -> None:
+    listing = "Open: hall H-1 (up to 40 guests, stage), hall H-2 (up to 120 guests, stage)."
+    request = "We need a hall with a stage for ninety people."
+    assert described(["H-1", "H-2"], [listing], [request], set()) == ["H-2"]
+    # A request within every limit keeps them all.
+    assert described(["H-1", "H-2"], [listing], ["A hall for 30 people."], set()) == [
+        "H-1",
+        "H-2",
+    ]
+
+
+def test_a_terminal_tools_persons_name_is_one_the_conversation_writes() -> None:
+    check = tool("check_lanes", "Check free bowling lanes", day=STR)
+    book = tool("book_lane", "Book a lane", contact_name=STR, lane=STR)
+    f = facts([check, book], "A lane for Saturday please, under the name Okonkwo.")
+    assert preferred_values(f).values["book_lane.contact_name"] == ["Okonkwo"]

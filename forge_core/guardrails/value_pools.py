@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from forge_core.binding import bound_values
-from forge_core.grounding import (
+from forge_core.guardrails.binding import bound_values
+from forge_core.guardrails.grounding import (
     is_grounded,
     is_identifier_like,
     named_values,
