@@ -248,7 +248,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs per client process")
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument(
-        "--base", default="0a5140b", help="the commit before tracing (the 'base' way)"
+        "--base",
+        default="0a5140b",
+        help="the 'base' way's commit: a tree without tracing, otherwise the same as this "
+        "one (default: where the tracing branch left main; after merging main in, that "
+        "merge's second parent)",
     )
     parser.add_argument("--client", default="", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
