@@ -54,6 +54,7 @@ from forge_core.hooks import MessageSink as MessageSink
 from forge_core.hooks import QueueSink as QueueSink
 from forge_core.hooks import ScreenSink as ScreenSink
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
+from forge_core.observe import MODEL_CALLS, observed
 from forge_core.parsing import parse_response
 from forge_core.run_state import RunState
 from forge_core.tool_execution import Approval as Approval
@@ -316,7 +317,11 @@ class GuardedRun:
                 await sink(position, preempted, iteration)
 
             request.on_queue = queued
-        reply = await self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
+        work = self.until_cancelled(self.backend.complete(request, self.chunk_sink()))
+        observer = MODEL_CALLS.get()
+        reply = await (
+            work if observer is None else observed(observer, state.iteration, request, work)
+        )
         state.replaying = reply.replayed
         if not reply.replayed:
             state.usage.record(state.iteration, reply.usage)

@@ -87,6 +87,9 @@ class ChatRequest:
     # "tool.param" -> the ids an array takes items from: each at most once,
     # in this order (guardrails/listings.py).
     preferred_items: dict[str, list[str]] = field(default_factory=dict)
+    # "tool.param" -> the value guardrail that decided its preferred values
+    # or items (tracing shows it; the backends do not read it).
+    preferred_reasons: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

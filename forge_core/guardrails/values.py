@@ -34,6 +34,7 @@ class ValueGuardrails(BaseGuardrail):
             for key, members in declining_members(terminals).items():
                 preferred.values.setdefault(key, members)
         request.preferred_values, request.preferred_items = preferred.values, preferred.items
+        request.preferred_reasons = preferred.reasons
         if preferred.blocked:
             # A tool whose required id has no value of its kind yet.
             narrowed(state, request, preferred.blocked)

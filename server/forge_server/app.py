@@ -20,6 +20,7 @@ from forge_server.auth import Authenticator
 from forge_server.journal import Journal
 from forge_server.service import ForgeService
 from forge_server.tls_files import CertificateFiles
+from forge_server.tracing import ServerTracing
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ class ServerOptions:
     # the events fit in journal_max_bytes (0: no size limit).
     retention_s: float = 7 * 24 * 3600.0
     journal_max_bytes: int = 0
+    # OpenTelemetry spans of runs (tracing.ServerTracing.from_env); None: off.
+    tracing: ServerTracing | None = None
 
 
 class ForgeServer:
@@ -148,6 +151,7 @@ async def start_server(backend: Backend, options: ServerOptions) -> ForgeServer:
         holder=options.holder,
         retention_s=options.retention_s,
         journal_max_bytes=options.journal_max_bytes,
+        tracing=options.tracing,
     )
     pb_grpc.add_ForgeServiceServicer_to_server(service, server)
     address = options.listen or f"{options.host}:{options.port}"

@@ -24,6 +24,7 @@ from forge_server.inspector import serve as inspector
 from forge_server.journal import Journal, open_journal
 from forge_server.journal import default_url as default_journal_url
 from forge_server.openai_app import OpenAIEndpoint, OpenAIServer, WorkflowRegistry, serve_openai
+from forge_server.tracing import ServerTracing
 
 log = logging.getLogger("forge_server")
 
@@ -442,11 +443,47 @@ async def serve(args: argparse.Namespace) -> None:
             # server; runs then end with their streams, as with --journal none.
             log.warning("no journal (%s: %s); pass --journal to choose one", journal.url, exc)
             journal = None
+    # OTLP traces when the OTEL_* variables ask for them (docs/tracing.md).
+    tracing = ServerTracing.from_env()
     try:
-        await _serve(args, auth, tls, registry, openai_host, journal)
+        await _serve(args, auth, tls, registry, openai_host, journal, tracing)
     finally:
+        if tracing is not None:
+            tracing.shutdown()
         if journal is not None:
             await journal.aclose()
+
+
+def server_options(
+    args: argparse.Namespace,
+    auth: Authenticator | None,
+    tls: TlsConfig | None,
+    journal: Journal | None,
+    tracing: ServerTracing | None,
+) -> ServerOptions:
+    """The gRPC server's options from the command line."""
+    return ServerOptions(
+        host=args.host,
+        port=args.port,
+        max_message_bytes=args.max_message_bytes,
+        max_active_runs=args.max_active_runs,
+        grace_s=args.shutdown_grace,
+        start_timeout_s=args.start_timeout,
+        auth=auth,
+        listen=args.listen,
+        tls=tls,
+        log_payloads=args.log_payloads,
+        tool_output_secrets=args.tool_output_secrets,
+        metrics_port=args.metrics_port if args.metrics_port >= 0 else None,
+        metrics_host=args.metrics_host
+        or ("127.0.0.1" if args.listen.startswith("unix:") else args.host),
+        journal=journal,
+        reattach_grace_s=args.reattach_grace,
+        holder=args.replica_id,
+        retention_s=args.journal_retention_hours * 3600,
+        journal_max_bytes=int(args.journal_max_mb * 1024 * 1024),
+        tracing=tracing,
+    )
 
 
 async def _serve(
@@ -456,29 +493,10 @@ async def _serve(
     registry: WorkflowRegistry,
     openai_host: str,
     journal: Journal | None,
+    tracing: ServerTracing | None = None,
 ) -> None:
     async with open_backend(BackendConfig.from_args(args)) as backend:
-        options = ServerOptions(
-            host=args.host,
-            port=args.port,
-            max_message_bytes=args.max_message_bytes,
-            max_active_runs=args.max_active_runs,
-            grace_s=args.shutdown_grace,
-            start_timeout_s=args.start_timeout,
-            auth=auth,
-            listen=args.listen,
-            tls=tls,
-            log_payloads=args.log_payloads,
-            tool_output_secrets=args.tool_output_secrets,
-            metrics_port=args.metrics_port if args.metrics_port >= 0 else None,
-            metrics_host=args.metrics_host
-            or ("127.0.0.1" if args.listen.startswith("unix:") else args.host),
-            journal=journal,
-            reattach_grace_s=args.reattach_grace,
-            holder=args.replica_id,
-            retention_s=args.journal_retention_hours * 3600,
-            journal_max_bytes=int(args.journal_max_mb * 1024 * 1024),
-        )
+        options = server_options(args, auth, tls, journal, tracing)
         try:
             forge = await start_server(backend, options)
         except (OSError, RuntimeError) as exc:  # taken since check_ports looked
@@ -507,6 +525,7 @@ async def _serve(
                 auth=auth,
                 tool_output_secrets=args.tool_output_secrets,
                 metrics=forge.service.metrics,
+                tracing=tracing,
             )
             try:
                 openai = await serve_openai(endpoint, openai_host, args.openai_port)

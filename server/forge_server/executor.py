@@ -50,6 +50,8 @@ class StreamToolExecutor:
         # Calls (and approvals) already answered: an answer sent again after
         # a reattach is ignored, not an error.
         self._answered: set[AnswerKey] = set()
+        # Told each call's and approval's first answer (tracing.RunTrace).
+        self.on_answer: Callable[[pb.ToolResult | pb.ApprovalDecision], None] | None = None
 
     def on_round_trip(self, observe: Callable[[float], None]) -> None:
         self._on_round_trip = observe
@@ -84,6 +86,8 @@ class StreamToolExecutor:
             return result.call_id in self._abandoned or AnswerKey(result.call_id) in self._answered
         future.set_result(outcome_of(result))
         self._answered.add(AnswerKey(result.call_id))
+        if self.on_answer is not None:
+            self.on_answer(result)
         return True
 
     def decide(self, decision: pb.ApprovalDecision) -> bool:
@@ -97,6 +101,8 @@ class StreamToolExecutor:
             return decision.call_id in self._abandoned or key in self._answered
         future.set_result(Approval(decision.approved, decision.reason))
         self._answered.add(AnswerKey.decision(decision.call_id))
+        if self.on_answer is not None:
+            self.on_answer(decision)
         return True
 
     async def approve(self, call: ToolCallInfo, iteration: int) -> Approval:

@@ -66,6 +66,7 @@ from forge_server.openai_convert import (
 from forge_server.openai_metrics import CountRequests
 from forge_server.openai_plain import PlainAnswer, plain_turn
 from forge_server.openai_stream import CallReader, partial_string_field
+from forge_server.tracing import RunTrace, ServerTracing, traced_turn
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,8 @@ class OpenAIEndpoint:
     tool_output_secrets: str = "allow"
     # The gRPC server's, so that one /metrics counts both APIs.
     metrics: Metrics | None = None
+    # A run span per request, child of its traceparent header; None: off.
+    tracing: ServerTracing | None = None
 
     def app(self) -> Starlette:
         middleware = [Middleware(CountRequests, metrics=self.metrics)] if self.metrics else []
@@ -230,7 +233,7 @@ class OpenAIEndpoint:
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
         try:
-            verdict = await live_turn(turn, self.backend)
+            verdict = await traced_turn(turn.trace, live_turn(turn, self.backend), _verdict_usage)
         except ForgeError as exc:
             raise failure_error(exc) from exc
         except ConversationError as exc:
@@ -264,7 +267,13 @@ class OpenAIEndpoint:
         messages = request_messages(body, resolved.workflow, plain)
         # The model that served it, as OpenAI reports the resolved model.
         model = self.backend.info().model
-        return _Turn(body, resolved, messages, model, mode or "live", plain=plain)
+        turn = _Turn(body, resolved, messages, model, mode or "live", plain=plain)
+        if self.tracing is not None:
+            turn.trace = self.tracing.start_run(
+                self.backend, turn.id, resolved.workflow.name, request.headers.items(),
+                api="openai",
+            )  # fmt: skip
+        return turn
 
     async def _stream(self, body: ChatRequest, turn: _Turn) -> AsyncIterator[str]:
         events: asyncio.Queue[tuple[StreamChunk | Message | None, int]] = asyncio.Queue()
@@ -276,7 +285,11 @@ class OpenAIEndpoint:
             if message.type in _NUDGES:
                 await events.put((message, 0))
 
-        task = asyncio.ensure_future(live_turn(turn, self.backend, on_chunk, on_message))
+        task = asyncio.ensure_future(
+            traced_turn(
+                turn.trace, live_turn(turn, self.backend, on_chunk, on_message), _verdict_usage
+            )
+        )
         task.add_done_callback(lambda _: events.put_nowait((None, 0)))
         writer = _StreamWriter(turn)
         try:
@@ -362,6 +375,8 @@ class _Turn:
     plain: bool = False
     id: str = field(default_factory=lambda: "chatcmpl-" + uuid.uuid4().hex[:24])
     created: int = field(default_factory=lambda: int(time.time()))
+    # Its run span (tracing on).
+    trace: RunTrace | None = None
 
     def completion(self, verdict: Answer) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": None}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from forge_core.backends.base import Backend, ChatRequest, RunTracking
 from forge_core.calls import ChunkSink, TextResponse, Usage
 from forge_core.messages import Message
+from forge_core.observe import MODEL_CALLS, observed
 from forge_core.workflow import RunOptions
 
 
@@ -53,7 +54,9 @@ async def plain_turn(
         priority=options.priority,
     )
     try:
-        reply = await backend.complete(request, on_chunk)
+        work = backend.complete(request, on_chunk)
+        observer = MODEL_CALLS.get()
+        reply = await (work if observer is None else observed(observer, 1, request, work))
     finally:
         if isinstance(backend, RunTracking):
             # Each request is a run of its own: nothing to keep for it.

@@ -23,20 +23,23 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from forge.v1 import forge_service_pb2 as pb
 from forge_core.cancel import CancelSignal, LazyEvent
-from forge_core.messages import Message, MessageType
-from forge_core.tool_execution import Approval, ToolOutcome
+from forge_core.messages import Message, MessageType, ToolCallInfo
+from forge_core.tool_execution import Approval, Approver, ToolOutcome
 from forge_server.answer_keys import AnswerKey
 from forge_server.errors import RequestRejected
 from forge_server.executor import StreamToolExecutor, outcome_of
 from forge_server.journal import Journal
 from forge_server.journal.base import LEASE_S
 from forge_server.metrics import Metrics
+
+if TYPE_CHECKING:
+    from forge_server.tracing import RunTrace
 
 log = logging.getLogger(__name__)
 
@@ -248,15 +251,25 @@ class LiveRun:
     # list: there are a few at a time, and once empty it holds no storage
     # (a deque keeps a 64-slot block for as long as the run lives).
     _unjournaled: list[Awaitable[object]] = field(default_factory=list)
+    # Its spans when the server traces runs (tracing.py); None: off.
+    trace: RunTrace | None = None
 
     def __post_init__(self) -> None:
         self.executor = StreamToolExecutor(self.emit, self.tool_timeout_s)
+
+    def traced(self, trace: RunTrace | None) -> None:
+        """Feed the run's events and the client's answers to `trace`."""
+        self.trace = trace
+        self.executor.on_answer = trace.answered if trace is not None else None
 
     async def emit(self, response: pb.RunResponse) -> None:
         """Number `response`, journal it, keep it, and send it to the stream."""
         async with self._lock:
             if self.stopped:
                 return
+            if self.trace is not None:
+                # Before it is journaled: a tool call carries its span's context.
+                self.trace.observe(response)
             self.seq += 1
             response.seq = self.seq
             if self.journal is not None:
@@ -321,6 +334,8 @@ class LiveRun:
     async def end(self) -> None:
         """The engine is done: the attached stream ends after what it has."""
         self.finished.set()
+        if self.trace is not None:
+            self.trace.close()
         if self._expiry is not None:
             self._expiry.cancel()
         attachment = self.attachment
@@ -387,6 +402,8 @@ class LiveRun:
         if self.engine is not None and not self.engine.done():
             self.engine.cancel()
             await asyncio.gather(self.engine, return_exceptions=True)
+        if self.trace is not None:
+            self.trace.close()
         if self.attachment is not None:
             self.attachment.close()
 
@@ -615,3 +632,18 @@ async def end_abandoned(journal: Journal, grace_s: float, metrics: Metrics) -> l
             len(ended), grace_s, ", ".join(ended[:10]) + (", ..." if len(ended) > 10 else ""),
         )  # fmt: skip
     return ended
+
+
+def approver_for(run: LiveRun, resume: Resume | None) -> Approver:
+    """Who decides on a call that needs approval: the client, unless it
+    decided already before the run's server restarted."""
+    if resume is None or not resume.approvals:
+        return run.executor.approve
+    decided = resume.approvals
+
+    async def approve(call: ToolCallInfo, iteration: int) -> Approval:
+        # A decision the client sent before the restart stands.
+        known = decided.get(call.call_id)
+        return known if known is not None else await run.executor.approve(call, iteration)
+
+    return approve

@@ -28,10 +28,9 @@ from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge_core.backends.base import Backend, QueueReporting
 from forge_core.errors import FailureReason, ForgeError, WorkflowCancelledError
 from forge_core.llama_host.hardware import detect_gpus
-from forge_core.loop import Approval, RunResult, run_workflow
-from forge_core.messages import ToolCallInfo
+from forge_core.loop import RunResult, run_workflow
+from forge_core.observe import MODEL_CALLS
 from forge_core.replay import resume_run
-from forge_core.tool_execution import Approver
 from forge_core.workflow import RunOptions
 from forge_server import __version__, guard
 from forge_server.auth import Authenticator, Identity
@@ -56,6 +55,7 @@ from forge_server.runs import (
     LiveRun,
     Resume,
     RunTable,
+    approver_for,
     attach_resumed,
     end_abandoned,
     journaled_event,
@@ -73,6 +73,7 @@ from forge_server.starts import (
     run_exists,
     session_messages,
 )
+from forge_server.tracing import Carrier, ServerTracing, trace_run
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,11 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         holder: str = "",
         retention_s: float = 7 * 24 * 3600.0,
         journal_max_bytes: int = 0,
+        tracing: ServerTracing | None = None,
     ) -> None:
         self.backend = backend
+        # OpenTelemetry spans of every run; None: off (tracing.py).
+        self.tracing = tracing
         # Runs survive their streams (and this process) when journaled.
         self.journal = journal
         self.reattach_grace_s = reattach_grace_s if journal is not None else 0.0
@@ -255,10 +259,12 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                 self._refuse_if_draining()
                 self._refuse_if_busy(self.open_streams - 1)
                 owner = identity.subject if identity is not None else ""
+                # The caller's trace context (traceparent) when tracing is on.
+                carrier = (context.invocation_metadata() or ()) if self.tracing else ()
                 if isinstance(first, pb.ReattachRun):
-                    run, attachment = await uncancelled(self._reattach(first, owner))
+                    run, attachment = await uncancelled(self._reattach(first, owner, carrier))
                 else:
-                    run, attachment = await uncancelled(self._start_run(first, owner))
+                    run, attachment = await uncancelled(self._start_run(first, owner, carrier))
             except TimeoutError:
                 await self._reject(
                     context,
@@ -430,19 +436,21 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
                     )
                 start.prior = session_messages(found[1])
 
-    async def _start_run(self, start: RunStart, owner: str) -> tuple[LiveRun, Attachment]:
+    async def _start_run(
+        self, start: RunStart, owner: str, carrier: Carrier = ()
+    ) -> tuple[LiveRun, Attachment]:
         await self._load_session(start, owner)
         run_id = start.run_id or uuid.uuid4().hex
         if self.runs.taken(run_id):
             raise run_exists(run_id)
         self.runs.starting.add(run_id)
         try:
-            return await self._create_run(run_id, start, owner)
+            return await self._create_run(run_id, start, owner, carrier)
         finally:
             self.runs.starting.discard(run_id)
 
     async def _create_run(
-        self, run_id: str, start: RunStart, owner: str
+        self, run_id: str, start: RunStart, owner: str, carrier: Carrier = ()
     ) -> tuple[LiveRun, Attachment]:
         if self.journal is not None:
             try:
@@ -457,6 +465,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             start.raw = b""
         self.metrics.runs_started.inc()
         run = self._new_run(run_id, owner, start)
+        trace_run(self.tracing, self.backend, run, start, carrier, reattached=False)
         attachment = run.attach(0)
         await run.emit(self._run_started(run_id, start.options, False))
         rlog = run_logger(run_id, start.labels)
@@ -468,7 +477,9 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         run.engine = asyncio.create_task(self._engine(run, rlog, start))
         return run, attachment
 
-    async def _reattach(self, msg: pb.ReattachRun, owner: str) -> tuple[LiveRun | None, Attachment]:
+    async def _reattach(
+        self, msg: pb.ReattachRun, owner: str, carrier: Carrier = ()
+    ) -> tuple[LiveRun | None, Attachment]:
         run = self.runs.live.get(msg.run_id)
         if run is not None:
             check_owner(run.owner, owner)
@@ -508,10 +519,15 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             )
         # The claim may have raced a last write of the previous holder.
         record = await self.journal.load(msg.run_id) or record
-        return await self._resume(msg, record, start, opening)
+        return await self._resume(msg, record, start, opening, carrier)
 
     async def _resume(
-        self, msg: pb.ReattachRun, record: JournaledRun, start: RunStart, opening: pb.RunResponse
+        self,
+        msg: pb.ReattachRun,
+        record: JournaledRun,
+        start: RunStart,
+        opening: pb.RunResponse,
+        carrier: Carrier = (),
     ) -> tuple[LiveRun, Attachment]:
         """Continue here a journaled run this server now holds."""
         events = [journaled_event(seq, data) for seq, data in record.events]
@@ -527,6 +543,7 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
             await self._load_session(start, record.owner)
         # No await from here on: the run is live only with its engine.
         run = self._new_run(msg.run_id, record.owner, start)
+        trace_run(self.tracing, self.backend, run, start, carrier, reattached=True)
         # Resumed here: what the stream missed is what the journal had.
         attachment = attach_resumed(run, events, msg.after_seq, opening)
         run.early = known
@@ -547,12 +564,14 @@ class ForgeService(pb_grpc.ForgeServiceServicer):
         start: RunStart,
         resume: Resume | None = None,
     ) -> None:
+        # This task's model calls get spans (the task has its own context).
+        MODEL_CALLS.set(run.trace)
         journaled = 0
         if resume is not None and not request_reached(resume.transcript, start.prior):
             journaled, resume = len(resume.transcript), None
         wire = WireMessages()
         events = RunEvents(run, self.metrics, rlog, wire, journaled)
-        hooks = events.hooks(_approver(run, resume))
+        hooks = events.hooks(approver_for(run, resume))
         status = FAILED
         moved = False
         try:
@@ -673,18 +692,3 @@ def _run_mode(backend_mode: str, options: RunOptions) -> str:
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: RequestRejected) -> None:
     await context.abort(exc.code, exc.message, trailing_metadata=exc.trailing_metadata())
-
-
-def _approver(run: LiveRun, resume: Resume | None) -> Approver:
-    """Who decides on a call that needs approval: the client, unless it
-    decided already before the run's server restarted."""
-    if resume is None or not resume.approvals:
-        return run.executor.approve
-    decided = resume.approvals
-
-    async def approve(call: ToolCallInfo, iteration: int) -> Approval:
-        # A decision the client sent before the restart stands.
-        known = decided.get(call.call_id)
-        return known if known is not None else await run.executor.approve(call, iteration)
-
-    return approve

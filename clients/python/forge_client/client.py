@@ -41,6 +41,7 @@ from forge_client.errors import (
 )
 from forge_client.messages import Message, Role, ServerInfo, ToolCall, Usage
 from forge_client.tools import encode_output
+from forge_client.tracing import invoke, run_metadata
 from forge_client.workflow import Workflow
 
 if TYPE_CHECKING:
@@ -492,13 +493,15 @@ class ForgeClient:
             # Several events per message where the run has them ready.
             events=pb.EventOptions(batch=True, omit=_event_kinds(omit_events)),
         )
-        call = self._stub.Run(metadata=self._metadata)
+        # The caller's trace context goes with the stream (forge_client/tracing.py).
+        metadata = self._metadata + run_metadata()
+        call = self._stub.Run(metadata=metadata)
         return RunStream(
             call,
             workflow,
             start,
             approve,
-            reopen=lambda: self._stub.Run(metadata=self._metadata),
+            reopen=lambda: self._stub.Run(metadata=metadata),
             reattach=self._reattach,
             reattach_deadline_s=self._reattach_deadline_s,
             link=self._link,
@@ -1164,7 +1167,7 @@ class RunStream:
         try:
             if tool is None:
                 raise LookupError(f"no tool {request.tool_name!r} is registered in this client")
-            value = await tool.invoke(request.arguments_json)
+            value = await invoke(tool, request)
             self._values[request.call_id] = value
             output = encode_output(value)
             result.output = output
