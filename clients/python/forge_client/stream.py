@@ -1,4 +1,5 @@
-"""The Forge client: one bidirectional stream per run, tools run here."""
+"""One run's stream: events in, tool results and approvals out, reattach
+when the stream breaks and the server keeps the run."""
 
 from __future__ import annotations
 
@@ -9,595 +10,52 @@ import dataclasses
 import inspect
 import json
 import logging
-import os
 import random
 import time
-import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
 
 import grpc
 import pydantic
-from google.rpc import error_details_pb2, status_pb2
 
 from forge.v1 import forge_service_pb2 as pb
-from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import messages_pb2 as mpb
-from forge.v1 import workflow_pb2 as wpb
-from forge_client.convert import (
-    message_from_pb,
-    message_to_pb,
-    server_info_from_pb,
-    usage_from_pb,
-)
+from forge_client.convert import message_from_pb, usage_from_pb
 from forge_client.errors import (
     ConnectionLostError,
-    RequestRejectedError,
     ServerUnreachableError,
     ToolResolutionError,
     ToolUnreachableError,
+    rejected_error,
+    rpc_error,
     run_failed,
 )
-from forge_client.messages import Message, Role, ServerInfo, ToolCall, Usage
-from forge_client.tools import encode_output
+from forge_client.events import (
+    NO_APPROVER,
+    Approval,
+    ApprovalDecided,
+    ApprovalRequested,
+    Approver,
+    Coercion,
+    Event,
+    MessageAppended,
+    Reattached,
+    RunCompleted,
+    RunResult,
+    ToolCallCancelled,
+    ToolCallFinished,
+    ToolCallStarted,
+    event_from_pb,
+)
+from forge_client.messages import Message, Role
+from forge_client.tools import ToolCallContext, encode_output, set_current_tool_call
 from forge_client.workflow import Workflow
-
-if TYPE_CHECKING:
-    from forge_client.guard import GuardVerdict
 
 log = logging.getLogger(__name__)
 
 # How long a client that has never had an answer from its server tries to
 # reach it before ServerUnreachableError (ForgeClient(connect_timeout_s=...)).
 CONNECT_TIMEOUT_S = 5.0
-
-DEFAULT_ADDRESS = "127.0.0.1:50051"
-# Where ForgeClient reads a bearer token from when none is given.
-TOKEN_ENV = "FORGE_TOKEN"
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Per-run limits and switches; None leaves the server's default."""
-
-    max_iterations: int | None = None
-    max_retries: int | None = None
-    max_tool_errors: int | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    tool_timeout_s: float | None = None
-    stream_chunks: bool = False
-    parallel_tool_calls: bool = False
-    # Guardrails, all on by default; turn one off to measure what it does.
-    constrained_decoding: bool = True
-    rescue: bool = True
-    retry_nudges: bool = True
-    step_enforcement: bool = True
-    error_recovery: bool = True
-    compaction: bool = True
-    coercion: bool = True
-    repeat_guard: bool = True
-    loop_breaking: bool = True
-    parameter_docs: bool = True
-    grounding: bool = True
-    tool_relevance: bool = True
-    destructive_policy: bool = True
-    result_binding: bool = True
-    number_bounds: bool = True
-    # Ask the run's `approve` callback before each destructive tool's call.
-    approve_destructive_calls: bool = False
-    compaction_strategy: Literal["tiered", "sliding_window", "none"] = "tiered"
-    context_budget_tokens: int | None = None
-    priority: int = 0
-    cancel_on_preempt: bool = False
-    enforcement: Literal["both", "constraint", "nudge"] = "both"
-    reasoning_replay: Literal["none", "keep_last", "full"] = "keep_last"
-
-    def to_proto(self) -> wpb.RunOptions:
-        msg = wpb.RunOptions(
-            max_iterations=self.max_iterations or 0,
-            max_tokens=self.max_tokens or 0,
-            tool_timeout_ms=int((self.tool_timeout_s or 0) * 1000),
-            stream_chunks=self.stream_chunks,
-            parallel_tool_calls=self.parallel_tool_calls,
-            guardrails=wpb.Guardrails(
-                disable_constrained_decoding=not self.constrained_decoding,
-                disable_rescue=not self.rescue,
-                disable_retry_nudges=not self.retry_nudges,
-                disable_step_enforcement=not self.step_enforcement,
-                disable_error_recovery=not self.error_recovery,
-                disable_compaction=not self.compaction,
-                disable_coercion=not self.coercion,
-                disable_repeat_guard=not self.repeat_guard,
-                disable_loop_breaking=not self.loop_breaking,
-                disable_parameter_docs=not self.parameter_docs,
-                disable_grounding=not self.grounding,
-                disable_tool_relevance=not self.tool_relevance,
-                disable_destructive_policy=not self.destructive_policy,
-                disable_result_binding=not self.result_binding,
-                disable_number_bounds=not self.number_bounds,
-                enforcement=wpb.EnforcementMode.Value(
-                    f"ENFORCEMENT_MODE_{self.enforcement.upper()}"
-                ),
-            ),
-            reasoning_replay=wpb.ReasoningReplay.Value(
-                f"REASONING_REPLAY_{self.reasoning_replay.upper()}"
-            ),
-            compaction=wpb.CompactionStrategy.Value(
-                f"COMPACTION_STRATEGY_{self.compaction_strategy.upper()}"
-            ),
-            context_budget_tokens=self.context_budget_tokens or 0,
-            priority=self.priority,
-            cancel_on_preempt=self.cancel_on_preempt,
-            approve_destructive_calls=self.approve_destructive_calls,
-        )
-        if self.max_retries is not None:
-            msg.max_retries = self.max_retries
-        if self.max_tool_errors is not None:
-            msg.max_tool_errors = self.max_tool_errors
-        if self.temperature is not None:
-            msg.temperature = self.temperature
-        return msg
-
-
-# ── Events ────────────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class RunStarted:
-    run_id: str
-    backend: str
-    model: str
-    context_budget_tokens: int
-    # "native", "constrained" or "prompt": how this run obtains tool calls.
-    tool_call_mode: str
-    # The server's fallback chain in order (`backend` first); () with one backend.
-    backend_chain: tuple[str, ...] = ()
-    # Seconds the server keeps the run for a reattach after its stream broke
-    # (0: no journal, a broken stream ends the run).
-    reattach_grace_s: int = 0
-
-
-@dataclass(frozen=True)
-class Reattached:
-    """The run's stream broke and the SDK took the run over on a new stream
-    (the same server or another replica sharing its journal). Events the old
-    stream missed follow; none is delivered twice."""
-
-    run_id: str
-    # The last event (RunResponse.seq) handled before the break.
-    after_seq: int
-    # Reattach attempts this break took (1: the first one succeeded).
-    attempts: int
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """Model output as it is generated (with RunOptions(stream_chunks=True))."""
-
-    type: str  # "text_delta" | "tool_call_delta" | "final" | "retry"
-    content: str
-    iteration: int
-
-
-@dataclass(frozen=True)
-class Coercion:
-    """A near-miss argument the server fixed before validation ("42" -> 42)."""
-
-    # JSON Pointer to the argument, e.g. "/count".
-    path: str
-    original_json: str
-    coerced_json: str
-
-
-@dataclass(frozen=True)
-class ToolCallStarted:
-    call_id: str
-    tool_name: str
-    arguments: dict[str, Any]
-    iteration: int
-    coercions: tuple[Coercion, ...] = ()
-
-
-@dataclass(frozen=True)
-class ApprovalRequested:
-    """The model asked for a destructive tool; the run's `approve` callback
-    decides whether it runs (RunOptions(approve_destructive_calls=True))."""
-
-    call_id: str
-    tool_name: str
-    arguments: dict[str, Any]
-    iteration: int
-
-
-@dataclass(frozen=True)
-class Approval:
-    approved: bool
-    # Why not: the model reads it with the denial.
-    reason: str = ""
-
-
-# Returns True/False or an Approval, directly or awaitable.
-Approver = Callable[[ApprovalRequested], bool | Approval | Awaitable[bool] | Awaitable[Approval]]
-
-NO_APPROVER = "no approver is configured in this client"
-
-
-@dataclass(frozen=True)
-class ApprovalDecided:
-    """The decision on an ApprovalRequested, as sent to the server. An approved
-    call follows as a ToolCallStarted with the same call_id."""
-
-    call_id: str
-    tool_name: str
-    approved: bool
-    # The denial's reason as sent (the model reads it).
-    reason: str = ""
-    # The approver's exception, if it raised (the call was then denied).
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ToolCallFinished:
-    call_id: str
-    tool_name: str
-    output: str
-    # The tool's error (resolution errors included); None when it succeeded.
-    error: str | None
-
-
-@dataclass(frozen=True)
-class ToolCallCancelled:
-    """The server gave up on a call (timeout, cancel); the SDK stopped the tool."""
-
-    call_id: str
-    reason: str
-    tool_name: str = ""
-
-
-@dataclass(frozen=True)
-class ToolOutputScreened:
-    """A tool's output held secrets; the model saw it redacted ("redact") or
-    not at all ("block"). The secrets themselves never come back."""
-
-    call_id: str
-    tool_name: str
-    action: str
-    secret_types: tuple[str, ...]
-    secrets: int
-    iteration: int
-
-
-@dataclass(frozen=True)
-class MessageAppended:
-    """A message the run added to the conversation; persist the non-transient
-    ones to continue the conversation later (pass them as prior_messages)."""
-
-    message: Message
-    index: int
-
-
-@dataclass(frozen=True)
-class Compacted:
-    """The server shortened what the model sees (the transcript is untouched)."""
-
-    iteration: int
-    strategy: str
-    phase: int
-    tokens_before: int
-    tokens_after: int
-    messages_before: int = 0
-    messages_after: int = 0
-
-
-@dataclass(frozen=True)
-class Queued:
-    """The run waits for a model slot (position 0: it has one again)."""
-
-    position: int
-    iteration: int
-    preempted: bool
-
-
-Event = (
-    RunStarted
-    | Chunk
-    | ToolCallStarted
-    | ApprovalRequested
-    | ApprovalDecided
-    | ToolCallFinished
-    | ToolCallCancelled
-    | ToolOutputScreened
-    | MessageAppended
-    | Compacted
-    | Queued
-    | Reattached
-)
-
-
-@dataclass
-class RunResult:
-    terminal_tool: str
-    # What the terminal tool function returned, as a Python value.
-    value: Any
-    # The same result as sent to the server (text).
-    output: str
-    iterations: int
-    usage: Usage
-    # The whole conversation, prior messages included.
-    transcript: list[Message] = field(default_factory=list)
-    run_id: str = ""
-
-
-_OMITTABLE = {
-    "chunk": pb.EVENT_KIND_CHUNK,
-    "message_appended": pb.EVENT_KIND_MESSAGE_APPENDED,
-    "compacted": pb.EVENT_KIND_COMPACTED,
-    "queued": pb.EVENT_KIND_QUEUED,
-    "tool_output_screened": pb.EVENT_KIND_TOOL_OUTPUT_SCREENED,
-}
-
-
-def _event_kinds(names: Sequence[str]) -> list[pb.EventKind.ValueType]:
-    unknown = [n for n in names if n not in _OMITTABLE]
-    if unknown:
-        raise ValueError(
-            f"omit_events: {', '.join(map(repr, unknown))} cannot be left out "
-            f"(one of {', '.join(_OMITTABLE)})"
-        )
-    return [_OMITTABLE[n] for n in names]
-
-
-_CHUNK_NAMES = {
-    pb.CHUNK_TYPE_TEXT_DELTA: "text_delta",
-    pb.CHUNK_TYPE_TOOL_CALL_DELTA: "tool_call_delta",
-    pb.CHUNK_TYPE_FINAL: "final",
-    pb.CHUNK_TYPE_RETRY: "retry",
-}
-
-
-class ForgeClient:
-    """A connection to a Forge server.
-
-    >>> async with ForgeClient("127.0.0.1:50051") as client:
-    ...     result = await client.run(workflow, "What's the weather in Paris?")
-    """
-
-    def __init__(
-        self,
-        address: str = DEFAULT_ADDRESS,
-        *,
-        credentials: grpc.ChannelCredentials | None = None,
-        token: str | None = None,
-        keepalive_s: float | None = 30.0,
-        max_message_bytes: int = 16 * 1024 * 1024,
-        channel_options: Sequence[tuple[str, Any]] = (),
-        reattach: bool = True,
-        reattach_deadline_s: float | None = None,
-        connect_timeout_s: float = CONNECT_TIMEOUT_S,
-    ) -> None:
-        """`token`: sent as `authorization: Bearer <token>`; None (the
-        default) reads $FORGE_TOKEN, "" sends none.
-
-        `channel_options` are gRPC channel arguments, passed to the channel
-        after the SDK's own (one with the same name replaces the SDK's), e.g.
-        `[("grpc.lb_policy_name", "round_robin")]` with a `dns:///` address.
-
-        `reattach` (on by default): when a run's stream breaks and the server
-        keeps the run (it has a journal: RunStarted.reattach_grace_s > 0),
-        open a new stream and continue the run there, on this server or any
-        replica sharing its journal; tools keep running meanwhile and no
-        event is delivered twice. The SDK tries for the run's grace period,
-        or at most `reattach_deadline_s` seconds when given, then raises
-        ConnectionLostError. `reattach=False`: a broken stream raises
-        ConnectionLostError at once, as without a journal.
-
-        `connect_timeout_s` (5 s by default): until this client has had an
-        answer from the server, a run whose server cannot be reached is tried
-        for this long (a server still starting), with one warning logged,
-        then raises ServerUnreachableError naming the address. Once the
-        server has answered, a break is a restart and gets the reattach
-        deadline above."""
-        defaults: dict[str, Any] = {
-            "grpc.max_receive_message_length": max_message_bytes,
-            "grpc.max_send_message_length": max_message_bytes,
-            # A server that restarts is dialled again within seconds, not
-            # after gRPC's default backoff of up to two minutes.
-            "grpc.max_reconnect_backoff_ms": 5000,
-        }
-        if keepalive_s:
-            defaults.update(
-                {
-                    "grpc.keepalive_time_ms": int(keepalive_s * 1000),
-                    "grpc.keepalive_permit_without_calls": 0,
-                    # Keep pinging through a long tool call (gRPC stops after 2
-                    # pings without data by default, which defeats keepalive).
-                    "grpc.http2.max_pings_without_data": 0,
-                }
-            )
-        defaults.update(dict(channel_options))
-        options = list(defaults.items())
-        if reattach_deadline_s is not None and reattach_deadline_s < 0:
-            raise ValueError("reattach_deadline_s must be >= 0")
-        if connect_timeout_s < 0:
-            raise ValueError("connect_timeout_s must be >= 0")
-        self._link = _Link(address, connect_timeout_s)
-        self._reattach = reattach
-        self._reattach_deadline_s = reattach_deadline_s
-        if credentials is not None:
-            self._channel = grpc.aio.secure_channel(address, credentials, options=options)
-        else:
-            self._channel = grpc.aio.insecure_channel(address, options=options)
-        if token is None:
-            # As the Go and TypeScript SDKs: a deployment's token without code.
-            token = os.environ.get(TOKEN_ENV) or None
-        self._metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {token}"),) if token else ()
-        )
-        self._stub = pb_grpc.ForgeServiceStub(self._channel)
-
-    async def __aenter__(self) -> ForgeClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._channel.close()
-
-    async def server_info(self, timeout_s: float = 10.0) -> ServerInfo:
-        try:
-            info: pb.GetServerInfoResponse = await self._stub.GetServerInfo(
-                pb.GetServerInfoRequest(), metadata=self._metadata, timeout=timeout_s
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise _rpc_error(exc) from exc
-        return server_info_from_pb(info)
-
-    def start(
-        self,
-        workflow: Workflow,
-        user_message: str,
-        *,
-        prior_messages: Sequence[Message | mpb.Message] = (),
-        options: RunOptions | None = None,
-        labels: dict[str, str] | None = None,
-        approve: Approver | None = None,
-        session_id: str = "",
-        omit_events: Sequence[str] = (),
-    ) -> RunStream:
-        """Open the run's stream. Iterate the returned RunStream for events;
-        its `result` is set once iteration ends (or a typed error is raised).
-
-        `approve` decides on destructive calls when the options ask for
-        approval; without it every such call is denied. `prior_messages` are
-        Messages from an earlier transcript (protobuf messages, as earlier
-        releases returned, are still accepted). `session_id` carries the
-        conversation across runs on the server: with no `prior_messages`,
-        the run continues the session's last completed conversation.
-        `omit_events` names event kinds the server need not send ("chunk",
-        "message_appended", "compacted", "queued", "tool_output_screened"):
-        the run and its final transcript are the same without them."""
-        start = pb.StartRun(
-            workflow=workflow.to_proto(),
-            user_message=user_message,
-            prior_messages=[message_to_pb(m) for m in prior_messages],
-            options=(options or RunOptions()).to_proto(),
-            labels=labels or {},
-            session_id=session_id,
-            # Named here, so a stream that breaks before run_started can
-            # still reattach (or start the run again if it never arrived).
-            run_id=uuid.uuid4().hex if self._reattach else "",
-            # Several events per message where the run has them ready.
-            events=pb.EventOptions(batch=True, omit=_event_kinds(omit_events)),
-        )
-        call = self._stub.Run(metadata=self._metadata)
-        return RunStream(
-            call,
-            workflow,
-            start,
-            approve,
-            reopen=lambda: self._stub.Run(metadata=self._metadata),
-            reattach=self._reattach,
-            reattach_deadline_s=self._reattach_deadline_s,
-            link=self._link,
-        )
-
-    async def run(
-        self,
-        workflow: Workflow,
-        user_message: str,
-        *,
-        prior_messages: Sequence[Message | mpb.Message] = (),
-        options: RunOptions | None = None,
-        labels: dict[str, str] | None = None,
-        on_event: Callable[[Event], Awaitable[None] | None] | None = None,
-        approve: Approver | None = None,
-        session_id: str = "",
-        omit_events: Sequence[str] = (),
-    ) -> RunResult:
-        """Run the workflow to its terminal tool and return the result.
-
-        Raises a RunFailedError subclass (ToolCallError, StepEnforcementError,
-        ...) when the run fails, RequestRejectedError when the server refuses it.
-        """
-        stream = self.start(
-            workflow,
-            user_message,
-            prior_messages=prior_messages,
-            options=options,
-            labels=labels,
-            approve=approve,
-            session_id=session_id,
-            omit_events=omit_events,
-        )
-        if on_event is None:
-            # Nobody reads the events: the stream skips building the
-            # per-call ones (the run and its result are the same).
-            stream._deliver = False
-        async with contextlib.aclosing(stream):
-            async for event in stream:
-                if on_event is not None:
-                    maybe = on_event(event)
-                    if maybe is not None:
-                        await maybe
-        assert stream.result is not None
-        return stream.result
-
-    async def guard(
-        self,
-        workflow: Workflow,
-        messages: Sequence[Message | mpb.Message],
-        *,
-        reply_text: str = "",
-        reply_tool_calls: Sequence[ToolCall] = (),
-        options: RunOptions | None = None,
-        timeout_s: float | None = 30.0,
-    ) -> GuardVerdict:
-        """One guard decision for a loop that makes its own model calls.
-
-        `messages` is the conversation so far (the user's request, each
-        model turn's assistant message and its tool results, corrections from
-        earlier retries); the model's reply to it is `reply_text` (raw text)
-        or `reply_tool_calls` (a native tool-calling API's calls). Neither,
-        with the terminal tool's result last in `messages`, asks whether the
-        run is done. The workflow's tools are not called here.
-
-        Returns GuardCalls (run them, append `verdict.message` and each
-        call's `result_message(...)`), GuardRetry (append `verdict.messages`
-        and ask the model again) or GuardDone. Raises a RunFailedError
-        subclass when the guard gives up (as `run` would fail; its
-        `transcript` is `messages`), RequestRejectedError naming the field
-        for input the server cannot read.
-        """
-        from forge_client.guard import verdict_from_pb
-
-        sent = [message_to_pb(m) for m in messages]
-        request = pb.GuardRequest(
-            workflow=workflow.to_proto(),
-            options=(options or RunOptions()).to_proto(),
-            messages=sent,
-            reply_text=reply_text,
-            reply_tool_calls=[
-                mpb.ToolCall(id=c.id, name=c.name, arguments_json=c.arguments_json)
-                for c in reply_tool_calls
-            ],
-        )
-        try:
-            response: pb.GuardResponse = await self._stub.Guard(
-                request, metadata=self._metadata, timeout=timeout_s
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise _rpc_error(exc) from exc
-        verdict = verdict_from_pb(response)
-        if isinstance(verdict, pb.RunFailed):
-            failed = run_failed(verdict)
-            if not failed.transcript:
-                failed.transcript = [message_from_pb(m) for m in sent]
-            raise failed
-        return verdict
-
 
 Call = grpc.aio.StreamStreamCall[pb.RunRequest, pb.RunResponse]
 
@@ -611,7 +69,7 @@ PRESTART_REATTACH_S = 30.0
 _FINAL_REASONS = frozenset({"RUN_NOT_FOUND", "NOT_RUN_OWNER"})
 
 
-class _Link:
+class ServerLink:
     """What a client's runs share about its server: its address, and whether
     it has ever answered (a run that cannot reach a server that never did
     gives up after `connect_timeout_s`, warning once)."""
@@ -663,10 +121,10 @@ class RunStream:
         reopen: Callable[[], Call] | None = None,
         reattach: bool = True,
         reattach_deadline_s: float | None = None,
-        link: _Link | None = None,
+        link: ServerLink | None = None,
     ) -> None:
         self._call: Call | None = call
-        self._link = link or _Link("the server", CONNECT_TIMEOUT_S)
+        self._link = link or ServerLink("the server", CONNECT_TIMEOUT_S)
         self._reopen = reopen
         self._reattach = reattach and reopen is not None
         self._reattach_deadline_s = reattach_deadline_s
@@ -683,7 +141,7 @@ class RunStream:
         # Whether anyone reads the events: `run` without on_event does not,
         # and then the per-call events (ToolCallStarted, ToolCallFinished,
         # MessageAppended) are neither built nor yielded.
-        self._deliver = True
+        self.deliver_events = True
         self._values: dict[str, Any] = {}
         # Stand-in for a final transcript the server omits (size limit): the
         # server sends prior messages back only in a full transcript.
@@ -798,7 +256,7 @@ class RunStream:
             raise self._give_up(ConnectionLostError("the reattach was not answered")) from None
         except grpc.aio.AioRpcError as exc:
             error = self._broken(
-                exc.code(), exc.details() or "", exc.trailing_metadata(), _rpc_error(exc)
+                exc.code(), exc.details() or "", exc.trailing_metadata(), rpc_error(exc)
             )
             if error.__cause__ is None:
                 error.__cause__ = exc
@@ -814,7 +272,7 @@ class RunStream:
                 raise error
             details = await call.details() or ""
             trailers = await call.trailing_metadata()
-            raise self._broken(code, details, trailers, _rejected(code, details, trailers))
+            raise self._broken(code, details, trailers, rejected_error(code, details, trailers))
         assert isinstance(response, pb.RunResponse)
         return response
 
@@ -824,7 +282,7 @@ class RunStream:
         """What a stream that ended with `code` raises: _Broken when a reattach
         may mend it, else `error` (the SDK's error without reattach), or
         ConnectionLostError when a reattach gave up."""
-        reason = _rejected(code, details, trailers).reason
+        reason = rejected_error(code, details, trailers).reason
         if not self._started and self._can_reattach():
             if reason == "RUN_NOT_FOUND":
                 # The start never arrived (or its run ended unseen): start it
@@ -913,7 +371,9 @@ class RunStream:
                 log.debug("reattach attempt %d failed", self._attempts, exc_info=True)
                 call.cancel()
                 if isinstance(exc, grpc.aio.AioRpcError):
-                    reason = _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
+                    reason = rejected_error(
+                        exc.code(), exc.details() or "", exc.trailing_metadata()
+                    )
                     if not _mendable(exc.code(), reason.reason):
                         raise self._give_up(reason) from exc
                 continue
@@ -928,162 +388,147 @@ class RunStream:
 
     async def _events(self) -> AsyncGenerator[Event, None]:
         try:
-            try:
-                await self._write(pb.RunRequest(start=self._start))
-            except grpc.aio.AioRpcError as exc:
-                # The connection failed under the start: with a run id of its
-                # own the reader reattaches (or starts again), as for any
-                # break before run_started.
-                if not self._can_reattach():
-                    raise _rpc_error(exc) from exc
-                log.debug("writing the start failed", exc_info=True)
-            deliver = self._deliver
+            await self._send_start()
             while True:
                 if self._local:
                     for local in self._take_local():
                         yield local
-                if self._batched:
-                    response = self._batched.popleft()
-                    kind = response.WhichOneof("kind")
-                else:
-                    try:
-                        response = await self._read()
-                    except _Broken as broken:
-                        await self._reconnect(broken)
-                        continue
-                    kind = response.WhichOneof("kind")
-                    if kind == "batch":
-                        self._batched.extend(response.batch.events)
-                        continue
+                response = await self._next_response()
+                if response is None:
+                    continue
                 # Tasks queue their event before sending what the server
                 # answers, so this keeps them ahead of that answer.
                 if self._local:
                     for local in self._take_local():
                         yield local
-                seq = response.seq
-                if kind == "run_started":
-                    self._started = True
-                    self._link.reached = True
-                if kind == "run_started" and response.run_started.reattached:
-                    self._grace_s = response.run_started.reattach_grace_s or self._grace_s
-                    attempts, self._deadline = self._attempts, None
-                    log.info(
-                        "run %s: reattached after seq %d",
-                        self.run_id or self._start_id,
-                        self._after_seq,
-                    )
-                    yield Reattached(self.run_id, self._after_seq, attempts)
-                    continue
+                kind = response.WhichOneof("kind")
                 if kind == "tool_call":
-                    # Sent again after a reattach while it waits for its
-                    # answer: deduplicated by call id, not seq.
-                    self._last_seq = max(self._last_seq, seq)
-                    request = response.tool_call
-                    self._asked.add(request.call_id)
-                    answer = self._answers.get(request.call_id)
-                    if answer is not None:
-                        await self._send(answer, request.call_id)
-                    elif request.call_id not in self._calls_seen:
-                        self._calls_seen.add(request.call_id)
-                        started = self._dispatch(request)
-                        if started is not None:
-                            yield started
-                    continue
-                if kind == "approval_request":
-                    self._last_seq = max(self._last_seq, seq)
-                    asked = response.approval_request
-                    self._asked.add("approval:" + asked.call_id)
-                    decision = self._decisions.get(asked.call_id)
-                    if decision is not None:
-                        await self._send(decision, "approval:" + asked.call_id)
-                    elif asked.call_id not in self._approvals_seen:
-                        self._approvals_seen.add(asked.call_id)
-                        yield self._ask(asked)
-                    continue
-                if seq and seq <= self._last_seq:
-                    continue  # handled before the stream broke
-                self._last_seq = max(self._last_seq, seq)
-                if kind == "run_started":
-                    s = response.run_started
-                    self.run_id = s.run_id
-                    self._grace_s = s.reattach_grace_s
-                    yield RunStarted(
-                        s.run_id,
-                        s.backend,
-                        s.model,
-                        s.context_budget_tokens,
-                        s.tool_call_mode,
-                        tuple(s.backend_chain),
-                        s.reattach_grace_s,
-                    )
-                elif kind == "chunk":
-                    c = response.chunk
-                    yield Chunk(_CHUNK_NAMES.get(c.type, "unknown"), c.content, c.iteration)
-                elif kind == "message_appended":
-                    m = response.message_appended
-                    if deliver:
-                        message = message_from_pb(m.message)
-                        self._streamed.append(message)
-                        yield MessageAppended(message, m.index)
-                    else:
-                        self._streamed.append(m.message)
-                elif kind == "tool_call_cancelled":
-                    gone = response.tool_call_cancelled
-                    task = self._tasks_by_call.pop(gone.call_id, None)
-                    if task is not None:
-                        task.cancel()
-                    yield ToolCallCancelled(
-                        gone.call_id, gone.reason, self._tool_names.get(gone.call_id, "")
-                    )
-                elif kind == "tool_output_screened":
-                    sc = response.tool_output_screened
-                    yield ToolOutputScreened(
-                        sc.call_id,
-                        sc.tool_name,
-                        "block" if sc.action == wpb.TOOL_OUTPUT_POLICY_BLOCK else "redact",
-                        tuple(sc.secret_types),
-                        sc.secrets,
-                        sc.iteration,
-                    )
-                elif kind == "compacted":
-                    c2 = response.compacted
-                    yield Compacted(
-                        c2.iteration,
-                        c2.strategy,
-                        c2.phase,
-                        c2.tokens_before,
-                        c2.tokens_after,
-                        c2.messages_before,
-                        c2.messages_after,
-                    )
-                elif kind == "queued":
-                    q = response.queued
-                    yield Queued(q.position, q.iteration, q.preempted)
-                elif kind == "run_completed":
-                    self._finished = True
-                    done = response.run_completed
-                    if self._local:
-                        for local in self._take_local():
-                            yield local
-                    self.result = RunResult(
-                        terminal_tool=done.terminal_tool,
-                        value=self._values.get(done.terminal_call_id, done.result),
-                        output=done.result,
-                        iterations=done.iterations,
-                        usage=usage_from_pb(done.usage),
-                        transcript=(
-                            self._streamed_transcript()
-                            if done.transcript_omitted
-                            else _with_result(done)
-                        ),
-                        run_id=self.run_id,
-                    )
+                    event: Event | None = await self._on_tool_call(response)
+                elif kind == "approval_request":
+                    event = await self._on_approval_request(response)
+                else:
+                    event = self._on_event(response, kind)
+                if event is not None:
+                    yield event
+                if self.result is not None:
+                    # run_completed: the tools' last events, then the result's.
+                    for local in self._take_local():
+                        yield local
+                    yield RunCompleted(self.result)
                     return
-                elif kind == "run_failed":
-                    self._finished = True
-                    raise run_failed(response.run_failed, self._streamed_transcript())
         finally:
             await self.aclose()
+
+    async def _send_start(self) -> None:
+        try:
+            await self._write(pb.RunRequest(start=self._start))
+        except grpc.aio.AioRpcError as exc:
+            # The connection failed under the start: with a run id of its
+            # own the reader reattaches (or starts again), as for any
+            # break before run_started.
+            if not self._can_reattach():
+                raise rpc_error(exc) from exc
+            log.debug("writing the start failed", exc_info=True)
+
+    async def _next_response(self) -> pb.RunResponse | None:
+        """The next event from the server, one by one out of a batch; None
+        after a reattach or a batch was taken in."""
+        if self._batched:
+            return self._batched.popleft()
+        try:
+            response = await self._read()
+        except _Broken as broken:
+            await self._reconnect(broken)
+            return None
+        if response.WhichOneof("kind") == "batch":
+            self._batched.extend(response.batch.events)
+            return None
+        return response
+
+    async def _on_tool_call(self, response: pb.RunResponse) -> ToolCallStarted | None:
+        # Sent again after a reattach while it waits for its answer:
+        # deduplicated by call id, not seq.
+        self._last_seq = max(self._last_seq, response.seq)
+        request = response.tool_call
+        self._asked.add(request.call_id)
+        answer = self._answers.get(request.call_id)
+        if answer is not None:
+            await self._send(answer, request.call_id)
+        elif request.call_id not in self._calls_seen:
+            self._calls_seen.add(request.call_id)
+            return self._dispatch(request)
+        return None
+
+    async def _on_approval_request(self, response: pb.RunResponse) -> ApprovalRequested | None:
+        self._last_seq = max(self._last_seq, response.seq)
+        asked = response.approval_request
+        self._asked.add("approval:" + asked.call_id)
+        decision = self._decisions.get(asked.call_id)
+        if decision is not None:
+            await self._send(decision, "approval:" + asked.call_id)
+        elif asked.call_id not in self._approvals_seen:
+            self._approvals_seen.add(asked.call_id)
+            return self._ask(asked)
+        return None
+
+    def _on_event(self, response: pb.RunResponse, kind: str | None) -> Event | None:
+        """Every other event: dropped when handled before the stream broke;
+        run_completed sets `result`, run_failed raises."""
+        seq = response.seq
+        if kind == "run_started":
+            self._started = True
+            self._link.reached = True
+            if response.run_started.reattached:
+                return self._on_reattached(response.run_started)
+        if seq and seq <= self._last_seq:
+            return None  # handled before the stream broke
+        self._last_seq = max(self._last_seq, seq)
+        if kind == "run_started":
+            self.run_id = response.run_started.run_id
+            self._grace_s = response.run_started.reattach_grace_s
+        elif kind == "message_appended":
+            m = response.message_appended
+            if not self.deliver_events:
+                self._streamed.append(m.message)
+                return None
+            message = message_from_pb(m.message)
+            self._streamed.append(message)
+            return MessageAppended(message, m.index)
+        elif kind == "tool_call_cancelled":
+            gone = response.tool_call_cancelled
+            task = self._tasks_by_call.pop(gone.call_id, None)
+            if task is not None:
+                task.cancel()
+            return ToolCallCancelled(
+                gone.call_id, gone.reason, self._tool_names.get(gone.call_id, "")
+            )
+        elif kind == "run_completed":
+            self._finished = True
+            self.result = self._result(response.run_completed)
+            return None
+        elif kind == "run_failed":
+            self._finished = True
+            raise run_failed(response.run_failed, self._streamed_transcript())
+        return event_from_pb(response, kind)
+
+    def _on_reattached(self, started: pb.RunStarted) -> Reattached:
+        self._grace_s = started.reattach_grace_s or self._grace_s
+        attempts, self._deadline = self._attempts, None
+        log.info("run %s: reattached after seq %d", self.run_id or self._start_id, self._after_seq)
+        return Reattached(self.run_id, self._after_seq, attempts)
+
+    def _result(self, done: pb.RunCompleted) -> RunResult:
+        return RunResult(
+            terminal_tool=done.terminal_tool,
+            value=self._values.get(done.terminal_call_id, done.result),
+            output=done.result,
+            iterations=done.iterations,
+            usage=usage_from_pb(done.usage),
+            transcript=(
+                self._streamed_transcript() if done.transcript_omitted else _with_result(done)
+            ),
+            run_id=self.run_id,
+        )
 
     def _dispatch(self, request: pb.ToolCallRequest) -> ToolCallStarted | None:
         """Start the call's task; its ToolCallStarted (None when nobody reads
@@ -1093,7 +538,7 @@ class RunStream:
         task = asyncio.create_task(self._run_tool(request))
         self._tool_tasks.add(task)
         self._tasks_by_call[call_id] = task
-        if not self._deliver:
+        if not self.deliver_events:
             return None
         try:
             arguments = json.loads(request.arguments_json or "{}")
@@ -1164,6 +609,9 @@ class RunStream:
         try:
             if tool is None:
                 raise LookupError(f"no tool {request.tool_name!r} is registered in this client")
+            set_current_tool_call(
+                ToolCallContext(request.call_id, request.tool_name, self.run_id, request.iteration)
+            )
             value = await tool.invoke(request.arguments_json)
             self._values[request.call_id] = value
             output = encode_output(value)
@@ -1193,7 +641,7 @@ class RunStream:
             result.error.CopyFrom(
                 pb.ToolError(message=error, kind=pb.TOOL_ERROR_KIND_HARD, type=type(exc).__name__)
             )
-        if self._deliver:
+        if self.deliver_events:
             self._local.append(ToolCallFinished(request.call_id, request.tool_name, output, error))
         answer = pb.RunRequest(tool_result=result)
         # Kept for the run's lifetime: a call the server sends again (after a
@@ -1216,32 +664,6 @@ def _mendable(code: grpc.StatusCode, reason: str) -> bool:
         code in (grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
         and not reason
     )
-
-
-def _rpc_error(exc: grpc.aio.AioRpcError) -> Exception:
-    rejected = _rejected(exc.code(), exc.details() or "", exc.trailing_metadata())
-    # A typed reason means the server refused (e.g. SHUTTING_DOWN,
-    # AUTH_UNAVAILABLE); without one, the transport failed.
-    if (
-        exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
-        and not rejected.reason
-    ):
-        return ConnectionLostError(f"{exc.code().name}: {exc.details()}")
-    return rejected
-
-
-def _rejected(code: grpc.StatusCode, details: str, trailers: Any) -> RequestRejectedError:
-    reason, field_path = "", ""
-    for key, value in trailers or ():
-        if key != "grpc-status-details-bin":
-            continue
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Unpack(info):
-                reason = info.reason
-                field_path = info.metadata.get("field", "")
-    return RequestRejectedError(code.name, reason, field_path, details)
 
 
 def _with_result(done: pb.RunCompleted) -> list[Message]:
