@@ -64,3 +64,26 @@ async def test_a_server_that_answered_once_is_a_restart_not_unreachable() -> Non
         with pytest.raises(ConnectionLostError) as failed:
             await asyncio.wait_for(client.run(weather_workflow([]), "Weather?"), HANG_S)
     assert not isinstance(failed.value, ServerUnreachableError)
+
+
+async def test_wait_for_ready_waits_for_a_server_that_starts_later() -> None:
+    """wait_for_ready (gRPC's wait_for_ready, as Go's WithWaitForServer and
+    TypeScript's waitForReady): the call waits for the server to come up
+    instead of failing at once, then returns its ServerInfo."""
+    port = free_port()
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with ForgeClient(f"127.0.0.1:{port}") as client:
+        ready = asyncio.ensure_future(client.wait_for_ready(timeout_s=HANG_S))
+        await asyncio.sleep(1.0)  # nothing listens yet: still waiting, not failed
+        assert not ready.done()
+        async with running_server(backend, ServerOptions(host="127.0.0.1", port=port)):
+            info = await asyncio.wait_for(ready, HANG_S)
+    assert info.backend
+
+
+async def test_wait_for_ready_names_the_address_when_no_server_comes() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    async with ForgeClient(address) as client:
+        with pytest.raises(ServerUnreachableError) as failed:
+            await asyncio.wait_for(client.wait_for_ready(timeout_s=0.5), HANG_S)
+    assert f"no Forge server answered at {address} within 0.5s" in str(failed.value)
