@@ -18,6 +18,23 @@ import (
 // without the FAILURE_REASON_ prefix.
 type FailureReason string
 
+// ForgeError is every error this SDK returns about a run or its server (as
+// Python's and TypeScript's ForgeError base class): [*RunFailedError] and
+// its reason-specific types, [*RequestRejectedError] and
+// [*ConnectionLostError]. Errors raised by tool functions
+// ([*ToolResolutionError], [*ToolUnreachableError]) are not. Test with
+//
+//	var fe forge.ForgeError
+//	if errors.As(err, &fe) { ... }
+type ForgeError interface {
+	error
+	forgeError()
+}
+
+func (*RunFailedError) forgeError()       {}
+func (*RequestRejectedError) forgeError() {}
+func (*ConnectionLostError) forgeError()  {}
+
 // The failure reasons of the contract. Each has its own error type.
 const (
 	ReasonToolCall              FailureReason = "TOOL_CALL"               // *ToolCallError

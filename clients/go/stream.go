@@ -129,6 +129,10 @@ type reattached struct {
 	stop   context.CancelFunc
 	first  *forgev1.RunResponse
 	err    error
+	// afterSeq: the last event handled before the break; attempts: the
+	// reattach attempts it took (for the Reattached event).
+	afterSeq uint64
+	attempts int
 }
 
 type toolDone struct {
@@ -224,6 +228,11 @@ type runLoop struct {
 	streamEnded bool
 	// abandoned: the server did not confirm a cancellation in time.
 	abandoned bool
+	// reattach: the Reattached event of the stream attached last, emitted
+	// when its run_started arrives; held until the run's own RunStarted
+	// when the first stream broke before that one was read.
+	reattachEvent *Reattached
+	heldReattach  *Reattached
 }
 
 func (s *RunStream) run(ctx, base context.Context, stream runStream, stop context.CancelFunc, start *forgev1.StartRun) {
@@ -373,6 +382,7 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 				return nil, r.err
 			}
 			l.attach(r)
+			l.reattachEvent = &Reattached{AfterSeq: r.afterSeq, Attempts: r.attempts}
 			if r.first == nil {
 				continue // the start, sent again
 			}
@@ -466,7 +476,16 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		if m.GetReattached() {
 			// It opens a reattached stream: the run's own RunStarted was
 			// delivered already, or follows (seq 1) when the first stream
-			// broke before it arrived.
+			// broke before it arrived (the Reattached event waits for it).
+			if ev := l.reattachEvent; ev != nil {
+				l.reattachEvent = nil
+				ev.RunID = m.GetRunId()
+				if l.runID == "" {
+					l.heldReattach = ev
+				} else {
+					l.emit(*ev)
+				}
+			}
 			return nil, nil, false
 		}
 		l.runID = m.GetRunId()
@@ -482,6 +501,10 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			BackendChain:        m.GetBackendChain(),
 			ReattachGrace:       l.grace,
 		})
+		if ev := l.heldReattach; ev != nil {
+			l.heldReattach = nil
+			l.emit(*ev)
+		}
 	case *forgev1.RunResponse_Chunk:
 		m := kind.Chunk
 		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
@@ -533,7 +556,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		if m.GetTranscriptOmitted() {
 			transcript = l.streamed
 		}
-		return &RunResult{
+		result := &RunResult{
 			RunID:        l.runID,
 			TerminalTool: m.GetTerminalTool(),
 			Value:        value,
@@ -541,7 +564,9 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			Iterations:   int(m.GetIterations()),
 			Usage:        m.GetUsage(),
 			Transcript:   transcript,
-		}, nil, true
+		}
+		l.emit(RunCompleted{Result: result})
+		return result, nil, true
 	case *forgev1.RunResponse_RunFailed:
 		return nil, runFailed(kind.RunFailed, l.runID, l.streamed, l.cancelCause), true
 	}
@@ -577,7 +602,12 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 	}
 	p := l.newPending(name)
 	l.pending[callID] = p
-	timed := p.ctx
+	timed := withToolCall(p.ctx, ToolCallInfo{
+		CallID:    callID,
+		ToolName:  name,
+		RunID:     l.runID,
+		Iteration: int(req.GetIteration()),
+	})
 	tool := l.s.wf.Tool(name)
 	go func() {
 		var d toolDone
