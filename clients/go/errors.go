@@ -155,7 +155,7 @@ func (e *ShuttingDownError) Unwrap() error { return e.RunFailedError }
 // server omitted.
 func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause error) error {
 	reason := FailureReason(strings.TrimPrefix(msg.GetReason().String(), "FAILURE_REASON_"))
-	transcript := msg.GetTranscript()
+	transcript := convertAll(msg.GetTranscript(), messageFromPb)
 	if msg.GetTranscriptOmitted() {
 		transcript = streamed
 	}
@@ -164,7 +164,7 @@ func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause 
 		Message:    msg.GetMessage(),
 		Details:    msg.GetDetails(),
 		Iterations: int(msg.GetIterations()),
-		Usage:      msg.GetUsage(),
+		Usage:      usageFromPb(msg.GetUsage()),
 		Transcript: transcript,
 		RunID:      runID,
 	}

@@ -116,9 +116,9 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 	res, err := c.rpc.Guard(ctx, &forgev1.GuardRequest{
 		Workflow:       wf.proto(),
 		Options:        cfg.options,
-		Messages:       messages,
+		Messages:       convertAll(messages, messageToPb),
 		ReplyText:      reply.Text,
-		ReplyToolCalls: reply.ToolCalls,
+		ReplyToolCalls: convertAll(reply.ToolCalls, toolCallToPb),
 	})
 	if err != nil {
 		return nil, rpcError(err)
@@ -144,7 +144,7 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 		return out, nil
 	case *forgev1.GuardResponse_Retry:
 		return GuardRetry{
-			Messages: v.Retry.GetMessages(),
+			Messages: convertAll(v.Retry.GetMessages(), messageFromPb),
 			Reason:   v.Retry.GetReason(),
 			Attempt:  int(v.Retry.GetAttempt()),
 		}, nil

@@ -2,14 +2,6 @@ package forge
 
 import forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 
-// Message is one message of a run's conversation, as the server keeps it.
-// Persist the non-transient ones (see [RunResult.Conversation]) and pass them
-// back with [WithPriorMessages] to continue a conversation.
-type Message = forgev1.Message
-
-// ToolCall is one tool invocation inside an assistant message.
-type ToolCall = forgev1.ToolCall
-
 // Role is the chat role of a [Message].
 type Role = forgev1.Role
 
@@ -37,16 +29,6 @@ const (
 	MessageRetryNudge        MessageType = forgev1.MessageType_MESSAGE_TYPE_RETRY_NUDGE
 	MessageSummary           MessageType = forgev1.MessageType_MESSAGE_TYPE_SUMMARY
 )
-
-// Usage is the token and time accounting of a run, summed from the backend's
-// own reports.
-type Usage = forgev1.Usage
-
-// IterationUsage is one model call's accounting (see [Usage].Iterations).
-type IterationUsage = forgev1.IterationUsage
-
-// ServerInfo describes what a server runs on (see [Client.ServerInfo]).
-type ServerInfo = forgev1.GetServerInfoResponse
 
 // Gpu is a GPU the server sees (see [ServerInfo].Gpus).
 type Gpu = forgev1.Gpu

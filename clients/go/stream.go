@@ -11,7 +11,6 @@ import (
 
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 )
 
 // How long a run whose context was cancelled waits for the server to confirm
@@ -257,7 +256,7 @@ func (s *RunStream) run(ctx, base context.Context, stream runStream, stop contex
 		startID:    start.GetRunId(),
 		toolCtx:    toolCtx,
 		// The server sends prior messages back only in a full transcript.
-		streamed:  append([]*Message(nil), start.GetPriorMessages()...),
+		streamed:  convertAll(start.GetPriorMessages(), messageFromPb),
 		endTools:  endTools,
 		pending:   map[string]*pendingCall{},
 		toolNames: map[string]string{},
@@ -516,8 +515,9 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		l.ask(kind.ApprovalRequest)
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
-		l.streamed = append(l.streamed, m.GetMessage())
-		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
+		msg := messageFromPb(m.GetMessage())
+		l.streamed = append(l.streamed, msg)
+		l.emit(MessageAppended{Message: msg, Index: int(m.GetIndex())})
 	case *forgev1.RunResponse_Compacted:
 		m := kind.Compacted
 		l.emit(Compacted{
@@ -562,7 +562,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			Value:        value,
 			Output:       m.GetResult(),
 			Iterations:   int(m.GetIterations()),
-			Usage:        m.GetUsage(),
+			Usage:        usageFromPb(m.GetUsage()),
 			Transcript:   transcript,
 		}
 		l.emit(RunCompleted{Result: result})
@@ -800,16 +800,16 @@ func (l *runLoop) cancel(reason string, cause error) {
 // withResult returns the final transcript with the terminal result put back
 // in its message: the server sends that content once, as RunCompleted.result.
 func withResult(m *forgev1.RunCompleted) []*Message {
-	transcript := m.GetTranscript()
+	transcript := convertAll(m.GetTranscript(), messageFromPb)
 	for i := len(transcript) - 1; i >= 0; i-- {
 		msg := transcript[i]
 		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
 			continue
 		}
 		if msg.GetContent() == "" {
-			filled := proto.Clone(msg).(*Message)
+			filled := *msg
 			filled.Content = m.GetResult()
-			transcript = append(append(append([]*Message{}, transcript[:i]...), filled), transcript[i+1:]...)
+			transcript[i] = &filled
 		}
 		break
 	}
