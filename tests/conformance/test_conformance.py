@@ -43,8 +43,8 @@ from forge_client import (
     ToolResolutionError,
     ToolUnreachableError,
     Workflow,
-    current_tool_call,
     add_mcp_tools,
+    current_tool_call,
 )
 from forge_client.tools import Prerequisite
 from forge_core.llama_process import free_port
