@@ -153,9 +153,9 @@ func (e *ShuttingDownError) Unwrap() error { return e.RunFailedError }
 // runFailed is the typed error of a run_failed message; streamed (the
 // messages received as message_appended) stands in for a transcript the
 // server omitted.
-func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause error) error {
+func runFailed(msg *forgev1.RunFailed, runID string, streamed []*forgev1.Message, cause error) error {
 	reason := FailureReason(strings.TrimPrefix(msg.GetReason().String(), "FAILURE_REASON_"))
-	transcript := convertAll(msg.GetTranscript(), messageFromPb)
+	transcript := msg.GetTranscript()
 	if msg.GetTranscriptOmitted() {
 		transcript = streamed
 	}
@@ -165,7 +165,7 @@ func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause 
 		Details:    msg.GetDetails(),
 		Iterations: int(msg.GetIterations()),
 		Usage:      usageFromPb(msg.GetUsage()),
-		Transcript: transcript,
+		Transcript: convertAll(transcript, messageFromPb),
 		RunID:      runID,
 	}
 	if reason == ReasonCancelled {

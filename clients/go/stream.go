@@ -218,7 +218,8 @@ type runLoop struct {
 	// streamed: the prior messages, then those received as
 	// message_appended, in order; they stand in for a final transcript the
 	// server omitted for size.
-	streamed []*Message
+	// Kept as received: converted only when that transcript is needed.
+	streamed []*forgev1.Message
 
 	runID       string
 	cancelled   bool
@@ -256,7 +257,7 @@ func (s *RunStream) run(ctx, base context.Context, stream runStream, stop contex
 		startID:    start.GetRunId(),
 		toolCtx:    toolCtx,
 		// The server sends prior messages back only in a full transcript.
-		streamed:  convertAll(start.GetPriorMessages(), messageFromPb),
+		streamed:  append([]*forgev1.Message(nil), start.GetPriorMessages()...),
 		endTools:  endTools,
 		pending:   map[string]*pendingCall{},
 		toolNames: map[string]string{},
@@ -515,9 +516,10 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		l.ask(kind.ApprovalRequest)
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
-		msg := messageFromPb(m.GetMessage())
-		l.streamed = append(l.streamed, msg)
-		l.emit(MessageAppended{Message: msg, Index: int(m.GetIndex())})
+		l.streamed = append(l.streamed, m.GetMessage())
+		if !l.s.discard {
+			l.emit(MessageAppended{Message: messageFromPb(m.GetMessage()), Index: int(m.GetIndex())})
+		}
 	case *forgev1.RunResponse_Compacted:
 		m := kind.Compacted
 		l.emit(Compacted{
@@ -554,7 +556,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 		}
 		transcript := withResult(m)
 		if m.GetTranscriptOmitted() {
-			transcript = l.streamed
+			transcript = convertAll(l.streamed, messageFromPb)
 		}
 		result := &RunResult{
 			RunID:        l.runID,
@@ -634,110 +636,6 @@ func (l *runLoop) toolCallCancelled(m *forgev1.ToolCallCancelled) {
 	l.emit(ev)
 }
 
-// newPending is the context of a tool call or approval: cancelled when the
-// run ends or is cancelled, and when the server stops waiting for it.
-func (l *runLoop) newPending(name string) *pendingCall {
-	callCtx, cancel := context.WithCancelCause(l.toolCtx)
-	timed, stopTimer := context.WithTimeoutCause(callCtx, l.s.toolTimeout, ErrToolTimeout)
-	return &pendingCall{
-		name: name,
-		ctx:  timed,
-		cancel: func(cause error) {
-			cancel(cause)
-			stopTimer()
-		},
-		started: time.Now(),
-	}
-}
-
-// ask runs the approver of an approval request in its own goroutine; with
-// none configured the call is denied.
-func (l *runLoop) ask(req *forgev1.ApprovalRequest) {
-	args := map[string]any{}
-	if err := json.Unmarshal([]byte(req.GetArgumentsJson()), &args); err != nil || args == nil {
-		args = map[string]any{}
-	}
-	ar := ApprovalRequest{
-		CallID:    req.GetCallId(),
-		ToolName:  req.GetToolName(),
-		Arguments: args,
-		Iteration: int(req.GetIteration()),
-	}
-	if decision := l.decisions[ar.CallID]; decision != nil {
-		l.send(decision) // asked again after a reattach
-		return
-	}
-	if l.askedFor[ar.CallID] {
-		return // the approver is still deciding
-	}
-	l.askedFor[ar.CallID] = true
-	l.emit(ApprovalRequested{ar})
-	if l.cancelled {
-		// The server is already cancelling; it will not wait for a decision.
-		l.emit(ApprovalDecided{CallID: ar.CallID, ToolName: ar.ToolName, Err: ErrRunCancelled, Discarded: true})
-		return
-	}
-	p := l.newPending(ar.ToolName)
-	l.asking[ar.CallID] = p
-	approver := l.s.approver
-	go func() {
-		d := approvalDone{callID: ar.CallID, approval: Approval{Reason: noApproverReason}}
-		if approver != nil {
-			d.approval, d.err = callApprover(p.ctx, approver, ar)
-		}
-		select {
-		case l.decided <- d:
-		case <-l.finished:
-		}
-	}()
-}
-
-func callApprover(ctx context.Context, fn Approver, req ApprovalRequest) (a Approval, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a, err = Approval{}, fmt.Errorf("the approver of %s panicked: %v", req.ToolName, r)
-		}
-	}()
-	return fn(ctx, req)
-}
-
-// approvalDecided sends an approver's decision to the server, unless the
-// server no longer waits for it. An error denies the call.
-func (l *runLoop) approvalDecided(d approvalDone) {
-	p := l.asking[d.callID]
-	if p == nil {
-		return
-	}
-	delete(l.asking, d.callID)
-	discard := l.cancelled || p.ctx.Err() != nil
-	p.cancel(nil)
-	a := d.approval
-	if d.err != nil {
-		a = Approval{Reason: d.err.Error()}
-		if a.Reason == "" {
-			a.Reason = "the approver failed"
-		}
-	}
-	decision := &forgev1.RunRequest{Kind: &forgev1.RunRequest_Approval{Approval: &forgev1.ApprovalDecision{
-		CallId:   d.callID,
-		Approved: a.Approved,
-		Reason:   a.Reason,
-	}}}
-	// Kept for the run's lifetime: sent again if the server asks again.
-	l.decisions[d.callID] = decision
-	if !discard {
-		l.send(decision)
-	}
-	l.emit(ApprovalDecided{
-		CallID:    d.callID,
-		ToolName:  p.name,
-		Approved:  a.Approved,
-		Reason:    a.Reason,
-		Err:       d.err,
-		Discarded: discard,
-	})
-}
-
 // toolFinished sends a tool's result to the server, unless the server no
 // longer waits for it.
 func (l *runLoop) toolFinished(d toolDone) {
@@ -795,23 +693,4 @@ func (l *runLoop) cancel(reason string, cause error) {
 	for _, p := range l.asking {
 		p.cancel(ErrRunCancelled)
 	}
-}
-
-// withResult returns the final transcript with the terminal result put back
-// in its message: the server sends that content once, as RunCompleted.result.
-func withResult(m *forgev1.RunCompleted) []*Message {
-	transcript := convertAll(m.GetTranscript(), messageFromPb)
-	for i := len(transcript) - 1; i >= 0; i-- {
-		msg := transcript[i]
-		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
-			continue
-		}
-		if msg.GetContent() == "" {
-			filled := *msg
-			filled.Content = m.GetResult()
-			transcript[i] = &filled
-		}
-		break
-	}
-	return transcript
 }
