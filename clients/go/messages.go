@@ -56,3 +56,22 @@ func Persistent(transcript []*Message) []*Message {
 	}
 	return out
 }
+
+// withResult returns the final transcript with the terminal result put back
+// in its message: the server sends that content once, as RunCompleted.result.
+func withResult(m *forgev1.RunCompleted) []*Message {
+	transcript := convertAll(m.GetTranscript(), messageFromPb)
+	for i := len(transcript) - 1; i >= 0; i-- {
+		msg := transcript[i]
+		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
+			continue
+		}
+		if msg.GetContent() == "" {
+			filled := *msg
+			filled.Content = m.GetResult()
+			transcript[i] = &filled
+		}
+		break
+	}
+	return transcript
+}
