@@ -201,3 +201,30 @@ func (ToolCallCancelled) isEvent()  {}
 func (ApprovalRequested) isEvent()  {}
 func (ApprovalDecided) isEvent()    {}
 func (MessageAppended) isEvent()    {}
+
+func compactedFromPb(m *forgev1.Compacted) Compacted {
+	return Compacted{
+		Iteration:      int(m.GetIteration()),
+		Phase:          int(m.GetPhase()),
+		TokensBefore:   int(m.GetTokensBefore()),
+		TokensAfter:    int(m.GetTokensAfter()),
+		MessagesBefore: int(m.GetMessagesBefore()),
+		MessagesAfter:  int(m.GetMessagesAfter()),
+		Strategy:       m.GetStrategy(),
+	}
+}
+
+func toolOutputScreenedFromPb(m *forgev1.ToolOutputScreened) ToolOutputScreened {
+	action := SecretsRedact
+	if m.GetAction() == forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK {
+		action = SecretsBlock
+	}
+	return ToolOutputScreened{
+		CallID:      m.GetCallId(),
+		ToolName:    m.GetToolName(),
+		Action:      action,
+		SecretTypes: m.GetSecretTypes(),
+		Secrets:     int(m.GetSecrets()),
+		Iteration:   int(m.GetIteration()),
+	}
+}

@@ -372,21 +372,7 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 				return res, err
 			}
 		case r := <-l.reattached:
-			if r.gen != l.gen {
-				if r.stop != nil {
-					r.stop()
-				}
-				continue
-			}
-			if r.err != nil {
-				return nil, r.err
-			}
-			l.attach(r)
-			l.reattachEvent = &Reattached{AfterSeq: r.afterSeq, Attempts: r.attempts}
-			if r.first == nil {
-				continue // the start, sent again
-			}
-			if res, err, end := l.handle(r.first); end {
+			if res, err, end := l.reattachedStream(r); end {
 				return res, err
 			}
 		case d := <-l.toolsOut:
@@ -423,6 +409,27 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			}}
 		}
 	}
+}
+
+// reattachedStream takes over the stream a reattach opened and handles its
+// first message, or ends the run with the reattach's error; the stream of a
+// reattach made stale by a later break is closed.
+func (l *runLoop) reattachedStream(r reattached) (res *RunResult, err error, end bool) {
+	if r.gen != l.gen {
+		if r.stop != nil {
+			r.stop()
+		}
+		return nil, nil, false
+	}
+	if r.err != nil {
+		return nil, r.err, true
+	}
+	l.attach(r)
+	l.reattachEvent = &Reattached{AfterSeq: r.afterSeq, Attempts: r.attempts}
+	if r.first == nil {
+		return nil, nil, false // the start, sent again
+	}
+	return l.handle(r.first)
 }
 
 func (l *runLoop) emit(e Event) {
@@ -468,43 +475,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 	}
 	switch kind := msg.GetKind().(type) {
 	case *forgev1.RunResponse_RunStarted:
-		m := kind.RunStarted
-		l.started = true
-		if grace := m.GetReattachGraceS(); grace > 0 || !m.GetReattached() {
-			l.grace = time.Duration(grace) * time.Second
-		}
-		if m.GetReattached() {
-			// It opens a reattached stream: the run's own RunStarted was
-			// delivered already, or follows (seq 1) when the first stream
-			// broke before it arrived (the Reattached event waits for it).
-			if ev := l.reattachEvent; ev != nil {
-				l.reattachEvent = nil
-				ev.RunID = m.GetRunId()
-				if l.runID == "" {
-					l.heldReattach = ev
-				} else {
-					l.emit(*ev)
-				}
-			}
-			return nil, nil, false
-		}
-		l.runID = m.GetRunId()
-		l.s.mu.Lock()
-		l.s.runID = l.runID
-		l.s.mu.Unlock()
-		l.emit(RunStarted{
-			RunID:               m.GetRunId(),
-			Backend:             m.GetBackend(),
-			Model:               m.GetModel(),
-			ContextBudgetTokens: int(m.GetContextBudgetTokens()),
-			ToolCallMode:        m.GetToolCallMode(),
-			BackendChain:        m.GetBackendChain(),
-			ReattachGrace:       l.grace,
-		})
-		if ev := l.heldReattach; ev != nil {
-			l.heldReattach = nil
-			l.emit(*ev)
-		}
+		l.runStarted(kind.RunStarted)
 	case *forgev1.RunResponse_Chunk:
 		m := kind.Chunk
 		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
@@ -521,58 +492,83 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 			l.emit(MessageAppended{Message: messageFromPb(m.GetMessage()), Index: int(m.GetIndex())})
 		}
 	case *forgev1.RunResponse_Compacted:
-		m := kind.Compacted
-		l.emit(Compacted{
-			Iteration:      int(m.GetIteration()),
-			Phase:          int(m.GetPhase()),
-			TokensBefore:   int(m.GetTokensBefore()),
-			TokensAfter:    int(m.GetTokensAfter()),
-			MessagesBefore: int(m.GetMessagesBefore()),
-			MessagesAfter:  int(m.GetMessagesAfter()),
-			Strategy:       m.GetStrategy(),
-		})
+		l.emit(compactedFromPb(kind.Compacted))
 	case *forgev1.RunResponse_ToolOutputScreened:
-		m := kind.ToolOutputScreened
-		action := SecretsRedact
-		if m.GetAction() == forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK {
-			action = SecretsBlock
-		}
-		l.emit(ToolOutputScreened{
-			CallID:      m.GetCallId(),
-			ToolName:    m.GetToolName(),
-			Action:      action,
-			SecretTypes: m.GetSecretTypes(),
-			Secrets:     int(m.GetSecrets()),
-			Iteration:   int(m.GetIteration()),
-		})
+		l.emit(toolOutputScreenedFromPb(kind.ToolOutputScreened))
 	case *forgev1.RunResponse_Queued:
 		m := kind.Queued
 		l.emit(Queued{Position: int(m.GetPosition()), Iteration: int(m.GetIteration()), Preempted: m.GetPreempted()})
 	case *forgev1.RunResponse_RunCompleted:
-		m := kind.RunCompleted
-		value, ok := l.values[m.GetTerminalCallId()]
-		if !ok {
-			value = m.GetResult()
-		}
-		transcript := withResult(m)
-		if m.GetTranscriptOmitted() {
-			transcript = convertAll(l.streamed, messageFromPb)
-		}
-		result := &RunResult{
-			RunID:        l.runID,
-			TerminalTool: m.GetTerminalTool(),
-			Value:        value,
-			Output:       m.GetResult(),
-			Iterations:   int(m.GetIterations()),
-			Usage:        usageFromPb(m.GetUsage()),
-			Transcript:   transcript,
-		}
-		l.emit(RunCompleted{Result: result})
+		result := l.runCompleted(kind.RunCompleted)
 		return result, nil, true
 	case *forgev1.RunResponse_RunFailed:
 		return nil, runFailed(kind.RunFailed, l.runID, l.streamed, l.cancelCause), true
 	}
 	return nil, nil, false
+}
+
+// runStarted handles a run_started: the run's own (its RunStarted event), or
+// one that opens a reattached stream (its Reattached event).
+func (l *runLoop) runStarted(m *forgev1.RunStarted) {
+	l.started = true
+	if grace := m.GetReattachGraceS(); grace > 0 || !m.GetReattached() {
+		l.grace = time.Duration(grace) * time.Second
+	}
+	if m.GetReattached() {
+		// It opens a reattached stream: the run's own RunStarted was
+		// delivered already, or follows (seq 1) when the first stream
+		// broke before it arrived (the Reattached event waits for it).
+		if ev := l.reattachEvent; ev != nil {
+			l.reattachEvent = nil
+			ev.RunID = m.GetRunId()
+			if l.runID == "" {
+				l.heldReattach = ev
+			} else {
+				l.emit(*ev)
+			}
+		}
+		return
+	}
+	l.runID = m.GetRunId()
+	l.s.mu.Lock()
+	l.s.runID = l.runID
+	l.s.mu.Unlock()
+	l.emit(RunStarted{
+		RunID:               m.GetRunId(),
+		Backend:             m.GetBackend(),
+		Model:               m.GetModel(),
+		ContextBudgetTokens: int(m.GetContextBudgetTokens()),
+		ToolCallMode:        m.GetToolCallMode(),
+		BackendChain:        m.GetBackendChain(),
+		ReattachGrace:       l.grace,
+	})
+	if ev := l.heldReattach; ev != nil {
+		l.heldReattach = nil
+		l.emit(*ev)
+	}
+}
+
+// runCompleted is the run's result, also its last event (RunCompleted).
+func (l *runLoop) runCompleted(m *forgev1.RunCompleted) *RunResult {
+	value, ok := l.values[m.GetTerminalCallId()]
+	if !ok {
+		value = m.GetResult()
+	}
+	transcript := withResult(m)
+	if m.GetTranscriptOmitted() {
+		transcript = convertAll(l.streamed, messageFromPb)
+	}
+	result := &RunResult{
+		RunID:        l.runID,
+		TerminalTool: m.GetTerminalTool(),
+		Value:        value,
+		Output:       m.GetResult(),
+		Iterations:   int(m.GetIterations()),
+		Usage:        usageFromPb(m.GetUsage()),
+		Transcript:   transcript,
+	}
+	l.emit(RunCompleted{Result: result})
+	return result
 }
 
 // dispatch starts the tool function of a tool-call request in its own
