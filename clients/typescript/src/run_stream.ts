@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import {
   type ApprovalRequest as PbApprovalRequest,
   type RunResponse,
+  type RunStarted,
   type StartRun,
   type ToolCallRequest,
 } from "./gen/forge/v1/forge_service_pb.js";
@@ -445,40 +446,9 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       this.heldReattached = undefined;
     }
     switch (kind.case) {
-      case "runStarted": {
-        const started = kind.value;
-        this.attached = true;
-        if (started.reattached) {
-          // Not a second run_started: the stream took the run over.
-          this.reattachCount += 1;
-          this.reattachGraceS = started.reattachGraceS || this.reattachGraceS;
-          const event: ReattachedEvent = {
-            type: "reattached",
-            runId: started.runId || this.id,
-            afterSeq: this.outage?.afterSeq ?? this.lastSeq,
-            attempts: this.outage?.attempts ?? 0,
-          };
-          this.outage = undefined;
-          if (this.runId === "") {
-            // Broken before the run's run_started was read: it comes next, then this.
-            this.heldReattached = event;
-          } else {
-            this.events.push(event);
-          }
-          this.started = true;
-          return undefined;
-        }
-        this.started = true;
-        this.outage = undefined;
-        this.runId = started.runId;
-        this.reattachGraceS = started.reattachGraceS;
-        this.events.push(runStartedFromPb(started));
-        if (this.heldReattached !== undefined) {
-          this.events.push(this.heldReattached);
-          this.heldReattached = undefined;
-        }
+      case "runStarted":
+        this.onRunStarted(kind.value);
         return undefined;
-      }
       case "chunk":
         this.events.push(chunkFromPb(kind.value));
         return undefined;
@@ -530,6 +500,40 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         return undefined;
       default:
         return undefined;
+    }
+  }
+
+  /** The run's own run_started (its event), or one that opens a reattached stream (a reattached event). */
+  private onRunStarted(started: RunStarted): void {
+    this.attached = true;
+    if (started.reattached) {
+      // Not a second run_started: the stream took the run over.
+      this.reattachCount += 1;
+      this.reattachGraceS = started.reattachGraceS || this.reattachGraceS;
+      const event: ReattachedEvent = {
+        type: "reattached",
+        runId: started.runId || this.id,
+        afterSeq: this.outage?.afterSeq ?? this.lastSeq,
+        attempts: this.outage?.attempts ?? 0,
+      };
+      this.outage = undefined;
+      if (this.runId === "") {
+        // Broken before the run's run_started was read: it comes next, then this.
+        this.heldReattached = event;
+      } else {
+        this.events.push(event);
+      }
+      this.started = true;
+      return;
+    }
+    this.started = true;
+    this.outage = undefined;
+    this.runId = started.runId;
+    this.reattachGraceS = started.reattachGraceS;
+    this.events.push(runStartedFromPb(started));
+    if (this.heldReattached !== undefined) {
+      this.events.push(this.heldReattached);
+      this.heldReattached = undefined;
     }
   }
 
