@@ -425,7 +425,7 @@ func TestBatchedEventsAcrossAReattach(t *testing.T) {
 	// ToolCallFinished may come before or after Queued (the tool runs
 	// concurrently with the loop); everything else is in the server's order.
 	without := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return k == "ToolCallFinished" })
-	want := []string{"RunStarted", "MessageAppended 0", "ToolCallStarted", "Queued", "MessageAppended 1"}
+	want := []string{"RunStarted", "MessageAppended 0", "ToolCallStarted", "Reattached", "Queued", "MessageAppended 1", "RunCompleted"}
 	if !slices.Equal(without, want) || len(kinds) != len(want)+1 {
 		t.Errorf("events %v, want %v and one ToolCallFinished", kinds, want)
 	}

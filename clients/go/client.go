@@ -69,7 +69,7 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	return info, nil
+	return serverInfoFromPb(info), nil
 }
 
 // RunResult is a run that ended with a terminal tool.
@@ -133,7 +133,7 @@ func (c *Client) start(ctx context.Context, wf *Workflow, userMessage string, op
 	start := &forgev1.StartRun{
 		Workflow:      wf.proto(),
 		UserMessage:   userMessage,
-		PriorMessages: cfg.prior,
+		PriorMessages: convertAll(cfg.prior, messageToPb),
 		Options:       cfg.options,
 		Labels:        cfg.labels,
 		SessionId:     cfg.session,

@@ -98,6 +98,9 @@ type behaviour struct {
 	// RaisesUnreachable: the SDK's *ToolUnreachableError.
 	RaisesUnreachable *string `json:"raises_unreachable"`
 	SleepMS           int     `json:"sleep_ms"`
+	// ReturnsContext: return "<call id>|<tool name>|same_run" from the
+	// call's ToolCallFromContext (the run id compared with the stream's).
+	ReturnsContext bool `json:"returns_context"`
 }
 
 type approvalStep struct {
@@ -189,6 +192,28 @@ type scriptedTools struct {
 	behaviours map[string][]behaviour
 	mu         sync.Mutex
 	calls      map[string]int
+	// stream is the run's stream, set once Start returned (ready closed).
+	stream *forge.RunStream
+	ready  chan struct{}
+}
+
+// contextReply is what a returns_context behaviour returns: what the
+// tool's ctx says about its call.
+func (s *scriptedTools) contextReply(ctx context.Context) (string, error) {
+	info, ok := forge.ToolCallFromContext(ctx)
+	if !ok {
+		return "", errors.New("a tool function runs without its call in its context")
+	}
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+	run := "same_run"
+	if info.RunID != s.stream.RunID() {
+		run = fmt.Sprintf("run %q", info.RunID)
+	}
+	return fmt.Sprintf("%s|%s|%s", info.CallID, info.ToolName, run), nil
 }
 
 func (s *scriptedTools) handler(name string) func(context.Context, json.RawMessage) (string, error) {
@@ -216,6 +241,8 @@ func (s *scriptedTools) handler(name string) func(context.Context, json.RawMessa
 			return "", forge.Resolutionf("%s", *step.RaisesResolution)
 		case step.RaisesUnreachable != nil:
 			return "", forge.Unreachablef("%s", *step.RaisesUnreachable)
+		case step.ReturnsContext:
+			return s.contextReply(ctx)
 		case step.Returns != nil:
 			return *step.Returns, nil
 		}
@@ -461,7 +488,7 @@ type outcome struct {
 }
 
 func runCase(t *testing.T, client *forge.Client, file string, c *conformanceCase) {
-	tools := &scriptedTools{behaviours: c.Client.Tools, calls: map[string]int{}}
+	tools := &scriptedTools{behaviours: c.Client.Tools, calls: map[string]int{}, ready: make(chan struct{})}
 	wf := buildWorkflow(c, tools)
 	if c.MCP != nil {
 		addCaseMCPTools(t, wf, file, c.MCP)
@@ -480,6 +507,8 @@ func runCase(t *testing.T, client *forge.Client, file string, c *conformanceCase
 	if err != nil {
 		t.Fatal(err)
 	}
+	tools.stream = stream
+	close(tools.ready)
 	toolCalls := []recordedCall{}
 	approvalRequests := []recordedCall{}
 	messageTypes := []string{}
@@ -516,10 +545,9 @@ func runCase(t *testing.T, client *forge.Client, file string, c *conformanceCase
 			Iterations:   res.Iterations,
 			Transcript:   res.Transcript,
 		}
-		// The Go SDK surfaces the run's end as Wait's result, not an event.
-		surfaced = append(surfaced, canonicalEvent{
-			Kind: "run_completed", Fields: map[string]any{"terminal_tool": res.TerminalTool},
-		})
+		if n := len(surfaced); n == 0 || surfaced[n-1].Kind != "run_completed" {
+			t.Errorf("the run's last event is not run_completed: %v", surfaced)
+		}
 	case errors.As(err, &runErr):
 		got = outcome{
 			Outcome:       "failed",
@@ -529,6 +557,10 @@ func runCase(t *testing.T, client *forge.Client, file string, c *conformanceCase
 			Transcript:    runErr.Transcript,
 		}
 		checkTypedError(t, err, runErr.Reason)
+		var forgeErr forge.ForgeError
+		if !errors.As(err, &forgeErr) {
+			t.Errorf("a run's error is no forge.ForgeError: %T", err)
+		}
 	default:
 		t.Fatalf("the run ended with an error that is no RunFailedError: %v", err)
 	}
@@ -688,6 +720,8 @@ func canonical(t *testing.T, event forge.Event) (canonicalEvent, bool) {
 		}
 	case forge.Queued:
 		kind, fields = "queued", map[string]any{}
+	case forge.RunCompleted:
+		kind, fields = "run_completed", map[string]any{"terminal_tool": e.Result.TerminalTool}
 	default:
 		t.Errorf("event %T has no canonical kind", event)
 		return canonicalEvent{}, false

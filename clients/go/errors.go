@@ -18,6 +18,23 @@ import (
 // without the FAILURE_REASON_ prefix.
 type FailureReason string
 
+// ForgeError is every error this SDK returns about a run or its server (as
+// Python's and TypeScript's ForgeError base class): [*RunFailedError] and
+// its reason-specific types, [*RequestRejectedError] and
+// [*ConnectionLostError]. Errors raised by tool functions
+// ([*ToolResolutionError], [*ToolUnreachableError]) are not. Test with
+//
+//	var fe forge.ForgeError
+//	if errors.As(err, &fe) { ... }
+type ForgeError interface {
+	error
+	forgeError()
+}
+
+func (*RunFailedError) forgeError()       {}
+func (*RequestRejectedError) forgeError() {}
+func (*ConnectionLostError) forgeError()  {}
+
 // The failure reasons of the contract. Each has its own error type.
 const (
 	ReasonToolCall              FailureReason = "TOOL_CALL"               // *ToolCallError
@@ -136,7 +153,7 @@ func (e *ShuttingDownError) Unwrap() error { return e.RunFailedError }
 // runFailed is the typed error of a run_failed message; streamed (the
 // messages received as message_appended) stands in for a transcript the
 // server omitted.
-func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause error) error {
+func runFailed(msg *forgev1.RunFailed, runID string, streamed []*forgev1.Message, cause error) error {
 	reason := FailureReason(strings.TrimPrefix(msg.GetReason().String(), "FAILURE_REASON_"))
 	transcript := msg.GetTranscript()
 	if msg.GetTranscriptOmitted() {
@@ -147,8 +164,8 @@ func runFailed(msg *forgev1.RunFailed, runID string, streamed []*Message, cause 
 		Message:    msg.GetMessage(),
 		Details:    msg.GetDetails(),
 		Iterations: int(msg.GetIterations()),
-		Usage:      msg.GetUsage(),
-		Transcript: transcript,
+		Usage:      usageFromPb(msg.GetUsage()),
+		Transcript: convertAll(transcript, messageFromPb),
 		RunID:      runID,
 	}
 	if reason == ReasonCancelled {

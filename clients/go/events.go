@@ -11,8 +11,9 @@ import (
 // [WithEvents] callback or on [RunStream.Events]: a [RunStarted], [Chunk],
 // [ToolCallStarted], [ToolCallFinished], [ToolCallCancelled],
 // [ApprovalRequested], [ApprovalDecided], [ToolOutputScreened],
-// [MessageAppended], [Compacted] or [Queued]. The run's end is not an event:
-// it is what [RunStream.Wait] (or [Client.Run]) returns.
+// [MessageAppended], [Compacted], [Queued], [Reattached] or, last of a
+// successful run, [RunCompleted] (whose result [RunStream.Wait] and
+// [Client.Run] also return; a failed run ends with no event, only its error).
 type Event interface {
 	isEvent()
 }
@@ -169,6 +170,26 @@ type Queued struct {
 	Preempted bool
 }
 
+// Reattached: the run's stream broke and the SDK took the run over on a new
+// stream (this server or a replica sharing its journal; see [WithReattach]).
+// The events the old stream missed follow; none is delivered twice.
+type Reattached struct {
+	RunID string
+	// AfterSeq is the last event (RunResponse.seq) handled before the break.
+	AfterSeq uint64
+	// Attempts is how many reattach attempts this break took (1: the first
+	// succeeded).
+	Attempts int
+}
+
+// RunCompleted is the last event of a successful run; [RunStream.Wait]
+// returns the same result.
+type RunCompleted struct {
+	Result *RunResult
+}
+
+func (Reattached) isEvent()         {}
+func (RunCompleted) isEvent()       {}
 func (RunStarted) isEvent()         {}
 func (ToolOutputScreened) isEvent() {}
 func (Compacted) isEvent()          {}
@@ -180,3 +201,30 @@ func (ToolCallCancelled) isEvent()  {}
 func (ApprovalRequested) isEvent()  {}
 func (ApprovalDecided) isEvent()    {}
 func (MessageAppended) isEvent()    {}
+
+func compactedFromPb(m *forgev1.Compacted) Compacted {
+	return Compacted{
+		Iteration:      int(m.GetIteration()),
+		Phase:          int(m.GetPhase()),
+		TokensBefore:   int(m.GetTokensBefore()),
+		TokensAfter:    int(m.GetTokensAfter()),
+		MessagesBefore: int(m.GetMessagesBefore()),
+		MessagesAfter:  int(m.GetMessagesAfter()),
+		Strategy:       m.GetStrategy(),
+	}
+}
+
+func toolOutputScreenedFromPb(m *forgev1.ToolOutputScreened) ToolOutputScreened {
+	action := SecretsRedact
+	if m.GetAction() == forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK {
+		action = SecretsBlock
+	}
+	return ToolOutputScreened{
+		CallID:      m.GetCallId(),
+		ToolName:    m.GetToolName(),
+		Action:      action,
+		SecretTypes: m.GetSecretTypes(),
+		Secrets:     int(m.GetSecrets()),
+		Iteration:   int(m.GetIteration()),
+	}
+}

@@ -113,12 +113,13 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 	if cfg.onEvent != nil || cfg.approver != nil || cfg.prior != nil || cfg.labels != nil || cfg.session != "" || cfg.reattachSet || cfg.omit != nil {
 		return nil, errors.New("forge: Guard takes run options only (not WithEvents, WithPriorMessages, WithLabels, WithApprover, WithSession, WithReattach... or WithoutEvents)")
 	}
+	sent := convertAll(messages, messageToPb)
 	res, err := c.rpc.Guard(ctx, &forgev1.GuardRequest{
 		Workflow:       wf.proto(),
 		Options:        cfg.options,
-		Messages:       messages,
+		Messages:       sent,
 		ReplyText:      reply.Text,
-		ReplyToolCalls: reply.ToolCalls,
+		ReplyToolCalls: convertAll(reply.ToolCalls, toolCallToPb),
 	})
 	if err != nil {
 		return nil, rpcError(err)
@@ -144,7 +145,7 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 		return out, nil
 	case *forgev1.GuardResponse_Retry:
 		return GuardRetry{
-			Messages: v.Retry.GetMessages(),
+			Messages: convertAll(v.Retry.GetMessages(), messageFromPb),
 			Reason:   v.Retry.GetReason(),
 			Attempt:  int(v.Retry.GetAttempt()),
 		}, nil
@@ -161,7 +162,7 @@ func (c *Client) Guard(ctx context.Context, wf *Workflow, messages []*Message, r
 			failed = proto.Clone(failed).(*forgev1.RunFailed)
 			failed.TranscriptOmitted = true
 		}
-		return nil, runFailed(failed, "", messages, nil)
+		return nil, runFailed(failed, "", sent, nil)
 	}
 	return nil, fmt.Errorf("forge: the server's Guard answer holds no verdict")
 }

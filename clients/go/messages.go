@@ -2,14 +2,6 @@ package forge
 
 import forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 
-// Message is one message of a run's conversation, as the server keeps it.
-// Persist the non-transient ones (see [RunResult.Conversation]) and pass them
-// back with [WithPriorMessages] to continue a conversation.
-type Message = forgev1.Message
-
-// ToolCall is one tool invocation inside an assistant message.
-type ToolCall = forgev1.ToolCall
-
 // Role is the chat role of a [Message].
 type Role = forgev1.Role
 
@@ -38,16 +30,6 @@ const (
 	MessageSummary           MessageType = forgev1.MessageType_MESSAGE_TYPE_SUMMARY
 )
 
-// Usage is the token and time accounting of a run, summed from the backend's
-// own reports.
-type Usage = forgev1.Usage
-
-// IterationUsage is one model call's accounting (see [Usage].Iterations).
-type IterationUsage = forgev1.IterationUsage
-
-// ServerInfo describes what a server runs on (see [Client.ServerInfo]).
-type ServerInfo = forgev1.GetServerInfoResponse
-
 // Gpu is a GPU the server sees (see [ServerInfo].Gpus).
 type Gpu = forgev1.Gpu
 
@@ -73,4 +55,23 @@ func Persistent(transcript []*Message) []*Message {
 		}
 	}
 	return out
+}
+
+// withResult returns the final transcript with the terminal result put back
+// in its message: the server sends that content once, as RunCompleted.result.
+func withResult(m *forgev1.RunCompleted) []*Message {
+	transcript := convertAll(m.GetTranscript(), messageFromPb)
+	for i := len(transcript) - 1; i >= 0; i-- {
+		msg := transcript[i]
+		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
+			continue
+		}
+		if msg.GetContent() == "" {
+			filled := *msg
+			filled.Content = m.GetResult()
+			transcript[i] = &filled
+		}
+		break
+	}
+	return transcript
 }

@@ -107,7 +107,7 @@ func (l *runLoop) lostWhileReattaching(cause error) error {
 // run_started was read.
 func (l *runLoop) reattach(ctx context.Context, gen int, runID string, afterSeq uint64, broke error, limit time.Duration, prestart bool) {
 	r := l.tryReattach(ctx, runID, afterSeq, broke, limit, prestart)
-	r.gen = gen
+	r.gen, r.afterSeq = gen, afterSeq
 	select {
 	case l.reattached <- r:
 	case <-l.finished:
@@ -158,6 +158,7 @@ func (l *runLoop) tryReattach(ctx context.Context, runID string, afterSeq uint64
 			r, err = l.attemptStart()
 		}
 		if err == nil {
+			r.attempts = attempts
 			return r
 		}
 		last = err

@@ -228,6 +228,33 @@ func (e *eventLog) add(ev forge.Event) {
 
 // check fails t if an event was delivered twice, and returns the calls'
 // ids in order.
+// checkReattachedEvents: one Reattached event per break, naming the run
+// and the attempts it took, and RunCompleted last with the run's result.
+func checkReattachedEvents(t *testing.T, e *eventLog, res *forge.RunResult, breaks int) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var reattached []forge.Reattached
+	for _, ev := range e.events {
+		if r, ok := ev.(forge.Reattached); ok {
+			reattached = append(reattached, r)
+		}
+	}
+	if len(reattached) != breaks {
+		t.Errorf("%d Reattached events, want %d: %+v", len(reattached), breaks, reattached)
+	}
+	for _, r := range reattached {
+		if r.RunID != res.RunID || r.Attempts < 1 || r.AfterSeq == 0 {
+			t.Errorf("Reattached %+v, want run %s, after a seq, with at least one attempt", r, res.RunID)
+		}
+	}
+	if n := len(e.events); n == 0 {
+		t.Error("no events")
+	} else if done, ok := e.events[n-1].(forge.RunCompleted); !ok || done.Result != res {
+		t.Errorf("the last event is %T, want RunCompleted with the run's result", e.events[n-1])
+	}
+}
+
 func (e *eventLog) check(t *testing.T) []string {
 	t.Helper()
 	e.mu.Lock()
@@ -385,6 +412,7 @@ func TestReattachAfterNetworkBreak(t *testing.T) {
 		}
 		runs.want(t, "Paris", "Oslo", "report")
 		events.check(t)
+		checkReattachedEvents(t, &events, res, 2)
 		if n := proxy.connections(); n < 3 {
 			t.Errorf("%d connections through the proxy, want 3 (two reattaches)", n)
 		}
@@ -938,7 +966,11 @@ func TestReattachDeliversEachEventOnce(t *testing.T) {
 	for _, e := range events.events {
 		counts[fmt.Sprintf("%T", e)]++
 	}
-	want := map[string]int{"forge.RunStarted": 1, "forge.ToolCallStarted": 1, "forge.ToolCallFinished": 1, "forge.MessageAppended": 1}
+	want := map[string]int{
+		"forge.RunStarted": 1, "forge.ToolCallStarted": 1, "forge.ToolCallFinished": 1, "forge.MessageAppended": 1,
+		// The break, once, and the run's end.
+		"forge.Reattached": 1, "forge.RunCompleted": 1,
+	}
 	if !maps.Equal(counts, want) {
 		t.Errorf("events %v, want %v", counts, want)
 	}

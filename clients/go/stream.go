@@ -11,7 +11,6 @@ import (
 
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 )
 
 // How long a run whose context was cancelled waits for the server to confirm
@@ -129,6 +128,10 @@ type reattached struct {
 	stop   context.CancelFunc
 	first  *forgev1.RunResponse
 	err    error
+	// afterSeq: the last event handled before the break; attempts: the
+	// reattach attempts it took (for the Reattached event).
+	afterSeq uint64
+	attempts int
 }
 
 type toolDone struct {
@@ -215,7 +218,8 @@ type runLoop struct {
 	// streamed: the prior messages, then those received as
 	// message_appended, in order; they stand in for a final transcript the
 	// server omitted for size.
-	streamed []*Message
+	// Kept as received: converted only when that transcript is needed.
+	streamed []*forgev1.Message
 
 	runID       string
 	cancelled   bool
@@ -224,6 +228,11 @@ type runLoop struct {
 	streamEnded bool
 	// abandoned: the server did not confirm a cancellation in time.
 	abandoned bool
+	// reattach: the Reattached event of the stream attached last, emitted
+	// when its run_started arrives; held until the run's own RunStarted
+	// when the first stream broke before that one was read.
+	reattachEvent *Reattached
+	heldReattach  *Reattached
 }
 
 func (s *RunStream) run(ctx, base context.Context, stream runStream, stop context.CancelFunc, start *forgev1.StartRun) {
@@ -248,7 +257,7 @@ func (s *RunStream) run(ctx, base context.Context, stream runStream, stop contex
 		startID:    start.GetRunId(),
 		toolCtx:    toolCtx,
 		// The server sends prior messages back only in a full transcript.
-		streamed:  append([]*Message(nil), start.GetPriorMessages()...),
+		streamed:  append([]*forgev1.Message(nil), start.GetPriorMessages()...),
 		endTools:  endTools,
 		pending:   map[string]*pendingCall{},
 		toolNames: map[string]string{},
@@ -363,20 +372,7 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 				return res, err
 			}
 		case r := <-l.reattached:
-			if r.gen != l.gen {
-				if r.stop != nil {
-					r.stop()
-				}
-				continue
-			}
-			if r.err != nil {
-				return nil, r.err
-			}
-			l.attach(r)
-			if r.first == nil {
-				continue // the start, sent again
-			}
-			if res, err, end := l.handle(r.first); end {
+			if res, err, end := l.reattachedStream(r); end {
 				return res, err
 			}
 		case d := <-l.toolsOut:
@@ -413,6 +409,27 @@ func (l *runLoop) loop(start *forgev1.StartRun) (*RunResult, error) {
 			}}
 		}
 	}
+}
+
+// reattachedStream takes over the stream a reattach opened and handles its
+// first message, or ends the run with the reattach's error; the stream of a
+// reattach made stale by a later break is closed.
+func (l *runLoop) reattachedStream(r reattached) (res *RunResult, err error, end bool) {
+	if r.gen != l.gen {
+		if r.stop != nil {
+			r.stop()
+		}
+		return nil, nil, false
+	}
+	if r.err != nil {
+		return nil, r.err, true
+	}
+	l.attach(r)
+	l.reattachEvent = &Reattached{AfterSeq: r.afterSeq, Attempts: r.attempts}
+	if r.first == nil {
+		return nil, nil, false // the start, sent again
+	}
+	return l.handle(r.first)
 }
 
 func (l *runLoop) emit(e Event) {
@@ -458,30 +475,7 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 	}
 	switch kind := msg.GetKind().(type) {
 	case *forgev1.RunResponse_RunStarted:
-		m := kind.RunStarted
-		l.started = true
-		if grace := m.GetReattachGraceS(); grace > 0 || !m.GetReattached() {
-			l.grace = time.Duration(grace) * time.Second
-		}
-		if m.GetReattached() {
-			// It opens a reattached stream: the run's own RunStarted was
-			// delivered already, or follows (seq 1) when the first stream
-			// broke before it arrived.
-			return nil, nil, false
-		}
-		l.runID = m.GetRunId()
-		l.s.mu.Lock()
-		l.s.runID = l.runID
-		l.s.mu.Unlock()
-		l.emit(RunStarted{
-			RunID:               m.GetRunId(),
-			Backend:             m.GetBackend(),
-			Model:               m.GetModel(),
-			ContextBudgetTokens: int(m.GetContextBudgetTokens()),
-			ToolCallMode:        m.GetToolCallMode(),
-			BackendChain:        m.GetBackendChain(),
-			ReattachGrace:       l.grace,
-		})
+		l.runStarted(kind.RunStarted)
 	case *forgev1.RunResponse_Chunk:
 		m := kind.Chunk
 		l.emit(Chunk{Type: m.GetType(), Content: m.GetContent(), Iteration: int(m.GetIteration())})
@@ -494,58 +488,87 @@ func (l *runLoop) handle(msg *forgev1.RunResponse) (res *RunResult, err error, e
 	case *forgev1.RunResponse_MessageAppended:
 		m := kind.MessageAppended
 		l.streamed = append(l.streamed, m.GetMessage())
-		l.emit(MessageAppended{Message: m.GetMessage(), Index: int(m.GetIndex())})
-	case *forgev1.RunResponse_Compacted:
-		m := kind.Compacted
-		l.emit(Compacted{
-			Iteration:      int(m.GetIteration()),
-			Phase:          int(m.GetPhase()),
-			TokensBefore:   int(m.GetTokensBefore()),
-			TokensAfter:    int(m.GetTokensAfter()),
-			MessagesBefore: int(m.GetMessagesBefore()),
-			MessagesAfter:  int(m.GetMessagesAfter()),
-			Strategy:       m.GetStrategy(),
-		})
-	case *forgev1.RunResponse_ToolOutputScreened:
-		m := kind.ToolOutputScreened
-		action := SecretsRedact
-		if m.GetAction() == forgev1.ToolOutputPolicy_TOOL_OUTPUT_POLICY_BLOCK {
-			action = SecretsBlock
+		if !l.s.discard {
+			l.emit(MessageAppended{Message: messageFromPb(m.GetMessage()), Index: int(m.GetIndex())})
 		}
-		l.emit(ToolOutputScreened{
-			CallID:      m.GetCallId(),
-			ToolName:    m.GetToolName(),
-			Action:      action,
-			SecretTypes: m.GetSecretTypes(),
-			Secrets:     int(m.GetSecrets()),
-			Iteration:   int(m.GetIteration()),
-		})
+	case *forgev1.RunResponse_Compacted:
+		l.emit(compactedFromPb(kind.Compacted))
+	case *forgev1.RunResponse_ToolOutputScreened:
+		l.emit(toolOutputScreenedFromPb(kind.ToolOutputScreened))
 	case *forgev1.RunResponse_Queued:
 		m := kind.Queued
 		l.emit(Queued{Position: int(m.GetPosition()), Iteration: int(m.GetIteration()), Preempted: m.GetPreempted()})
 	case *forgev1.RunResponse_RunCompleted:
-		m := kind.RunCompleted
-		value, ok := l.values[m.GetTerminalCallId()]
-		if !ok {
-			value = m.GetResult()
-		}
-		transcript := withResult(m)
-		if m.GetTranscriptOmitted() {
-			transcript = l.streamed
-		}
-		return &RunResult{
-			RunID:        l.runID,
-			TerminalTool: m.GetTerminalTool(),
-			Value:        value,
-			Output:       m.GetResult(),
-			Iterations:   int(m.GetIterations()),
-			Usage:        m.GetUsage(),
-			Transcript:   transcript,
-		}, nil, true
+		result := l.runCompleted(kind.RunCompleted)
+		return result, nil, true
 	case *forgev1.RunResponse_RunFailed:
 		return nil, runFailed(kind.RunFailed, l.runID, l.streamed, l.cancelCause), true
 	}
 	return nil, nil, false
+}
+
+// runStarted handles a run_started: the run's own (its RunStarted event), or
+// one that opens a reattached stream (its Reattached event).
+func (l *runLoop) runStarted(m *forgev1.RunStarted) {
+	l.started = true
+	if grace := m.GetReattachGraceS(); grace > 0 || !m.GetReattached() {
+		l.grace = time.Duration(grace) * time.Second
+	}
+	if m.GetReattached() {
+		// It opens a reattached stream: the run's own RunStarted was
+		// delivered already, or follows (seq 1) when the first stream
+		// broke before it arrived (the Reattached event waits for it).
+		if ev := l.reattachEvent; ev != nil {
+			l.reattachEvent = nil
+			ev.RunID = m.GetRunId()
+			if l.runID == "" {
+				l.heldReattach = ev
+			} else {
+				l.emit(*ev)
+			}
+		}
+		return
+	}
+	l.runID = m.GetRunId()
+	l.s.mu.Lock()
+	l.s.runID = l.runID
+	l.s.mu.Unlock()
+	l.emit(RunStarted{
+		RunID:               m.GetRunId(),
+		Backend:             m.GetBackend(),
+		Model:               m.GetModel(),
+		ContextBudgetTokens: int(m.GetContextBudgetTokens()),
+		ToolCallMode:        m.GetToolCallMode(),
+		BackendChain:        m.GetBackendChain(),
+		ReattachGrace:       l.grace,
+	})
+	if ev := l.heldReattach; ev != nil {
+		l.heldReattach = nil
+		l.emit(*ev)
+	}
+}
+
+// runCompleted is the run's result, also its last event (RunCompleted).
+func (l *runLoop) runCompleted(m *forgev1.RunCompleted) *RunResult {
+	value, ok := l.values[m.GetTerminalCallId()]
+	if !ok {
+		value = m.GetResult()
+	}
+	transcript := withResult(m)
+	if m.GetTranscriptOmitted() {
+		transcript = convertAll(l.streamed, messageFromPb)
+	}
+	result := &RunResult{
+		RunID:        l.runID,
+		TerminalTool: m.GetTerminalTool(),
+		Value:        value,
+		Output:       m.GetResult(),
+		Iterations:   int(m.GetIterations()),
+		Usage:        usageFromPb(m.GetUsage()),
+		Transcript:   transcript,
+	}
+	l.emit(RunCompleted{Result: result})
+	return result
 }
 
 // dispatch starts the tool function of a tool-call request in its own
@@ -577,7 +600,12 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 	}
 	p := l.newPending(name)
 	l.pending[callID] = p
-	timed := p.ctx
+	timed := withToolCall(p.ctx, ToolCallInfo{
+		CallID:    callID,
+		ToolName:  name,
+		RunID:     l.runID,
+		Iteration: int(req.GetIteration()),
+	})
 	tool := l.s.wf.Tool(name)
 	go func() {
 		var d toolDone
@@ -602,110 +630,6 @@ func (l *runLoop) toolCallCancelled(m *forgev1.ToolCallCancelled) {
 		p.cancel(ErrToolTimeout)
 	}
 	l.emit(ev)
-}
-
-// newPending is the context of a tool call or approval: cancelled when the
-// run ends or is cancelled, and when the server stops waiting for it.
-func (l *runLoop) newPending(name string) *pendingCall {
-	callCtx, cancel := context.WithCancelCause(l.toolCtx)
-	timed, stopTimer := context.WithTimeoutCause(callCtx, l.s.toolTimeout, ErrToolTimeout)
-	return &pendingCall{
-		name: name,
-		ctx:  timed,
-		cancel: func(cause error) {
-			cancel(cause)
-			stopTimer()
-		},
-		started: time.Now(),
-	}
-}
-
-// ask runs the approver of an approval request in its own goroutine; with
-// none configured the call is denied.
-func (l *runLoop) ask(req *forgev1.ApprovalRequest) {
-	args := map[string]any{}
-	if err := json.Unmarshal([]byte(req.GetArgumentsJson()), &args); err != nil || args == nil {
-		args = map[string]any{}
-	}
-	ar := ApprovalRequest{
-		CallID:    req.GetCallId(),
-		ToolName:  req.GetToolName(),
-		Arguments: args,
-		Iteration: int(req.GetIteration()),
-	}
-	if decision := l.decisions[ar.CallID]; decision != nil {
-		l.send(decision) // asked again after a reattach
-		return
-	}
-	if l.askedFor[ar.CallID] {
-		return // the approver is still deciding
-	}
-	l.askedFor[ar.CallID] = true
-	l.emit(ApprovalRequested{ar})
-	if l.cancelled {
-		// The server is already cancelling; it will not wait for a decision.
-		l.emit(ApprovalDecided{CallID: ar.CallID, ToolName: ar.ToolName, Err: ErrRunCancelled, Discarded: true})
-		return
-	}
-	p := l.newPending(ar.ToolName)
-	l.asking[ar.CallID] = p
-	approver := l.s.approver
-	go func() {
-		d := approvalDone{callID: ar.CallID, approval: Approval{Reason: noApproverReason}}
-		if approver != nil {
-			d.approval, d.err = callApprover(p.ctx, approver, ar)
-		}
-		select {
-		case l.decided <- d:
-		case <-l.finished:
-		}
-	}()
-}
-
-func callApprover(ctx context.Context, fn Approver, req ApprovalRequest) (a Approval, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a, err = Approval{}, fmt.Errorf("the approver of %s panicked: %v", req.ToolName, r)
-		}
-	}()
-	return fn(ctx, req)
-}
-
-// approvalDecided sends an approver's decision to the server, unless the
-// server no longer waits for it. An error denies the call.
-func (l *runLoop) approvalDecided(d approvalDone) {
-	p := l.asking[d.callID]
-	if p == nil {
-		return
-	}
-	delete(l.asking, d.callID)
-	discard := l.cancelled || p.ctx.Err() != nil
-	p.cancel(nil)
-	a := d.approval
-	if d.err != nil {
-		a = Approval{Reason: d.err.Error()}
-		if a.Reason == "" {
-			a.Reason = "the approver failed"
-		}
-	}
-	decision := &forgev1.RunRequest{Kind: &forgev1.RunRequest_Approval{Approval: &forgev1.ApprovalDecision{
-		CallId:   d.callID,
-		Approved: a.Approved,
-		Reason:   a.Reason,
-	}}}
-	// Kept for the run's lifetime: sent again if the server asks again.
-	l.decisions[d.callID] = decision
-	if !discard {
-		l.send(decision)
-	}
-	l.emit(ApprovalDecided{
-		CallID:    d.callID,
-		ToolName:  p.name,
-		Approved:  a.Approved,
-		Reason:    a.Reason,
-		Err:       d.err,
-		Discarded: discard,
-	})
 }
 
 // toolFinished sends a tool's result to the server, unless the server no
@@ -765,23 +689,4 @@ func (l *runLoop) cancel(reason string, cause error) {
 	for _, p := range l.asking {
 		p.cancel(ErrRunCancelled)
 	}
-}
-
-// withResult returns the final transcript with the terminal result put back
-// in its message: the server sends that content once, as RunCompleted.result.
-func withResult(m *forgev1.RunCompleted) []*Message {
-	transcript := m.GetTranscript()
-	for i := len(transcript) - 1; i >= 0; i-- {
-		msg := transcript[i]
-		if msg.GetRole() != forgev1.Role_ROLE_TOOL || msg.GetToolCallId() != m.GetTerminalCallId() {
-			continue
-		}
-		if msg.GetContent() == "" {
-			filled := proto.Clone(msg).(*Message)
-			filled.Content = m.GetResult()
-			transcript = append(append(append([]*Message{}, transcript[:i]...), filled), transcript[i+1:]...)
-		}
-		break
-	}
-	return transcript
 }

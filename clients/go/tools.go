@@ -219,3 +219,27 @@ func encodeOutput(v any) (string, error) {
 	}
 	return string(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
+
+// ToolCallInfo is the call a tool function is running for, read from its
+// context with [ToolCallFromContext].
+type ToolCallInfo struct {
+	CallID   string
+	ToolName string
+	RunID    string
+	// Iteration is the loop iteration that produced the call.
+	Iteration int
+}
+
+type toolCallKey struct{}
+
+// ToolCallFromContext returns the call a tool function's ctx belongs to (its
+// call id, tool name, run id); ok is false outside a run's tool call (e.g. a
+// direct [Tool.Call]). Tool signatures stay as they are.
+func ToolCallFromContext(ctx context.Context) (info ToolCallInfo, ok bool) {
+	info, ok = ctx.Value(toolCallKey{}).(ToolCallInfo)
+	return info, ok
+}
+
+func withToolCall(ctx context.Context, info ToolCallInfo) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, info)
+}

@@ -25,11 +25,13 @@ from forge_client import (
     Compacted,
     Event,
     ForgeClient,
+    ForgeError,
     Message,
     MessageAppended,
     MessageType,
     Queued,
     Role,
+    RunCompleted,
     RunFailedError,
     RunOptions,
     RunStarted,
@@ -42,6 +44,7 @@ from forge_client import (
     ToolUnreachableError,
     Workflow,
     add_mcp_tools,
+    current_tool_call,
 )
 from forge_client.tools import Prerequisite
 from forge_core.llama_host.process import free_port
@@ -73,6 +76,8 @@ class ScriptedTools:
     def __init__(self, behaviours: dict[str, list[dict[str, Any]]]) -> None:
         self.behaviours = behaviours
         self.calls: dict[str, int] = {}
+        # The run's id as its run_started event gave it (returns_context).
+        self.run_id = ""
 
     def handler(self, name: str) -> Any:
         async def run(args: dict[str, Any]) -> str:
@@ -88,6 +93,11 @@ class ScriptedTools:
                 raise ToolResolutionError(step["raises_resolution"])
             if "raises_unreachable" in step:
                 raise ToolUnreachableError(step["raises_unreachable"])
+            if step.get("returns_context"):
+                call = current_tool_call()
+                assert call is not None, "a tool function runs without its call's context"
+                run = "same_run" if call.run_id == self.run_id else f"run {call.run_id!r}"
+                return f"{call.call_id}|{call.tool_name}|{run}"
             return str(step.get("returns", ""))
 
         return run
@@ -323,6 +333,8 @@ def canonical(event: Event) -> dict[str, Any]:
             }
         case Queued():
             kind, fields = "queued", {}
+        case RunCompleted():
+            kind, fields = "run_completed", {"terminal_tool": event.result.terminal_tool}
         case _:
             raise AssertionError(f"{type(event).__name__} has no canonical kind")
     assert set(fields) == CANONICAL_FIELDS[kind], kind
@@ -384,6 +396,8 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
         try:
             async for event in stream:
                 surfaced.append(canonical(event))
+                if isinstance(event, RunStarted):
+                    tools.run_id = event.run_id
                 if isinstance(event, ToolCallStarted):
                     tool_calls.append({"name": event.tool_name, "args": event.arguments})
                     if cancel_after is not None and len(tool_calls) == cancel_after:
@@ -393,6 +407,7 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
                 elif isinstance(event, MessageAppended):
                     message_types.append(type_name(event.message.type))
         except RunFailedError as err:
+            assert isinstance(err, ForgeError), "a run's error is the SDK's ForgeError"
             outcome = {
                 "outcome": "failed",
                 "failure_reason": err.reason,
@@ -402,10 +417,7 @@ async def test_conformance_case(conformance_server: str, name: str) -> None:
             }
         else:
             assert stream.result is not None
-            # The Python SDK surfaces the run's end as its result, not an event.
-            surfaced.append(
-                {"kind": "run_completed", "fields": {"terminal_tool": stream.result.terminal_tool}}
-            )
+            assert surfaced[-1]["kind"] == "run_completed", "run_completed is the last event"
             outcome = {
                 "outcome": "completed",
                 "terminal_tool": stream.result.terminal_tool,

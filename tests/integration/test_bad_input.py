@@ -32,7 +32,7 @@ from forge_client import (
     ShuttingDownError,
     Workflow,
 )
-from forge_client.client import _rejected
+from forge_client.errors import rejected_error as _rejected
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_server.app import ForgeServer, ServerOptions
 from tests.helpers import address, running_server, settled

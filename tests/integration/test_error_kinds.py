@@ -27,7 +27,7 @@ from forge_client import (
     ToolExecutionError,
     Workflow,
 )
-from forge_client.client import _rejected
+from forge_client.errors import rejected_error as _rejected
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.llama_host.process import free_port
 from tests.helpers import address, running_server, wait_for_server

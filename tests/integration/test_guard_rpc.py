@@ -15,7 +15,7 @@ from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
 from forge.v1 import messages_pb2 as mpb
 from forge.v1 import workflow_pb2 as wpb
-from forge_client.client import _rejected
+from forge_client.errors import rejected_error as _rejected
 from forge_core.backends.scripted import ScriptedBackend
 from tests.helpers import address, running_server
 from tests.integration.test_run_stream import weather_workflow

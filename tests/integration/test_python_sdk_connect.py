@@ -10,11 +10,20 @@ import logging
 
 import pytest
 
-from forge_client import ConnectionLostError, ForgeClient, ServerUnreachableError
+from forge_client import (
+    ConnectionLostError,
+    Event,
+    ForgeClient,
+    RunCompleted,
+    ServerUnreachableError,
+    ToolCallContext,
+    Workflow,
+    current_tool_call,
+)
 from forge_core.backends.scripted import ScriptedBackend
 from forge_core.llama_host.process import free_port
 from forge_server.app import ServerOptions
-from tests.helpers import running_server
+from tests.helpers import address, running_server
 from tests.integration.test_run_stream import WEATHER_SCRIPT, weather_workflow
 
 # Bounds the tests' waits only (the old SDK tried for 30 s).
@@ -64,3 +73,57 @@ async def test_a_server_that_answered_once_is_a_restart_not_unreachable() -> Non
         with pytest.raises(ConnectionLostError) as failed:
             await asyncio.wait_for(client.run(weather_workflow([]), "Weather?"), HANG_S)
     assert not isinstance(failed.value, ServerUnreachableError)
+
+
+async def test_wait_for_ready_waits_for_a_server_that_starts_later() -> None:
+    """wait_for_ready (gRPC's wait_for_ready, as Go's WithWaitForServer and
+    TypeScript's waitForReady): the call waits for the server to come up
+    instead of failing at once, then returns its ServerInfo."""
+    port = free_port()
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    async with ForgeClient(f"127.0.0.1:{port}") as client:
+        ready = asyncio.ensure_future(client.wait_for_ready(timeout_s=HANG_S))
+        await asyncio.sleep(1.0)  # nothing listens yet: still waiting, not failed
+        assert not ready.done()
+        async with running_server(backend, ServerOptions(host="127.0.0.1", port=port)):
+            info = await asyncio.wait_for(ready, HANG_S)
+    assert info.backend
+
+
+async def test_wait_for_ready_names_the_address_when_no_server_comes() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    async with ForgeClient(address) as client:
+        with pytest.raises(ServerUnreachableError) as failed:
+            await asyncio.wait_for(client.wait_for_ready(timeout_s=0.5), HANG_S)
+    assert f"no Forge server answered at {address} within 0.5s" in str(failed.value)
+
+
+async def test_a_synchronous_tool_reads_its_call_and_the_run_ends_with_run_completed() -> None:
+    """current_tool_call() in a sync tool (run in a worker thread: the
+    context travels with it), None outside a call; RunCompleted is the last
+    event and carries the run's result."""
+    backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
+    seen: list[ToolCallContext | None] = []
+    wf = Workflow("weather", "Look up weather and report it.")
+
+    @wf.tool(required=True)
+    def get_weather(city: str) -> str:
+        """Get current weather for a city."""
+        seen.append(current_tool_call())
+        return f"72F and sunny in {city}"
+
+    @wf.tool(terminal=True)
+    def report_weather(city: str, weather: str) -> str:
+        """Report the weather."""
+        seen.append(current_tool_call())
+        return weather
+
+    events: list[Event] = []
+    async with running_server(backend) as server, ForgeClient(address(server)) as client:
+        result = await client.run(wf, "Weather in Paris?", on_event=events.append)
+    assert [(c.call_id, c.tool_name, c.run_id) for c in seen if c is not None] == [
+        ("call_1", "get_weather", result.run_id),
+        ("call_2", "report_weather", result.run_id),
+    ]
+    assert current_tool_call() is None
+    assert isinstance(events[-1], RunCompleted) and events[-1].result is result

@@ -21,7 +21,7 @@ import pytest
 
 from forge.v1 import forge_service_pb2 as pb
 from forge.v1 import forge_service_pb2_grpc as pb_grpc
-from forge_client.client import _rejected
+from forge_client.errors import rejected_error as _rejected
 from forge_core.backends.scripted import ScriptedBackend
 from forge_server.app import ForgeServer, ServerOptions
 from forge_server.journal.sqlite import SqliteJournal

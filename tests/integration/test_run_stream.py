@@ -377,7 +377,7 @@ async def test_unknown_call_id_is_rejected_and_other_streams_continue() -> None:
 
 
 async def test_unknown_call_id_error_names_the_field_through_the_sdk_parser() -> None:
-    from forge_client.client import _rpc_error
+    from forge_client.errors import rpc_error as _rpc_error
 
     backend = ScriptedBackend(scripts={"weather": WEATHER_SCRIPT})
     async with running_server(backend) as server:
@@ -431,7 +431,7 @@ async def test_invalid_workflow_is_rejected_naming_the_field(mutate: object, fie
             await run.write(pb.RunRequest(start=pb.StartRun(workflow=proto, user_message="hi")))
             with pytest.raises(grpc.aio.AioRpcError) as rejected:
                 await run.read()
-            from forge_client.client import _rpc_error
+            from forge_client.errors import rpc_error as _rpc_error
 
             err = _rpc_error(rejected.value)
         # The server is still healthy for the next caller.
@@ -643,7 +643,7 @@ async def test_a_schema_that_points_at_a_local_file_is_rejected_and_nothing_is_r
             await run.write(pb.RunRequest(start=pb.StartRun(workflow=proto, user_message="hi")))
             with pytest.raises(grpc.aio.AioRpcError) as rejected:
                 await run.read()
-    from forge_client.client import _rpc_error
+    from forge_client.errors import rpc_error as _rpc_error
 
     err = _rpc_error(rejected.value)
     assert isinstance(err, RequestRejectedError)

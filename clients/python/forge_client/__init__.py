@@ -1,28 +1,7 @@
 """Forge Python SDK: register Python functions as tools, run guarded workflows
 on a Forge server over one bidirectional gRPC stream per run."""
 
-from forge_client.client import (
-    Approval,
-    ApprovalDecided,
-    ApprovalRequested,
-    Approver,
-    Chunk,
-    Coercion,
-    Compacted,
-    Event,
-    ForgeClient,
-    MessageAppended,
-    Queued,
-    Reattached,
-    RunOptions,
-    RunResult,
-    RunStarted,
-    RunStream,
-    ToolCallCancelled,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolOutputScreened,
-)
+from forge_client.client import ForgeClient
 from forge_client.errors import (
     BackendError,
     ConnectionLostError,
@@ -44,6 +23,26 @@ from forge_client.errors import (
     ToolUnreachableError,
     WorkflowCancelledError,
 )
+from forge_client.events import (
+    Approval,
+    ApprovalDecided,
+    ApprovalRequested,
+    Approver,
+    Chunk,
+    Coercion,
+    Compacted,
+    Event,
+    MessageAppended,
+    Queued,
+    Reattached,
+    RunCompleted,
+    RunResult,
+    RunStarted,
+    ToolCallCancelled,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutputScreened,
+)
 from forge_client.guard import GuardCalls, GuardDone, GuardedCall, GuardRetry, GuardVerdict
 from forge_client.mcp import McpTool, add_mcp_tools, mcp_tool_result
 from forge_client.messages import (
@@ -58,7 +57,15 @@ from forge_client.messages import (
     ToolCall,
     Usage,
 )
-from forge_client.tools import Prerequisite, Tool, tool_from_function
+from forge_client.options import RunOptions
+from forge_client.stream import RunStream
+from forge_client.tools import (
+    Prerequisite,
+    Tool,
+    ToolCallContext,
+    current_tool_call,
+    tool_from_function,
+)
 from forge_client.workflow import Workflow
 
 __all__ = [
@@ -98,6 +105,7 @@ __all__ = [
     "Reattached",
     "RequestRejectedError",
     "Role",
+    "RunCompleted",
     "RunFailedError",
     "RunOptions",
     "RunResult",
@@ -110,6 +118,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallCancelled",
+    "ToolCallContext",
     "ToolCallError",
     "ToolCallFinished",
     "ToolCallStarted",
@@ -121,6 +130,7 @@ __all__ = [
     "Workflow",
     "WorkflowCancelledError",
     "add_mcp_tools",
+    "current_tool_call",
     "mcp_tool_result",
     "tool_from_function",
 ]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
 from forge.v1 import forge_service_pb2 as pb
 from forge_client.convert import message_from_pb, usage_from_pb
 from forge_client.messages import Message, Usage
@@ -163,3 +168,32 @@ class McpToolError(Exception):
     """Raised by an MCP tool's callable: the server answered `isError`, or the
     call timed out or lost its connection. Like any tool exception it becomes
     a tool error the model sees; the message names the cause."""
+
+
+def rpc_error(exc: grpc.aio.AioRpcError) -> Exception:
+    """The SDK's error for a failed RPC: ConnectionLostError when the
+    transport failed, else the server's refusal (RequestRejectedError)."""
+    rejected = rejected_error(exc.code(), exc.details() or "", exc.trailing_metadata())
+    # A typed reason means the server refused (e.g. SHUTTING_DOWN,
+    # AUTH_UNAVAILABLE); without one, the transport failed.
+    if (
+        exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        and not rejected.reason
+    ):
+        return ConnectionLostError(f"{exc.code().name}: {exc.details()}")
+    return rejected
+
+
+def rejected_error(code: grpc.StatusCode, details: str, trailers: Any) -> RequestRejectedError:
+    """A status with its google.rpc.ErrorInfo (reason, field) from the trailers."""
+    reason, field_path = "", ""
+    for key, value in trailers or ():
+        if key != "grpc-status-details-bin":
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                reason = info.reason
+                field_path = info.metadata.get("field", "")
+    return RequestRejectedError(code.name, reason, field_path, details)

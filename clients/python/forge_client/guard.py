@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from forge.v1 import forge_service_pb2 as pb
-from forge_client.client import Coercion
 from forge_client.convert import message_from_pb
 from forge_client.errors import ForgeError
+from forge_client.events import Coercion
 from forge_client.messages import Message, MessageType, Role, ToolCall
 
 # How a failed tool call reads in the conversation: the server counts a tool

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import re
@@ -15,6 +16,35 @@ from typing import Any, get_type_hints
 
 import pydantic
 from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    """The call a tool function is running for (current_tool_call())."""
+
+    call_id: str
+    tool_name: str
+    run_id: str
+    # The loop iteration that produced the call.
+    iteration: int
+
+
+_CURRENT_CALL: contextvars.ContextVar[ToolCallContext | None] = contextvars.ContextVar(
+    "forge_tool_call", default=None
+)
+
+
+def current_tool_call() -> ToolCallContext | None:
+    """The call the running tool function serves (its call id, run id...);
+    None outside a tool call. A contextvar: existing tool signatures stay as
+    they are, and synchronous tools (run in a worker thread) see it too."""
+    return _CURRENT_CALL.get()
+
+
+def set_current_tool_call(call: ToolCallContext) -> None:
+    """Set by the run's stream in the task that runs the call (the task's
+    own context: other calls are not affected)."""
+    _CURRENT_CALL.set(call)
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,21 @@
 /** One run in progress: its gRPC stream, the tool calls and approvals it runs here, its events. */
 
-import { type MessageInitShape, create } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type ApprovalRequest as PbApprovalRequest,
-  type RunRequestSchema,
   type RunResponse,
+  type RunStarted,
   type StartRun,
   type ToolCallRequest,
-  ToolErrorKind,
 } from "./gen/forge/v1/forge_service_pb.js";
 import {
   ConnectionLostError,
   type ForgeError,
-  RequestRejectedError,
-  ToolResolutionError,
-  ToolUnreachableError,
   WorkflowCancelledError,
   fromTransportError,
   runFailedFromPb,
 } from "./errors.js";
 import {
-  type ApprovalRequest,
   type ApprovalRequestedEvent,
   type ForgeEvent,
   type ReattachedEvent,
@@ -37,159 +32,19 @@ import {
   toolOutputScreenedFromPb,
 } from "./events.js";
 import { type Message as PbMessage, MessageSchema } from "./gen/forge/v1/messages_pb.js";
-import { type Message, messageFromPb, usageFromPb } from "./messages.js";
+import { type Message, messageFromPb } from "./messages.js";
 import { AsyncQueue } from "./queue.js";
 import { ToolArgumentsError } from "./schema.js";
-import type { Coercion, Workflow } from "./workflow.js";
+import {
+  ABANDON_FLUSH_MS, CANCEL_GRACE_MS, PRESTART_REATTACH_MS, type ApproverAnswer, type Outage, type Outcome,
+  type PendingCall, type RunRequestInit, type RunStreamInit, abortError, askApprover, backoff, cancelledError,
+  encodeOutput, generate, isPbMessage, isRejection, isTerminal, mayRetry, neverConnected, pendingCall,
+  runResultFromPb, toolFailure, toolResultRequest,
+} from "./stream_support.js";
+import type { Coercion } from "./workflow.js";
 
-/**
- * The server says when it stops waiting for a call (tool_call_cancelled); should
- * that never arrive, handlers are aborted this long after the tool timeout.
- */
-const TOOL_TIMEOUT_FALLBACK_GRACE_MS = 1_000;
-/** The denial sent for an approval request when the run has no `approve` callback. */
-const NO_APPROVER_REASON = "no approver is configured in this client";
-/** How long a cancelled run may take to report run_failed(CANCELLED) before the stream is dropped. */
-const CANCEL_GRACE_MS = 5_000;
-/** How long a dropped reattachable run's stream gets to deliver its `cancel` before it is cut. */
-const ABANDON_FLUSH_MS = 250;
-/** Reattach backoff: the first wait, doubling up to the last (each with jitter). */
-const REATTACH_FIRST_WAIT_MS = 50;
-const REATTACH_MAX_WAIT_MS = 2_000;
-/** How long a stream that broke before run_started keeps reattaching (the server's grace is not known yet). */
-const PRESTART_REATTACH_MS = 30_000;
-/** Error codes of a connection that was never made: nothing of the run was sent. */
-const NEVER_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ENOENT"]);
-
-// ── Approvals ──────────────────────────────────────────────────────────────
-
-/** An approver's answer; `reason` is shown to the model with a denial. */
-export interface Approval {
-  approved: boolean;
-  reason?: string | undefined;
-}
-
-/** What an approver gets besides the request. */
-export interface ApprovalContext {
-  /**
-   * Aborts when the run is cancelled or over, the stream is lost for good
-   * (not while the SDK reattaches the run), or the server stops waiting for
-   * the decision (after the tool timeout); a decision made after that is
-   * not sent.
-   */
-  signal: AbortSignal;
-  runId: string;
-}
-
-/**
- * Decides whether a destructive call may run: `true`/`false`, or an Approval
- * with a reason for the model, directly or as a promise.
- */
-export type Approver = (
-  request: ApprovalRequest,
-  ctx: ApprovalContext,
-) => boolean | Approval | Promise<boolean | Approval>;
-
-// ── One run ────────────────────────────────────────────────────────────────
-
-export type RunRequestInit = MessageInitShape<typeof RunRequestSchema>;
-
-/** The slice of the generated Connect client a run uses (kept structural so the
- * published declarations do not depend on Connect's DOM-typed ones). */
-export interface Rpc {
-  run(
-    requests: AsyncIterable<RunRequestInit>,
-    options: { signal: AbortSignal; headers: Record<string, string>; timeoutMs: number },
-  ): AsyncIterable<RunResponse>;
-}
-
-export interface RunStreamInit {
-  rpc: Rpc;
-  headers: Record<string, string>;
-  workflow: Workflow<any, any>;
-  start: StartRun;
-  toolTimeoutMs: number;
-  signal: AbortSignal | undefined;
-  approve: Approver | undefined;
-  /** Reattach after a stream break when the server keeps the run (RunStarted.reattach_grace_s > 0). */
-  reattach: boolean;
-  /** Cap on the time spent reattaching after one break (the run's grace is the other cap). */
-  reattachDeadlineMs: number | undefined;
-  onDone: (stream: RunStream<any>) => void;
-  /** Nobody iterates the stream (client.run() without onEvent): its events are dropped, not queued. */
-  discardEvents?: boolean | undefined;
-}
-
-type Outcome<V> = { result: RunResult<V> } | { error: ForgeError };
-
-/** An outage: the stream broke and no new one has reattached yet. */
-interface Outage {
-  /** What broke the stream. */
-  error: ForgeError;
-  /** When the SDK gives up (Date.now() time). */
-  deadline: number;
-  /** Reattach attempts made so far. */
-  attempts: number;
-  /** The after_seq of the latest attempt. */
-  afterSeq: number;
-}
-
-/**
- * A handler's abort signal, made only when the handler (or approver) reads
- * it: an AbortSignal costs Node some 10 us to make, on every tool call, and
- * most handlers never look at theirs. An abort before that is kept and the
- * signal starts out aborted, with the first reason.
- */
-class LazyAbort {
-  private controller: AbortController | undefined;
-  private early: { reason: unknown } | undefined;
-
-  get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.early !== undefined) {
-        this.controller.abort(this.early.reason);
-      }
-    }
-    return this.controller.signal;
-  }
-
-  get aborted(): boolean {
-    return this.controller === undefined ? this.early !== undefined : this.controller.signal.aborted;
-  }
-
-  abort(reason: unknown): void {
-    if (this.controller !== undefined) {
-      this.controller.abort(reason);
-    } else {
-      this.early ??= { reason };
-    }
-  }
-}
-
-interface PendingCall {
-  toolName: string;
-  controller: LazyAbort;
-  timer: NodeJS.Timeout;
-  /** The server stopped waiting (tool timeout): the result must not be sent. */
-  expired: boolean;
-}
-
-function abortError(message: string): DOMException {
-  return new DOMException(message, "AbortError");
-}
-
-/** A run this client cancelled (or dropped) before the server reported it: nothing ran to report. */
-function cancelledError(message: string, cause?: unknown): WorkflowCancelledError {
-  return new WorkflowCancelledError(message, {
-    reason: "CANCELLED",
-    details: {},
-    iterations: 0,
-    transcript: [],
-    usage: usageFromPb(undefined),
-    cause,
-  });
-}
+export type { Approval, ApprovalContext, Approver, RunRequestInit, Rpc, RunStreamInit } from "./stream_support.js";
+export { encodeOutput } from "./stream_support.js";
 
 /**
  * One run in progress. The run starts when the stream is created; iterate it
@@ -591,40 +446,9 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       this.heldReattached = undefined;
     }
     switch (kind.case) {
-      case "runStarted": {
-        const started = kind.value;
-        this.attached = true;
-        if (started.reattached) {
-          // Not a second run_started: the stream took the run over.
-          this.reattachCount += 1;
-          this.reattachGraceS = started.reattachGraceS || this.reattachGraceS;
-          const event: ReattachedEvent = {
-            type: "reattached",
-            runId: started.runId || this.id,
-            afterSeq: this.outage?.afterSeq ?? this.lastSeq,
-            attempts: this.outage?.attempts ?? 0,
-          };
-          this.outage = undefined;
-          if (this.runId === "") {
-            // Broken before the run's run_started was read: it comes next, then this.
-            this.heldReattached = event;
-          } else {
-            this.events.push(event);
-          }
-          this.started = true;
-          return undefined;
-        }
-        this.started = true;
-        this.outage = undefined;
-        this.runId = started.runId;
-        this.reattachGraceS = started.reattachGraceS;
-        this.events.push(runStartedFromPb(started));
-        if (this.heldReattached !== undefined) {
-          this.events.push(this.heldReattached);
-          this.heldReattached = undefined;
-        }
+      case "runStarted":
+        this.onRunStarted(kind.value);
         return undefined;
-      }
       case "chunk":
         this.events.push(chunkFromPb(kind.value));
         return undefined;
@@ -646,22 +470,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         return undefined;
       }
       case "runCompleted": {
-        const done = kind.value;
-        return {
-          result: {
-            runId: this.runId,
-            terminalTool: done.terminalTool,
-            value: (this.values.has(done.terminalCallId)
-              ? this.values.get(done.terminalCallId)
-              : done.result) as V,
-            output: done.result,
-            iterations: done.iterations,
-            usage: usageFromPb(done.usage),
-            transcript: done.transcriptOmitted
-              ? this.streamedMessages()
-              : withResult(done.transcript.map(messageFromPb), done.terminalCallId, done.result),
-          },
-        };
+        return { result: runResultFromPb<V>(kind.value, this.runId, this.values, () => this.streamedMessages()) };
       }
       case "runFailed":
         return { error: runFailedFromPb(kind.value, this.streamedMessages()) };
@@ -691,6 +500,40 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         return undefined;
       default:
         return undefined;
+    }
+  }
+
+  /** The run's own run_started (its event), or one that opens a reattached stream (a reattached event). */
+  private onRunStarted(started: RunStarted): void {
+    this.attached = true;
+    if (started.reattached) {
+      // Not a second run_started: the stream took the run over.
+      this.reattachCount += 1;
+      this.reattachGraceS = started.reattachGraceS || this.reattachGraceS;
+      const event: ReattachedEvent = {
+        type: "reattached",
+        runId: started.runId || this.id,
+        afterSeq: this.outage?.afterSeq ?? this.lastSeq,
+        attempts: this.outage?.attempts ?? 0,
+      };
+      this.outage = undefined;
+      if (this.runId === "") {
+        // Broken before the run's run_started was read: it comes next, then this.
+        this.heldReattached = event;
+      } else {
+        this.events.push(event);
+      }
+      this.started = true;
+      return;
+    }
+    this.started = true;
+    this.outage = undefined;
+    this.runId = started.runId;
+    this.reattachGraceS = started.reattachGraceS;
+    this.events.push(runStartedFromPb(started));
+    if (this.heldReattached !== undefined) {
+      this.events.push(this.heldReattached);
+      this.heldReattached = undefined;
     }
   }
 
@@ -727,51 +570,23 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       });
       return;
     }
-    const controller = new LazyAbort();
-    const pending: PendingCall = {
-      toolName: request.toolName,
-      controller,
-      expired: false,
-      // The server waits for a decision as long as for a tool result.
-      timer: setTimeout(() => {
-        pending.expired = true;
-        controller.abort(abortError(`the server stopped waiting for approval of ${request.toolName} (tool timeout)`));
-      }, this.init.toolTimeoutMs + TOOL_TIMEOUT_FALLBACK_GRACE_MS),
-    };
-    pending.timer.unref();
+    // The server waits for a decision as long as for a tool result.
+    const what = `approval of ${request.toolName} (tool timeout)`;
+    const pending = pendingCall(request.toolName, this.init.toolTimeoutMs, what);
     this.approvals.set(request.callId, pending);
     void this.decide(event, pending);
   }
 
   /** Ask the approver, send its decision unless the server no longer waits for it, and report it. */
   private async decide(event: ApprovalRequestedEvent, pending: PendingCall): Promise<void> {
-    let decision: { approved: boolean; reason: string };
-    let error: Error | undefined;
+    let asked: ApproverAnswer;
     try {
-      const approve = this.init.approve;
-      if (approve === undefined) {
-        decision = { approved: false, reason: NO_APPROVER_REASON };
-      } else {
-        const { type: _type, ...request } = event;
-        const lazy = pending.controller;
-        const answer = await approve(request, {
-          get signal() {
-            return lazy.signal;
-          },
-          runId: this.runId,
-        });
-        decision =
-          typeof answer === "object" && answer !== null
-            ? { approved: answer.approved === true, reason: answer.reason ?? "" }
-            : { approved: answer === true, reason: "" };
-      }
-    } catch (err) {
-      error = err instanceof Error ? err : new Error(String(err));
-      decision = { approved: false, reason: err instanceof Error ? err.message || err.name : String(err) };
+      asked = await askApprover(this.init.approve, event, pending.controller, this.runId);
     } finally {
       clearTimeout(pending.timer);
       this.approvals.delete(event.callId);
     }
+    const { decision, error } = asked;
     const sent = !(this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined);
     if (sent) {
       // Sent on the current stream if it asked; else kept until the server asks again.
@@ -807,22 +622,11 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     this.callsSeen.add(call.callId);
     const event = toolCallStartedFromPb(call);
     this.events.push(event);
-    const controller = new LazyAbort();
-    const pending: PendingCall = {
-      toolName: call.toolName,
-      controller,
-      expired: false,
-      // Normally tool_call_cancelled arrives first; this covers a server that
-      // does not send it.
-      timer: setTimeout(() => {
-        pending.expired = true;
-        controller.abort(abortError(`the server stopped waiting for ${call.toolName} (tool timeout)`));
-      }, this.init.toolTimeoutMs + TOOL_TIMEOUT_FALLBACK_GRACE_MS),
-    };
-    pending.timer.unref();
+    // Normally tool_call_cancelled arrives first; the timer covers a server that does not send it.
+    const pending = pendingCall(call.toolName, this.init.toolTimeoutMs, `${call.toolName} (tool timeout)`);
     this.pending.set(call.callId, pending);
     if (this.cancelRequested || this.finished || this.abandonError !== undefined) {
-      controller.abort(abortError("the run was cancelled"));
+      pending.controller.abort(abortError("the run was cancelled"));
     }
     // The handler gets its own parse: undefined (invalid JSON) must fail it, not become {}.
     void this.runTool(call, parseJson(call.argumentsJson), event.coercions, pending);
@@ -865,25 +669,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     }
     const sent = !(this.finished || this.cancelRequested || pending.expired || this.abandonError !== undefined);
     if (sent) {
-      const message: RunRequestInit = {
-        kind: {
-          case: "toolResult",
-          value: {
-            callId: call.callId,
-            outcome:
-              error === undefined
-                ? { case: "output", value: output }
-                : {
-                    case: "error",
-                    value: {
-                      message: error.message,
-                      type: error.type,
-                      kind: ERROR_KIND[error.kind],
-                    },
-                  },
-          },
-        },
-      };
+      const message = toolResultRequest(call.callId, output, error);
       // Sent on the current stream if it asked; else kept until the server asks again.
       this.answers.set(call.callId, message);
       if (this.asked.has(call.callId)) {
@@ -909,106 +695,3 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
   }
 }
 
-function isPbMessage(m: Message | PbMessage): m is PbMessage {
-  return "$typeName" in m;
-}
-
-/** The run's last event (run_completed or run_failed), alone or in a batch. */
-function isTerminal(response: RunResponse): boolean {
-  const kind = response.kind;
-  if (kind.case === "batch") {
-    return kind.value.events.some(isTerminal);
-  }
-  return kind.case === "runCompleted" || kind.case === "runFailed";
-}
-
-/** A stream break worth reattaching after: the transport failed, or the server is unavailable for now. */
-function mayRetry(error: ForgeError): boolean {
-  if (error instanceof ConnectionLostError) {
-    return true;
-  }
-  if (error instanceof RequestRejectedError) {
-    // SHUTTING_DOWN (a draining server handing the run over), RUN_BUSY (another
-    // replica still holds it), or an open-stream limit reached.
-    return error.code === "UNAVAILABLE" || (error.code === "RESOURCE_EXHAUSTED" && error.reason === "SERVER_BUSY");
-  }
-  return false;
-}
-
-/** A refusal from the server with this ErrorInfo reason. */
-function isRejection(error: ForgeError, reason: string): boolean {
-  return error instanceof RequestRejectedError && error.reason === reason;
-}
-
-/** The connection was never made (refused, no such host or socket): nothing of the run was sent. */
-function neverConnected(error: ForgeError): boolean {
-  const seen = new Set<unknown>();
-  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
-    seen.add(e);
-    const { code, syscall } = e as NodeJS.ErrnoException;
-    if (syscall === "connect" || syscall === "getaddrinfo" || (code !== undefined && NEVER_CONNECTED.has(code))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-/** The wait before reattach try `tries` (0, 1, ...): doubling from 50 ms to 2 s, with jitter (half to all of it). */
-function backoff(tries: number): number {
-  const full = Math.min(REATTACH_MAX_WAIT_MS, REATTACH_FIRST_WAIT_MS * 2 ** Math.min(tries, 16));
-  return full / 2 + Math.random() * (full / 2);
-}
-
-/** Connect needs a full async generator (with throw()) as the request stream. */
-async function* generate<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
-  yield* source;
-}
-
-const ERROR_KIND: Record<ToolFailure["kind"], ToolErrorKind> = {
-  hard: ToolErrorKind.HARD,
-  resolution: ToolErrorKind.RESOLUTION,
-  unreachable: ToolErrorKind.UNREACHABLE,
-};
-
-function toolFailure(err: unknown): ToolFailure {
-  if (err instanceof ToolResolutionError) {
-    return { message: err.message, kind: "resolution", type: err.name };
-  }
-  if (err instanceof ToolUnreachableError) {
-    return { message: err.message || err.name, kind: "unreachable", type: err.name };
-  }
-  if (err instanceof Error) {
-    return { message: err.message || err.name, kind: "hard", type: err.name || err.constructor.name };
-  }
-  return { message: String(err), kind: "hard", type: typeof err };
-}
-
-/** What goes over the wire for a handler's return value. */
-export function encodeOutput(value: unknown): string {
-  if (typeof value === "string") {
-    return value;
-  }
-  if (value === undefined || value === null) {
-    return "";
-  }
-  const json = JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  return json === undefined ? String(value) : json;
-}
-
-/**
- * The final transcript with the terminal result put back in its message: the
- * server sends that content once, as RunCompleted.result.
- */
-function withResult(transcript: Message[], terminalCallId: string, result: string): Message[] {
-  for (let i = transcript.length - 1; i >= 0; i--) {
-    const message = transcript[i];
-    if (message === undefined || message.role !== "tool" || message.toolCallId !== terminalCallId) {
-      continue;
-    }
-    if (message.content === "") {
-      transcript[i] = { ...message, content: result };
-    }
-    break;
-  }
-  return transcript;
-}

@@ -43,6 +43,7 @@ interface Behaviour {
   raises_resolution?: string;
   raises_unreachable?: string;
   sleep_ms?: number;
+  returns_context?: boolean;
 }
 
 const CASE_FILES = readdirSync(CASES_DIR)
@@ -71,10 +72,15 @@ function checkKeys(where: string, obj: object, known: readonly string[]): void {
 /** Client-side handlers that follow a case's behaviour lists. */
 class ScriptedTools {
   private readonly calls = new Map<string, number>();
+  /** The run's id as its run_started event gave it (returns_context). */
+  runId = "";
   constructor(private readonly behaviours: Record<string, Behaviour[]>) {}
 
   handler(name: string) {
-    return async (_args: Json, { signal }: { signal: AbortSignal }): Promise<string> => {
+    return async (
+      _args: Json,
+      { signal, callId, toolName, runId }: { signal: AbortSignal; callId: string; toolName: string; runId: string },
+    ): Promise<string> => {
       const steps = this.behaviours[name];
       if (steps === undefined || steps.length === 0) {
         throw new Error(`the case gives no behaviour for tool ${name}`);
@@ -88,6 +94,7 @@ class ScriptedTools {
         "raises_resolution",
         "raises_unreachable",
         "sleep_ms",
+        "returns_context",
       ]);
       if (step.sleep_ms !== undefined) {
         await sleep(step.sleep_ms, undefined, { signal });
@@ -100,6 +107,10 @@ class ScriptedTools {
       }
       if (step.raises_unreachable !== undefined) {
         throw new ToolUnreachableError(step.raises_unreachable);
+      }
+      if (step.returns_context === true) {
+        const run = runId === this.runId ? "same_run" : `run ${JSON.stringify(runId)}`;
+        return `${callId}|${toolName}|${run}`;
       }
       return String(step.returns ?? "");
     };
@@ -399,6 +410,9 @@ for (const file of CASE_FILES) {
       try {
         for await (const event of stream) {
           surfaced.push(canonicalEvent(event));
+          if (event.type === "run_started") {
+            tools.runId = event.runId;
+          }
           if (event.type === "tool_call_started") {
             toolCalls.push({ name: event.toolName, args: event.arguments });
             if (cancelAfter !== undefined && toolCalls.length === cancelAfter) {
