@@ -208,7 +208,7 @@ def _configured(
 # After the piece a request generates, what may follow it in a call and then
 # anything: the model's next token (`",` where a value ends, `"}}` where the
 # call does) passes the grammar on the sampler's fast path, and a stop string
-# (llama_pieces.py) cuts the text there. The first character is one a stop
+# (backends/llama/pieces.py) cuts the text there. The first character is one a stop
 # string starts with, so a model that wants to go on otherwise cannot run to
 # max_tokens; after a number, no space (the stops do not end at one).
 _REST = {"rest": "[,}\\n ] [^\\x00]*", "rest-scalar": "[,}\\n] [^\\x00]*"}

@@ -1,4 +1,4 @@
-"""Calls in pieces (llama_pieces.py) on the real llama-server and model.
+"""Calls in pieces (backends/llama/pieces.py) on the real llama-server and model.
 
 Every call made in pieces must be a complete call of an allowed tool whose
 arguments satisfy its JSON Schema, at T=0 and T=0.8, for a flat tool (keys
@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.calls import ChunkType, StreamChunk
 from forge_core.messages import Message, MessageRole, MessageType
 from tests.e2e.test_grammar_llama import TOOLS

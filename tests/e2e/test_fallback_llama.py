@@ -20,7 +20,7 @@ import pytest
 
 from forge_client import Event, ForgeClient, RunStarted, Workflow
 from forge_core.backends.fallback import FallbackBackend
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_process import (
     LlamaServerConfig,
     bundled_binary,

@@ -1,4 +1,4 @@
-"""Calls in pieces (llama_pieces.py): what Forge writes, what it asks for,
+"""Calls in pieces (backends/llama/pieces.py): what Forge writes, what it asks for,
 and when it gives the call back to the whole-call grammar.
 
 The model here is a script of pieces (a fake generator): the logic under
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from forge_core.backends.llama_pieces import (
+from forge_core.backends.llama.pieces import (
     KEY_STOPS,
     SCALAR_STOPS,
     STRING_STOPS,
@@ -220,7 +220,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
     from aiohttp import web
 
     from forge_core.backends.base import ChatRequest
-    from forge_core.backends.llama_server import LlamaServerBackend
+    from forge_core.backends.llama.server import LlamaServerBackend
     from forge_core.calls import ChunkType, StreamChunk
     from forge_core.messages import Message, MessageRole, MessageType
 

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from forge_core.backends.base import ChatRequest, ToolCall
-from forge_core.backends.llama_server import LlamaServerBackend, _http_error, parse_props
+from forge_core.backends.llama.server import LlamaServerBackend, _http_error, parse_props
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ContextBudgetExceededError, FailureReason
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo

@@ -4,7 +4,7 @@ The model gets the tools in its system prompt and a grammar (grammar.py; a
 `response_format` JSON Schema where the grammar cannot express a schema), so
 every answer is a well-formed `{"tool", "args"}` object for one of the tools
 allowed this turn. A single call is made in pieces over `/completion`
-(llama_pieces.py); parallel batches, and calls whose pieces come back
+(pieces.py); parallel batches, and calls whose pieces come back
 malformed, stream from `/v1/chat/completions` under the whole-call grammar.
 """
 
@@ -24,21 +24,21 @@ from typing import Any
 import httpx
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
-from forge_core.backends.llama_http import CompletionClient, Unavailable
-from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
+from forge_core.backends.llama.chat_template import ChatTemplate, LocalPrompts
+from forge_core.backends.llama.http_client import CompletionClient, Unavailable
+from forge_core.backends.llama.pieces import OPENING, Piece, piece_call
+from forge_core.backends.llama.prefix_ids import PrefixIds
+from forge_core.backends.llama.prefix_snapshots import PrefixSnapshots, snapshot_key
+from forge_core.backends.llama.slots import Lease, SlotScheduler
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
-from forge_core.backends.prefix_ids import PrefixIds
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
-from forge_core.chat_template import ChatTemplate, LocalPrompts
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ForgeError, WorkflowCancelledError
 from forge_core.grammar import build_grammar, piece_grammars
 from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
 from forge_core.parsing import parse_response
-from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
-from forge_core.slots import Lease, SlotScheduler
 from forge_core.workflow import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ class LlamaServerBackend:
         self._slot_prefix: dict[int, tuple[str, int]] = {}
         # Run -> its workflow prefix key (snapshot_key).
         self._run_prefix: dict[str, str] = {}
-        # Constrained single calls in pieces (llama_pieces.py); off: one
+        # Constrained single calls in pieces (pieces.py); off: one
         # grammar for the whole call.
         self.call_pieces = call_pieces
         # One pooled client per backend: a connection per run would cost a
@@ -157,7 +157,7 @@ class LlamaServerBackend:
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             limits=httpx.Limits(max_connections=max(4, slots * 2)),
         )
-        # A call's pieces, the hot path, on a leaner HTTP client (llama_http.py).
+        # A call's pieces, the hot path, on a leaner HTTP client (http_client.py).
         self._completions = CompletionClient(
             self.base_url,
             timeout_s=timeout_s,
@@ -565,7 +565,7 @@ class LlamaServerBackend:
     async def _pieces(
         self, slot: int, request: ChatRequest, body: dict[str, Any], on_chunk: ChunkSink | None
     ) -> BackendReply | None:
-        """The call in pieces (llama_pieces.py); None when a piece came back
+        """The call in pieces (pieces.py); None when a piece came back
         malformed and the whole-call grammar must make it."""
         prompt = await self.prompts.prompt(body["messages"])
         system = body["messages"][0] if body["messages"] else None
