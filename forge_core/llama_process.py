@@ -502,7 +502,7 @@ async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedL
     await server.start()
     if budget_mode != BudgetMode.FORGE_FAST:
         return server
-    from forge_core.backends.llama.server import parse_props, read_props
+    from forge_core.backends.llama.props import parse_props, read_props
 
     n_ctx, slots, _ = parse_props(await read_props(server.url))
     await server.stop()

@@ -37,7 +37,8 @@ from forge_core.backends.base import (
     Usage,
 )
 from forge_core.backends.llama import server as llama_server_module
-from forge_core.backends.llama.server import LlamaServerBackend, parse_props, read_props
+from forge_core.backends.llama.props import parse_props, read_props
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.context import LOW_WATER, CompactionResult
 from forge_core.errors import ForgeError
 from forge_core.llama_process import (
