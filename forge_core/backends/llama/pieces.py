@@ -26,10 +26,16 @@ the token the grammar would have let through -- and writes the rest of that
 value itself. A grammar then only ever corrects the model inside open
 values, where it must.
 
-Tools whose arguments nest (objects, arrays, unions) get their name as a
-piece and all their arguments from the whole-arguments grammar. A piece that
-does not come back as the JSON it must be (a value cut at an escaped quote)
-returns None: the caller makes the call with the whole-call grammar instead.
+Nested arguments are walked the same way: an object's keys are Forge's at
+every depth, an array of objects is written item by item (whether another
+item follows is the model's likeliest `,` or `]`, within minItems..maxItems),
+and only a value Forge does not walk (an array of scalars, a union, a
+`$ref`) is one piece under its own grammar. A parallel batch is its calls in
+pieces between Forge's `[`, `, ` and `]` (`piece_batch`); tools whose
+arguments are no plain object get their name as a piece and all their
+arguments from the whole-arguments grammar. A piece that does not come back
+as the JSON it must be (a value cut at an escaped quote) returns None: the
+caller makes the call with the whole-call grammar instead.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.grammar import PieceGrammars
+from forge_core.grammar import MAX_CALLS, MAX_ITEMS, PieceGrammars
 from forge_core.workflow import ToolSpec
 
 # What Forge writes first.
@@ -123,16 +129,6 @@ def flat(tool: ToolSpec) -> bool:
     )
 
 
-class _Budget:
-    def __init__(self, max_tokens: int) -> None:
-        self.left = max_tokens if max_tokens > 0 else 1 << 20
-        self.requests = 0
-
-    def take(self, piece: Piece) -> None:
-        self.left -= piece.tokens
-        self.requests += 1
-
-
 async def choose(
     call: str,
     values: list[str],
@@ -199,6 +195,296 @@ async def choose(
     return remaining[0][1], requests, ""
 
 
+class _Truncated(Exception):
+    """The call's max_tokens ran out inside a piece."""
+
+
+class _Malformed(Exception):
+    """A piece is not what the grammar admits there: the whole-call grammar
+    makes the call instead."""
+
+
+# Keys of an object schema Forge walks key by key; any other keyword
+# (minProperties, $ref, anyOf...) leaves the object to its value's grammar.
+PLAIN_OBJECT_KEYS = {"type", "properties", "required", "description", "title"}
+# The same for an array whose items are such objects.
+PLAIN_ARRAY_KEYS = {"type", "items", "minItems", "maxItems", "description", "title"}
+# Tokens a "another one, or the end?" piece needs at most.
+MORE_TOKENS = 4
+
+
+def _plain_object(schema: Any) -> bool:
+    """An object whose keys Forge writes itself, asking only for values."""
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return False
+    if any(k not in PLAIN_OBJECT_KEYS and not k.startswith("x-") for k in schema):
+        return False
+    props = schema.get("properties", {})
+    return isinstance(props, dict) and all(isinstance(s, dict) for s in props.values())
+
+
+def _object_array(schema: Any) -> bool:
+    """An array of plain objects: Forge writes the brackets and commas, and
+    asks the model whether another item follows."""
+    if not isinstance(schema, dict) or schema.get("type") != "array":
+        return False
+    if any(k not in PLAIN_ARRAY_KEYS and not k.startswith("x-") for k in schema):
+        return False
+    return _plain_object(schema.get("items")) and "properties" in schema["items"]
+
+
+def _more_grammar(more: str, end: str) -> str:
+    """Another call or item (`more`), or the end (`end`), then anything."""
+    return f'root ::= " "? ("{more}" | "{end}") [^\\x00]*\n'
+
+
+def batch_cap(tools: list[ToolSpec], grammars: PieceGrammars) -> int:
+    """The most calls a parallel batch of these tools can make that differ:
+    a tool whose every argument is listed (an enum, the request's numbers,
+    grounded candidates) has only so many; any open argument leaves it to
+    MAX_CALLS."""
+    total = 0
+    for tool in tools:
+        props = tool.parameters.get("properties", {})
+        required = set(tool.parameters.get("required", []))
+        combos = 1
+        for key, schema in props.items() if isinstance(props, dict) else []:
+            listed = grammars.choices(tool, key) if _string_valued(schema) is not None else None
+            if listed is None:
+                return MAX_CALLS
+            combos *= len(listed) + (0 if key in required else 1)
+        total += combos
+    return max(1, min(MAX_CALLS, total))
+
+
+class _Writer:
+    """Forge's text of a call (or a batch) as it grows, and what it cost."""
+
+    def __init__(
+        self,
+        grammars: PieceGrammars,
+        generate: GeneratePiece,
+        emit: Emit,
+        max_tokens: int,
+        next_tokens: NextTokens | None,
+        rng: random.Random | None,
+    ) -> None:
+        self.grammars = grammars
+        self._generate = generate
+        self._emit = emit
+        self._next_tokens = next_tokens
+        self._rng = rng
+        self.text = ""
+        self.left = max_tokens if max_tokens > 0 else 1 << 20
+        self.requests = 0
+
+    async def write(self, part: str) -> None:
+        if part:
+            self.text += part
+            await self._emit(part)
+
+    async def pick(self, values: list[str], spaced: bool = True) -> tuple[str | None, str]:
+        if self._next_tokens is None:
+            return None, ""
+        chosen, requests, after = await choose(
+            self.text, values, self._next_tokens, self._rng, spaced
+        )
+        self.requests += requests
+        return chosen, after
+
+    async def ask(self, grammar: str, stops: list[str], limit: int, stream: bool = False) -> Piece:
+        """A piece under `grammar`; _Truncated when max_tokens runs out."""
+        if self.left <= 0:
+            raise _Truncated
+        piece = await self._generate(self.text, grammar, stops, min(limit, self.left), stream)
+        self.left -= piece.tokens
+        self.requests += 1
+        if piece.stop == "limit":
+            raise _Truncated
+        return piece
+
+    async def more(self, more: str, end: str) -> bool:
+        """Whether the model goes on with another call or item (`more`) or
+        ends the list (`end`): its likeliest token that is one of them, else
+        a piece under a grammar that admits only those two."""
+        if self._next_tokens is not None:
+            self.requests += 1
+            for token, _ in await self._next_tokens(self.text, TOP_K):
+                first = token.lstrip()[:1]
+                if first in (more, end):
+                    return first == more
+        if self.left <= 0:
+            raise _Truncated
+        piece = await self._generate(
+            self.text, _more_grammar(more, end), [more, end], MORE_TOKENS, False
+        )
+        self.left -= piece.tokens
+        self.requests += 1
+        said = (piece.stopping_word or piece.text).strip()[:1]
+        if said not in (more, end):
+            raise _Malformed
+        return said == more
+
+    async def call(self, tools: list[ToolSpec]) -> None:
+        """One `{"tool": ..., "args": {...}}` among `tools`."""
+        await self.write(OPENING)
+        tool = await self.tool(tools)
+        await self.write(f" {json.dumps(tool.name)}, " + '"args":')
+        if _plain_object(tool.parameters):
+            await self.object(tool, tool.parameters, (), " {")
+            await self.write("}")
+            return
+        args = self.grammars.args(tool)
+        if args is None:
+            raise _Malformed
+        piece = await self.ask(args, [], self.left, stream=True)
+        await self.take(piece)
+
+    async def take(self, piece: Piece) -> None:
+        """A piece's text joins the call (already emitted when streamed)."""
+        if piece.streamed:
+            self.text += piece.text
+        else:
+            await self.write(piece.text)
+
+    async def tool(self, tools: list[ToolSpec]) -> ToolSpec:
+        names = [t.name for t in tools]
+        if len(tools) == 1:
+            return tools[0]
+        chosen, _ = await self.pick([json.dumps(n) for n in names])
+        if chosen is not None:
+            return tools[names.index(json.loads(chosen))]
+        piece = await self.ask(self.grammars.tool_name(names), STRING_STOPS, self.left)
+        found = _string(piece)
+        if found not in names:
+            raise _Malformed
+        return tools[names.index(str(found))]
+
+    async def object(
+        self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...], opening: str
+    ) -> None:
+        """A plain object: Forge writes its keys (required ones in order,
+        then each optional one the model names) and asks for each value."""
+        props: dict[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        keys = [k for k in props if k in required]
+        optional = [k for k in props if k not in required]
+        first = True
+        part = opening
+        # What the model wrote right after the last value: "," (another key),
+        # "}" (the end) or "" (neither, or not seen). The whole-call grammar
+        # would hold it to that: after `",` only a key may follow.
+        after = ""
+        # The closing quote of a listed string Forge wrote, held back when a
+        # key choice follows: the model decides with its own `",` or `"}`
+        # token, as it would have written the value's end itself.
+        quote = ""
+        while True:
+            if not keys:
+                if not optional or after == "}":
+                    part += quote
+                    break
+                # Forge's text so far ends in `{` or a value; the choice starts there.
+                await self.write(part)
+                chosen, part = await self.key_choice(optional, first, after, quote)
+                quote = ""
+                if chosen == "}":
+                    break
+                keys = [chosen]
+                optional = optional[optional.index(chosen) + 1 :]
+            key = keys.pop(0)
+            part += ("" if first else ", ") + json.dumps(key) + ":"
+            first = False
+            await self.write(part)
+            part, after, quote = await self.value(
+                tool, props[key], (*path, key), not keys and bool(optional)
+            )
+        await self.write(part + "}")
+
+    async def key_choice(
+        self, optional: list[str], first: bool, after: str, quote: str
+    ) -> tuple[str, str]:
+        """The optional key the model names next, or "}" where it closes the
+        object; and what Forge writes before the key."""
+        comma = "" if first else ", "
+        options = {f"{quote}{comma}{json.dumps(k)}:": k for k in optional}
+        if after != ",":
+            options[quote + "}"] = "}"
+        named, _ = await self.pick(list(options), spaced=False)
+        if named is not None:
+            return options[named], quote
+        await self.write(quote)
+        choice = self.grammars.next_key(optional, first, closable=after != ",")
+        chosen = _key(await self.ask(choice, KEY_STOPS, KEY_TOKENS), optional)
+        if chosen is None:
+            raise _Malformed
+        return chosen, ""
+
+    async def value(
+        self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...], choice_follows: bool
+    ) -> tuple[str, str, str]:
+        """The value at `path`: (text Forge still has to write, what the model
+        wrote after it, a held-back closing quote)."""
+        stringy = _string_valued(schema)
+        if stringy is None:
+            if _plain_object(schema):
+                await self.object(tool, schema, path, " {")
+            elif _object_array(schema):
+                await self.array(tool, schema, path)
+            else:
+                await self.whole(tool, schema, path)
+            return "", "", ""
+        listed = self.grammars.choices(tool, path[-1], path, schema)
+        chosen, after = await self.pick(listed) if listed else (None, "")
+        if chosen is not None:
+            if chosen.startswith('"') and choice_follows and not after:
+                return " " + chosen[:-1], after, '"'
+            return " " + chosen, after, ""
+        tail = "rest" if stringy else "rest-scalar"
+        grammar = self.grammars.nested_value(tool, path, schema, tail)
+        if grammar is None:
+            raise _Malformed
+        stops = STRING_STOPS if stringy else SCALAR_STOPS
+        piece = await self.ask(grammar, stops, self.left, stream=True)
+        if _value(piece, stringy) is None:
+            raise _Malformed
+        after = piece.stopping_word.strip().removeprefix('"')[:1]
+        # The value as the model wrote it (the client may have it already),
+        # and the closing quote the stop string took.
+        closing = '"' if stringy and piece.stop == "word" else ""
+        if piece.streamed:
+            self.text += piece.text
+            return closing, after, ""
+        return piece.text + closing, after, ""
+
+    async def array(self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...]) -> None:
+        """An array of plain objects, item by item, as many as the model
+        goes on to write within minItems..maxItems."""
+        low = int(schema.get("minItems", 0))
+        high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)
+        await self.write(" [")
+        count = 0
+        while count < high:
+            if count >= low and not await self.more("{" if count == 0 else ",", "]"):
+                break
+            await self.object(tool, schema["items"], (*path, "[]"), ", {" if count else "{")
+            count += 1
+        await self.write("]")
+
+    async def whole(self, tool: ToolSpec, schema: Any, path: tuple[str, ...]) -> None:
+        """A value Forge does not walk (an array of scalars, a union): one
+        piece under its own grammar, which ends where the value does."""
+        grammar = self.grammars.nested_value(tool, path, schema, "")
+        if grammar is None:
+            raise _Malformed
+        piece = await self.ask(grammar, [], self.left, stream=True)
+        try:
+            json.loads(piece.text)
+        except ValueError as exc:
+            raise _Malformed from exc
+        await self.take(piece)
+
+
 async def piece_call(
     tools: list[ToolSpec],
     grammars: PieceGrammars,
@@ -212,137 +498,48 @@ async def piece_call(
     piece came back malformed (make the call with the whole-call grammar).
     With `next_tokens`, Forge chooses the tool and every listed value itself
     (`choose`); `rng` samples those choices."""
-    budget = _Budget(max_tokens)
-    text = OPENING
-    await emit(text)
+    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
+    try:
+        await writer.call(tools)
+    except _Truncated:
+        return PieceCall(writer.text, truncated=True, requests=writer.requests)
+    except _Malformed:
+        return None
+    return PieceCall(writer.text, requests=writer.requests)
 
-    async def pick(values: list[str], spaced: bool = True) -> tuple[str | None, str]:
-        if next_tokens is None:
-            return None, ""
-        chosen, requests, after = await choose(text, values, next_tokens, rng, spaced)
-        budget.requests += requests
-        return chosen, after
 
-    async def ask(grammar: str, stops: list[str], limit: int, stream: bool = False) -> Piece | None:
-        if budget.left <= 0:
-            return None
-        piece = await generate(text, grammar, stops, min(limit, budget.left), stream)
-        budget.take(piece)
-        return piece
-
-    names = [t.name for t in tools]
-    chosen, _ = (None, "") if len(tools) == 1 else await pick([json.dumps(n) for n in names])
-    if len(tools) == 1:
-        name = names[0]
-    elif chosen is not None:
-        name = json.loads(chosen)
-    else:
-        piece = await ask(grammars.tool_name(names), STRING_STOPS, budget.left)
-        if piece is None or piece.stop == "limit":
-            return PieceCall(text, truncated=True, requests=budget.requests)
-        found = _string(piece)
-        if found not in names:
-            return None
-        name = found
-    tool = tools[names.index(name)]
-    part = f" {json.dumps(name)}, " + '"args":'
-    text += part
-    await emit(part)
-
-    if not flat(tool):
-        args = grammars.args(tool)
-        if args is None:
-            return None
-        piece = await ask(args, [], budget.left, stream=True)
-        if piece is None or piece.stop == "limit":
-            return PieceCall(text, truncated=True, requests=budget.requests)
-        text += piece.text
-        if not piece.streamed:
-            await emit(piece.text)
-        return PieceCall(text, requests=budget.requests)
-
-    props: dict[str, Any] = tool.parameters.get("properties", {})
-    required = set(tool.parameters.get("required", []))
-    optional = [k for k in props if k not in required]
-    keys = [k for k in props if k in required]
-    first = True
-    part = " {"
-    # What the model wrote right after the last value: "," (another key),
-    # "}" (the end) or "" (neither, or not seen). The whole-call grammar
-    # would hold it to that: after `",` only a key may follow.
-    after = ""
-    # The closing quote of a listed string Forge wrote, held back when a key
-    # choice follows: the model decides with its own `",` or `"}` token, as
-    # it would have written the value's end itself.
-    quote = ""
-    while True:
-        if not keys:
-            if not optional or after == "}":
-                part += quote
+async def piece_batch(
+    tools: list[ToolSpec],
+    grammars: PieceGrammars,
+    generate: GeneratePiece,
+    emit: Emit,
+    max_tokens: int,
+    next_tokens: NextTokens | None = None,
+    rng: random.Random | None = None,
+    min_calls: int = 1,
+) -> PieceCall | None:
+    """A parallel batch `[call, call, ...]`, each call in pieces. After each
+    call the model's likeliest `,` or `]` decides whether another follows,
+    at least `min_calls` (the request's numbers need them) and at most
+    `batch_cap` (distinct calls the listed values allow, MAX_CALLS)."""
+    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
+    low = max(1, min(min_calls, MAX_CALLS))
+    high = max(low, batch_cap(tools, grammars))
+    try:
+        await writer.write("[")
+        count = 0
+        while True:
+            await writer.call(tools)
+            count += 1
+            if count >= high or (count >= low and not await writer.more(",", "]")):
                 break
-            # Forge's text so far ends in `{` or a value; the choice starts there.
-            text += part
-            await emit(part)
-            part = ""
-            comma = "" if first else ", "
-            options = {f"{quote}{comma}{json.dumps(k)}:": k for k in optional}
-            if after != ",":
-                options[quote + "}"] = "}"
-            named, _ = await pick(list(options), spaced=False)
-            if named is not None:
-                chosen = options[named]
-                part, quote = quote, ""
-            else:
-                text += quote
-                await emit(quote)
-                quote = ""
-                choice = grammars.next_key(optional, first, closable=after != ",")
-                piece = await ask(choice, KEY_STOPS, KEY_TOKENS)
-                if piece is None or piece.stop == "limit":
-                    return PieceCall(text, truncated=True, requests=budget.requests)
-                chosen = _key(piece, optional)
-                if chosen is None:
-                    return None
-            if chosen == "}":
-                break
-            keys = [chosen]
-            optional = optional[optional.index(chosen) + 1 :]
-        key = keys.pop(0)
-        part += ("" if first else ", ") + json.dumps(key) + ":"
-        first = False
-        text += part
-        await emit(part)
-        part = ""
-        stringy = _string_valued(props[key])
-        listed = grammars.choices(tool, key)
-        chosen, after = await pick(listed) if listed else (None, "")
-        if chosen is not None:
-            if chosen.startswith('"') and not keys and optional and not after:
-                chosen, quote = chosen[:-1], '"'
-            part = " " + chosen
-            continue
-        grammar = grammars.value(tool, key, bool(stringy))
-        if grammar is None:
-            return None
-        stops = STRING_STOPS if stringy else SCALAR_STOPS
-        piece = await ask(grammar, stops, budget.left, stream=True)
-        if piece is None or piece.stop == "limit":
-            return PieceCall(text, truncated=True, requests=budget.requests)
-        if _value(piece, bool(stringy)) is None:
-            return None
-        after = piece.stopping_word.strip().removeprefix('"')[:1]
-        # The value as the model wrote it (the client may have it already),
-        # and the closing quote the stop string took.
-        closing = '"' if stringy and piece.stop == "word" else ""
-        if piece.streamed:
-            text += piece.text
-            part = closing
-        else:
-            part = piece.text + closing
-    part += "}}"
-    text += part
-    await emit(part)
-    return PieceCall(text, requests=budget.requests)
+            await writer.write(", ")
+        await writer.write("]")
+    except _Truncated:
+        return PieceCall(writer.text, truncated=True, requests=writer.requests)
+    except _Malformed:
+        return None
+    return PieceCall(writer.text, requests=writer.requests)
 
 
 def _common_prefix(texts: list[str]) -> str:

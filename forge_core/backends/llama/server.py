@@ -3,9 +3,10 @@
 The model gets the tools in its system prompt and a grammar (grammar.py; a
 `response_format` JSON Schema where the grammar cannot express a schema), so
 every answer is a well-formed `{"tool", "args"}` object for one of the tools
-allowed this turn. A single call is made in pieces over `/completion`
-(pieces.py); parallel batches, and calls whose pieces come back
-malformed, stream from `/v1/chat/completions` under the whole-call grammar.
+allowed this turn. A call or a parallel batch is made in pieces over
+`/completion` (pieces.py); calls whose pieces come back malformed (and every
+call with pieces off) stream from `/v1/chat/completions` under the
+whole-call grammar.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from forge_core.backends.llama.chat_stream import http_error, stream_chat
 from forge_core.backends.llama.chat_template import ChatTemplate, LocalPrompts
 from forge_core.backends.llama.http_client import CompletionClient, Unavailable
 from forge_core.backends.llama.piece_requests import PieceRequests
-from forge_core.backends.llama.pieces import OPENING, piece_call
+from forge_core.backends.llama.pieces import OPENING, piece_batch, piece_call
 from forge_core.backends.llama.prefix_ids import PrefixIds
 from forge_core.backends.llama.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.backends.llama.props import (
@@ -144,7 +145,7 @@ class LlamaServerBackend:
         self._slot_prefix: dict[int, tuple[str, int]] = {}
         # Run -> its workflow prefix key (snapshot_key).
         self._run_prefix: dict[str, str] = {}
-        # Constrained single calls in pieces (pieces.py); off: one
+        # Constrained calls and parallel batches in pieces (pieces.py); off: one
         # grammar for the whole call.
         self.call_pieces = call_pieces
         self._open_clients(timeout_s, slots)
@@ -491,7 +492,7 @@ class LlamaServerBackend:
             return reply
         # In pieces the whole-call grammar is built only if the call falls back
         # to it: it costs more Python than the rest of the call's preparation.
-        pieces = self.call_pieces and self.constrains(request) and not request.parallel
+        pieces = self.call_pieces and self.constrains(request)
         body = self.request_body(request, constrain=not pieces)
         # Pinning keeps the run on the slot that holds its KV cache.
         body["id_slot"] = slot
@@ -575,20 +576,20 @@ class LlamaServerBackend:
             slot=slot,
             system=body["messages"][0] if body["messages"] else None,
             prompt=await self.prompts.prompt(body["messages"]),
-            opening_tokens=await self._tokens(OPENING),
+            opening_tokens=await self._tokens("[" + OPENING if request.parallel else OPENING),
             temperature=request.temperature,
             on_chunk=on_chunk,
             run_id=request.run_id,
         )
         grammars = piece_grammars(**_value_pools(request))
-        made = await piece_call(
-            allowed_tools(request),
-            grammars,
-            requests.generate,
-            requests.emit,
-            request.max_tokens,
-            requests.next_tokens,
-            random.Random() if request.temperature > 0 else None,
+        grammars.parallel = request.parallel
+        rng = random.Random() if request.temperature > 0 else None
+        tools = allowed_tools(request)
+        write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
+        made = (
+            await piece_batch(tools, grammars, *write, min_calls=request.min_calls)
+            if request.parallel
+            else await piece_call(tools, grammars, *write)
         )
         calls = parse_response(made.text, rescue=False).calls if made is not None else None
         if made is None or (not calls and not made.truncated):
