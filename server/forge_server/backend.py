@@ -129,7 +129,7 @@ class BackendConfig:
     cache_type_v: str = ""
     # "auto" | "on" | "off": prefix snapshots (auto: on for a managed server).
     prefix_snapshots: str = "auto"
-    # "on" | "off": constrained single calls in pieces (backends/llama/pieces.py).
+    # "on" | "off": constrained calls in pieces (backends/llama/pieces.py).
     call_pieces: str = "on"
     # A ToolCallMode (llama-server).
     tool_call_mode: str = ToolCallMode.AUTO

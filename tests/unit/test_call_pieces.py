@@ -549,8 +549,8 @@ async def test_an_array_of_objects_goes_on_while_the_model_writes_a_comma() -> N
     minItems needs no question, and each item is walked like an object."""
     tokens = Tokens(
         {
-            '"qty": 2}': [(",", 0.7), ("]", 0.2)],
-            '"qty": 5}': [("]}", 0.6), (",", 0.3)],
+            '"qty": 2': [("},", 0.7), ("}]", 0.2)],
+            '"qty": 5': [("}]}", 0.6), ("},", 0.3)],
         }
     )
     script = Script(
@@ -564,13 +564,14 @@ async def test_an_array_of_objects_goes_on_while_the_model_writes_a_comma() -> N
     call = json.loads(made.text)
     assert call["args"] == {"lines": [{"sku": "glaze", "qty": 2}, {"sku": "clay", "qty": 5}]}
     assert schema_valid(ORDER, call)
-    # One item is the minimum: nothing was asked before the first.
-    assert tokens.asked[0].endswith('"qty": 2}')
+    # One item is the minimum: nothing was asked before the first; whether
+    # another follows was read before the item's `}` (the model's `},`).
+    assert tokens.asked[0].endswith('"qty": 2')
     assert script.asked[2][0].endswith('"lines": [{"sku": "glaze", "qty": 2}, {"sku":')
 
 
 async def test_an_array_stops_at_max_items_without_asking() -> None:
-    tokens = Tokens({"}": [(",", 0.9)]})
+    tokens = Tokens({" 1": [("},", 0.9)]})
     script = Script(
         *[Piece(p, "word", s, 1) for _ in range(3) for p, s in ((' "a', '",'), (" 1", "}"))]
     )
@@ -588,8 +589,9 @@ async def test_a_parallel_batch_is_its_calls_in_pieces_until_the_model_closes_it
         {
             '[{"tool": "': [("get", 0.6), ("report", 0.3)],
             '}, {"tool": "': [("report", 0.6), ("get", 0.3)],
-            '"Oslo"}}': [(",", 0.7), ("]", 0.2)],
-            '"done"}}': [("]", 0.8), (",", 0.1)],
+            '"city": "Oslo': [('"}},', 0.7), ('"}}]', 0.2)],
+            '"summary": "done': [('"', 0.5), ('"}}]', 0.3)],
+            '"summary": "done"': [("}}]", 0.8), ("}},", 0.1)],
         }
     )
     script = Script(
@@ -639,7 +641,7 @@ async def test_a_batch_has_at_least_min_calls_and_at_most_the_distinct_calls_lis
         {"tool": "fire_kiln", "args": {"kiln": "east"}},
     ]
     # No `,` or `]` was asked: two calls were needed and two are all there are.
-    assert not any(asked.endswith("}}") for asked in tokens.asked)
+    assert len(tokens.asked) == 2
 
 
 async def test_without_token_odds_a_grammar_piece_decides_whether_another_call_follows() -> None:
@@ -665,3 +667,15 @@ async def test_a_malformed_piece_in_a_batch_hands_the_whole_batch_back() -> None
     script = Script(Piece(' "Oslo', "word", '"}', 3), Piece("x", "eos", "", 1))
     made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 512)
     assert made is None
+
+
+async def test_a_batch_closes_whole_when_max_tokens_has_no_room_for_another_call() -> None:
+    """The first call took 3 of 8 tokens: another like it might not fit,
+    so the batch ends there, complete, instead of being cut off."""
+    from forge_core.backends.llama.pieces import piece_batch
+
+    script = Script(Piece(' "Oslo', "word", '"}', 3))
+    made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 8)
+    assert made is not None and not made.truncated
+    assert json.loads(made.text) == [{"tool": "get_weather", "args": {"city": "Oslo"}}]
+    assert len(script.asked) == 1

@@ -303,16 +303,32 @@ class _Writer:
             raise _Truncated
         return piece
 
-    async def more(self, more: str, end: str) -> bool:
+    async def more(self, pending: str, more: str, end: str) -> bool:
         """Whether the model goes on with another call or item (`more`) or
-        ends the list (`end`): its likeliest token that is one of them, else
-        a piece under a grammar that admits only those two."""
-        if self._next_tokens is not None:
+        ends the list (`end`) after Forge's `pending` closing brackets.
+
+        Read from the model's likeliest tokens before those brackets: its
+        own token often closes and decides at once (`}},` rather than `}}`
+        and then `,`), and after brackets Forge wrote it is off its own
+        text. A token that is a start of `pending` is written and asked
+        past; where no token among the likeliest fits, a piece under a
+        grammar that admits only `more` or `end` decides."""
+        while self._next_tokens is not None:
             self.requests += 1
+            step = ""
             for token, _ in await self._next_tokens(self.text, TOP_K):
-                first = token.lstrip()[:1]
-                if first in (more, end):
-                    return first == more
+                if pending and token and pending.startswith(token):
+                    step = token
+                    break
+                said = token[len(pending) :].lstrip()[:1] if token.startswith(pending) else ""
+                if said in (more, end) and said:
+                    await self.write(pending)
+                    return said == more
+            if not step:
+                break
+            await self.write(step)
+            pending = pending[len(step) :]
+        await self.write(pending)
         if self.left <= 0:
             raise _Truncated
         piece = await self._generate(
@@ -325,20 +341,20 @@ class _Writer:
             raise _Malformed
         return said == more
 
-    async def call(self, tools: list[ToolSpec]) -> None:
-        """One `{"tool": ..., "args": {...}}` among `tools`."""
+    async def call(self, tools: list[ToolSpec]) -> str:
+        """One `{"tool": ..., "args": {...}}` among `tools`; returns the
+        closing brackets Forge has yet to write (see `more`)."""
         await self.write(OPENING)
         tool = await self.tool(tools)
         await self.write(f" {json.dumps(tool.name)}, " + '"args":')
         if _plain_object(tool.parameters):
-            await self.object(tool, tool.parameters, (), " {")
-            await self.write("}")
-            return
+            return await self.object(tool, tool.parameters, (), " {") + "}"
         args = self.grammars.args(tool)
         if args is None:
             raise _Malformed
         piece = await self.ask(args, [], self.left, stream=True)
         await self.take(piece)
+        return ""
 
     async def take(self, piece: Piece) -> None:
         """A piece's text joins the call (already emitted when streamed)."""
@@ -362,9 +378,10 @@ class _Writer:
 
     async def object(
         self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...], opening: str
-    ) -> None:
+    ) -> str:
         """A plain object: Forge writes its keys (required ones in order,
-        then each optional one the model names) and asks for each value."""
+        then each optional one the model names) and asks for each value;
+        returns its end (a held-back quote, `}`) that Forge has yet to write."""
         props: dict[str, Any] = schema.get("properties", {})
         required = set(schema.get("required", []))
         keys = [k for k in props if k in required]
@@ -396,10 +413,8 @@ class _Writer:
             part += ("" if first else ", ") + json.dumps(key) + ":"
             first = False
             await self.write(part)
-            part, after, quote = await self.value(
-                tool, props[key], (*path, key), not keys and bool(optional)
-            )
-        await self.write(part + "}")
+            part, after, quote = await self.value(tool, props[key], (*path, key), not keys)
+        return part + "}"
 
     async def key_choice(
         self, optional: list[str], first: bool, after: str, quote: str
@@ -421,15 +436,18 @@ class _Writer:
         return chosen, ""
 
     async def value(
-        self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...], choice_follows: bool
+        self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...], last: bool
     ) -> tuple[str, str, str]:
-        """The value at `path`: (text Forge still has to write, what the model
-        wrote after it, a held-back closing quote)."""
+        """The value at `path`, the last of its object's keys so far when
+        `last`: (its end Forge has yet to write, what the model wrote after
+        it, a held-back closing quote). The closing quote of the last listed
+        string is held back: the model's own token after it closes and
+        decides (`",` another key, `"}}` the end)."""
         stringy = _string_valued(schema)
         if stringy is None:
             if _plain_object(schema):
-                await self.object(tool, schema, path, " {")
-            elif _object_array(schema):
+                return await self.object(tool, schema, path, " {"), "", ""
+            if _object_array(schema):
                 await self.array(tool, schema, path)
             else:
                 await self.whole(tool, schema, path)
@@ -437,9 +455,11 @@ class _Writer:
         listed = self.grammars.choices(tool, path[-1], path, schema)
         chosen, after = await self.pick(listed) if listed else (None, "")
         if chosen is not None:
-            if chosen.startswith('"') and choice_follows and not after:
-                return " " + chosen[:-1], after, '"'
-            return " " + chosen, after, ""
+            if chosen.startswith('"') and last and not after:
+                await self.write(" " + chosen[:-1])
+                return "", after, '"'
+            await self.write(" " + chosen)
+            return "", after, ""
         tail = "rest" if stringy else "rest-scalar"
         grammar = self.grammars.nested_value(tool, path, schema, tail)
         if grammar is None:
@@ -452,10 +472,8 @@ class _Writer:
         # The value as the model wrote it (the client may have it already),
         # and the closing quote the stop string took.
         closing = '"' if stringy and piece.stop == "word" else ""
-        if piece.streamed:
-            self.text += piece.text
-            return closing, after, ""
-        return piece.text + closing, after, ""
+        await self.take(piece)
+        return closing, after, ""
 
     async def array(self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...]) -> None:
         """An array of plain objects, item by item, as many as the model
@@ -464,12 +482,18 @@ class _Writer:
         high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)
         await self.write(" [")
         count = 0
+        # The last item's end, written once whether another follows is known.
+        pending = ""
         while count < high:
-            if count >= low and not await self.more("{" if count == 0 else ",", "]"):
-                break
-            await self.object(tool, schema["items"], (*path, "[]"), ", {" if count else "{")
+            if count >= low:
+                going = await self.more(pending, "{" if count == 0 else ",", "]")
+                pending = ""
+                if not going:
+                    break
+            await self.write(pending + (", {" if count else "{"))
+            pending = await self.object(tool, schema["items"], (*path, "[]"), "")
             count += 1
-        await self.write("]")
+        await self.write(pending + "]")
 
     async def whole(self, tool: ToolSpec, schema: Any, path: tuple[str, ...]) -> None:
         """A value Forge does not walk (an array of scalars, a union): one
@@ -500,7 +524,7 @@ async def piece_call(
     (`choose`); `rng` samples those choices."""
     writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
     try:
-        await writer.call(tools)
+        await writer.write(await writer.call(tools))
     except _Truncated:
         return PieceCall(writer.text, truncated=True, requests=writer.requests)
     except _Malformed:
@@ -521,17 +545,30 @@ async def piece_batch(
     """A parallel batch `[call, call, ...]`, each call in pieces. After each
     call the model's likeliest `,` or `]` decides whether another follows,
     at least `min_calls` (the request's numbers need them) and at most
-    `batch_cap` (distinct calls the listed values allow, MAX_CALLS)."""
+    `batch_cap` (distinct calls the listed values allow, MAX_CALLS) and
+    what max_tokens leaves room for."""
     writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
     low = max(1, min(min_calls, MAX_CALLS))
     high = max(low, batch_cap(tools, grammars))
     try:
         await writer.write("[")
         count = 0
+        # The most tokens one call of the batch took: another is begun only
+        # while max_tokens leaves room for one more like it, so a batch
+        # closes whole instead of being cut off in its last call.
+        biggest = 0
         while True:
-            await writer.call(tools)
+            left = writer.left
+            pending = await writer.call(tools)
+            biggest = max(biggest, left - writer.left)
             count += 1
-            if count >= high or (count >= low and not await writer.more(",", "]")):
+            if count >= low and writer.left < 2 * biggest:
+                high = count
+            if count >= high or count < low:
+                await writer.write(pending)
+                if count >= high:
+                    break
+            elif not await writer.more(pending, ",", "]"):
                 break
             await writer.write(", ")
         await writer.write("]")
