@@ -679,3 +679,16 @@ async def test_a_batch_closes_whole_when_max_tokens_has_no_room_for_another_call
     assert made is not None and not made.truncated
     assert json.loads(made.text) == [{"tool": "get_weather", "args": {"city": "Oslo"}}]
     assert len(script.asked) == 1
+
+
+def test_which_objects_forge_walks_key_by_key() -> None:
+    from forge_core.backends.llama.pieces import plain_object
+
+    closed = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert plain_object({**closed, "additionalProperties": False, "title": "t"})
+    assert plain_object({**closed, "$defs": {"x": {"type": "string"}}})
+    assert plain_object({"type": "object", "properties": {}})
+    # Free-form, bounded key counts and unions stay with their own grammar.
+    assert not plain_object({"type": "object", "additionalProperties": True})
+    assert not plain_object({**closed, "minProperties": 1})
+    assert not plain_object({"anyOf": [closed]})

@@ -206,31 +206,45 @@ class _Malformed(Exception):
 
 # Keys of an object schema Forge walks key by key; any other keyword
 # (minProperties, $ref, anyOf...) leaves the object to its value's grammar.
-PLAIN_OBJECT_KEYS = {"type", "properties", "required", "description", "title"}
+# `$defs` and `$schema` only describe; additionalProperties only matters to
+# the grammar for an object without properties (a free-form one).
+PLAIN_OBJECT_KEYS = {
+    "type",
+    "properties",
+    "required",
+    "description",
+    "title",
+    "additionalProperties",
+    "$defs",
+    "definitions",
+    "$schema",
+}
 # The same for an array whose items are such objects.
 PLAIN_ARRAY_KEYS = {"type", "items", "minItems", "maxItems", "description", "title"}
 # Tokens a "another one, or the end?" piece needs at most.
 MORE_TOKENS = 4
 
 
-def _plain_object(schema: Any) -> bool:
+def plain_object(schema: Any) -> bool:
     """An object whose keys Forge writes itself, asking only for values."""
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return False
     if any(k not in PLAIN_OBJECT_KEYS and not k.startswith("x-") for k in schema):
         return False
     props = schema.get("properties", {})
+    if not props and schema.get("additionalProperties", False) is not False:
+        return False
     return isinstance(props, dict) and all(isinstance(s, dict) for s in props.values())
 
 
-def _object_array(schema: Any) -> bool:
+def object_array(schema: Any) -> bool:
     """An array of plain objects: Forge writes the brackets and commas, and
     asks the model whether another item follows."""
     if not isinstance(schema, dict) or schema.get("type") != "array":
         return False
     if any(k not in PLAIN_ARRAY_KEYS and not k.startswith("x-") for k in schema):
         return False
-    return _plain_object(schema.get("items")) and "properties" in schema["items"]
+    return plain_object(schema.get("items")) and "properties" in schema["items"]
 
 
 def _more_grammar(more: str, end: str) -> str:
@@ -347,7 +361,7 @@ class _Writer:
         await self.write(OPENING)
         tool = await self.tool(tools)
         await self.write(f" {json.dumps(tool.name)}, " + '"args":')
-        if _plain_object(tool.parameters):
+        if plain_object(tool.parameters):
             return await self.object(tool, tool.parameters, (), " {") + "}"
         args = self.grammars.args(tool)
         if args is None:
@@ -445,9 +459,9 @@ class _Writer:
         decides (`",` another key, `"}}` the end)."""
         stringy = _string_valued(schema)
         if stringy is None:
-            if _plain_object(schema):
+            if plain_object(schema):
                 return await self.object(tool, schema, path, " {"), "", ""
-            if _object_array(schema):
+            if object_array(schema):
                 await self.array(tool, schema, path)
             else:
                 await self.whole(tool, schema, path)
