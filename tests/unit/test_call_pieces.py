@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from forge_core.backends.llama.pieces import (
+    ARRAY_STOPS,
     KEY_STOPS,
     SCALAR_STOPS,
     STRING_STOPS,
@@ -149,16 +150,42 @@ async def test_a_single_tool_without_arguments_needs_no_request() -> None:
 
 
 async def test_an_array_of_scalars_is_one_piece_under_its_own_grammar() -> None:
-    """Forge writes the key; the array is the model's, and its grammar (no
-    `rest`, no stop strings) ends where the array does."""
+    """Forge writes the key; the array is the model's, under its grammar
+    followed by anything (the model's `"]}` closes the array and the
+    arguments at once) and cut where the array ends."""
     assert not flat(CART) and flat(WEATHER)
-    script = Script(Piece(' ["lamp"]', "eos", "", 4))
+    script = Script(Piece(' ["lamp"', "word", "]}", 4))
     made = await make([CART], script)
     assert made is not None
     assert json.loads(made.text) == {"tool": "add_items", "args": {"items": ["lamp"]}}
     (call, grammar, stops, _) = script.asked[0]
     assert call == '{"tool": "add_items", "args": {"items":'
-    assert stops == [] and "rest" not in grammar and '"["' in grammar
+    assert stops == ARRAY_STOPS and "rest" in grammar and '"["' in grammar
+
+
+async def test_a_scalar_array_followed_by_a_comma_asks_for_the_next_optional_key() -> None:
+    tool = ToolSpec(
+        "tag",
+        "",
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "note": {"type": "string"},
+            },
+            "required": ["tags"],
+        },
+    )
+    script = Script(
+        Piece(' ["a", "b"', "word", "],", 5),
+        Piece(' , "note', "word", '":', 3),
+        Piece(' "hi', "word", '"}', 2),
+    )
+    made = await make([tool], script)
+    assert made is not None
+    assert json.loads(made.text)["args"] == {"tags": ["a", "b"], "note": "hi"}
+    # After `],` a key must follow: the choice does not offer to close.
+    assert '"}"' not in script.asked[1][1]
 
 
 async def test_arguments_that_are_no_plain_object_come_from_the_whole_arguments_grammar() -> None:

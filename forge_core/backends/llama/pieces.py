@@ -58,6 +58,10 @@ STRING_STOPS = ['",', '"}', '"\n', '" ']
 SCALAR_STOPS = [",", "}", "\n"]
 # A key choice ends with the key's colon, or closes the arguments.
 KEY_STOPS = ['":', "}"]
+# Where an array of scalars ends: its bracket and what the model writes
+# after it (items cannot hold these, bar a string with `],` in it, which
+# then does not parse and goes to the whole-call grammar).
+ARRAY_STOPS = ["],", "]}", "]\n", "] "]
 # Tokens a key choice needs at most (`, "some_key":`).
 KEY_TOKENS = 24
 
@@ -245,6 +249,14 @@ def object_array(schema: Any) -> bool:
     if any(k not in PLAIN_ARRAY_KEYS and not k.startswith("x-") for k in schema):
         return False
     return plain_object(schema.get("items")) and "properties" in schema["items"]
+
+
+def scalar_array(schema: Any) -> bool:
+    """An array whose items are scalars (its own piece, cut at ARRAY_STOPS)."""
+    if not isinstance(schema, dict) or schema.get("type") != "array":
+        return False
+    items = schema.get("items")
+    return isinstance(items, dict) and _string_valued(items) is not None
 
 
 def _more_grammar(more: str, end: str) -> str:
@@ -463,9 +475,9 @@ class _Writer:
                 return await self.object(tool, schema, path, " {"), "", ""
             if object_array(schema):
                 await self.array(tool, schema, path)
-            else:
-                await self.whole(tool, schema, path)
-            return "", "", ""
+                return "", "", ""
+            end, after = await self.whole(tool, schema, path)
+            return end, after, ""
         listed = self.grammars.choices(tool, path[-1], path, schema)
         chosen, after = await self.pick(listed) if listed else (None, "")
         if chosen is not None:
@@ -509,18 +521,25 @@ class _Writer:
             count += 1
         await self.write(pending + "]")
 
-    async def whole(self, tool: ToolSpec, schema: Any, path: tuple[str, ...]) -> None:
+    async def whole(self, tool: ToolSpec, schema: Any, path: tuple[str, ...]) -> tuple[str, str]:
         """A value Forge does not walk (an array of scalars, a union): one
-        piece under its own grammar, which ends where the value does."""
-        grammar = self.grammars.nested_value(tool, path, schema, "")
+        piece under its own grammar; returns (its end Forge has yet to
+        write, what the model wrote after it). An array of scalars is
+        followed, as a string is, by anything and cut by a stop string: the
+        model's `"],` (last item, another key) is then its own token, where
+        a grammar that ended at `]` would hold it to `",` and more items."""
+        scalars = scalar_array(schema)
+        grammar = self.grammars.nested_value(tool, path, schema, "rest" if scalars else "")
         if grammar is None:
             raise _Malformed
-        piece = await self.ask(grammar, [], self.left, stream=True)
+        piece = await self.ask(grammar, ARRAY_STOPS if scalars else [], self.left, stream=True)
+        end = "]" if scalars and piece.stop == "word" else ""
         try:
-            json.loads(piece.text)
+            json.loads(piece.text + end)
         except ValueError as exc:
             raise _Malformed from exc
         await self.take(piece)
+        return end, piece.stopping_word[1:].strip()[:1] if end else ""
 
 
 async def piece_call(
