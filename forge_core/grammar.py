@@ -332,7 +332,7 @@ class PieceGrammars:
 
     def args(self, tool: ToolSpec) -> str | None:
         """The whole `args` object and the call's closing brace, for a tool
-        whose arguments are not flat; None when unsupported."""
+        whose arguments are no plain object; None when unsupported."""
         builder = self._builder
         builder.string_bound = string_bound(tool, self._max_tokens, self.parallel)
         builder.exclude = exclusions(tool, self._excluded)

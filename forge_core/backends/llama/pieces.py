@@ -107,7 +107,7 @@ class PieceCall:
 
 
 def _string_valued(schema: dict[str, Any]) -> bool | None:
-    """True for a string, False for another scalar, None when not flat."""
+    """True for a string, False for another scalar, None when not a scalar."""
     values = (
         [schema["const"]] if "const" in schema else schema["enum"] if "enum" in schema else None
     )
@@ -123,14 +123,6 @@ def _string_valued(schema: dict[str, Any]) -> bool | None:
     if not isinstance(kind, str) or kind not in SCALAR_TYPES:
         return None
     return kind == "string"
-
-
-def flat(tool: ToolSpec) -> bool:
-    """Whether every argument of `tool` is a scalar Forge can ask for alone."""
-    props = tool.parameters.get("properties", {})
-    return isinstance(props, dict) and all(
-        isinstance(s, dict) and _string_valued(s) is not None for s in props.values()
-    )
 
 
 async def choose(
