@@ -670,20 +670,23 @@ async def test_a_batch_has_at_least_min_calls_and_at_most_the_distinct_calls_lis
 
 
 async def test_without_token_odds_a_grammar_piece_decides_whether_another_call_follows() -> None:
+    """The piece's grammar holds Forge's closing brackets and then `,` or
+    `]`: the model's own `"}},` token passes, and its stop string decides."""
     from forge_core.backends.llama.pieces import piece_batch
 
     script = Script(
         Piece(' "Oslo', "word", '"}', 3),
-        Piece("", "word", ",", 1),
+        Piece("", "word", '"}},', 1),
         Piece(' "Rome', "word", '"}', 3),
-        Piece(" ", "word", "]", 1),
+        Piece("", "word", '"}}]', 1),
     )
     made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 512)
     assert made is not None
     assert [c["args"]["city"] for c in json.loads(made.text)] == ["Oslo", "Rome"]
     more_call, more_grammar, more_stops, _ = script.asked[1]
-    assert more_call.endswith('"Oslo"}}') and more_stops == [",", "]"]
-    assert '("," | "]")' in more_grammar
+    assert more_call.endswith('"city": "Oslo')
+    assert more_stops == ['"}},', '"}}]', '"}} ,', '"}} ]']
+    assert more_grammar.startswith('root ::= "\\"}}" " "? ("," | "]")')
 
 
 async def test_a_malformed_piece_in_a_batch_hands_the_whole_batch_back() -> None:

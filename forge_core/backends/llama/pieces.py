@@ -251,9 +251,12 @@ def scalar_array(schema: Any) -> bool:
     return isinstance(items, dict) and _string_valued(items) is not None
 
 
-def _more_grammar(more: str, end: str) -> str:
-    """Another call or item (`more`), or the end (`end`), then anything."""
-    return f'root ::= " "? ("{more}" | "{end}") [^\\x00]*\n'
+def _more_grammar(pending: str, more: str, end: str) -> str:
+    """Forge's `pending` brackets, then another call or item (`more`) or the
+    end (`end`), then anything."""
+    text = pending.replace("\\", "\\\\").replace('"', '\\"')
+    head = f'"{text}" ' if text else ""
+    return f'root ::= {head}" "? ("{more}" | "{end}") [^\\x00]*\n'
 
 
 def batch_cap(tools: list[ToolSpec], grammars: PieceGrammars) -> int:
@@ -330,7 +333,7 @@ class _Writer:
         and then `,`), and after brackets Forge wrote it is off its own
         text. A token that is a start of `pending` is written and asked
         past; where no token among the likeliest fits, a piece under a
-        grammar that admits only `more` or `end` decides."""
+        grammar that admits `pending` and then only `more` or `end` decides."""
         while self._next_tokens is not None:
             self.requests += 1
             step = ""
@@ -346,17 +349,20 @@ class _Writer:
                 break
             await self.write(step)
             pending = pending[len(step) :]
-        await self.write(pending)
         if self.left <= 0:
             raise _Truncated
+        # The grammar holds the model to Forge's brackets and then one of
+        # the two: its own `}},` passes on the fast path.
+        stops = [f"{pending}{space}{c}" for space in ("", " ") for c in (more, end)]
         piece = await self._generate(
-            self.text, _more_grammar(more, end), [more, end], MORE_TOKENS, False
+            self.text, _more_grammar(pending, more, end), stops, MORE_TOKENS + len(pending), False
         )
         self.left -= piece.tokens
         self.requests += 1
-        said = (piece.stopping_word or piece.text).strip()[:1]
+        said = (piece.stopping_word or piece.text)[len(pending) :].strip()[:1]
         if said not in (more, end):
             raise _Malformed
+        await self.write(pending)
         return said == more
 
     async def call(self, tools: list[ToolSpec]) -> str:
