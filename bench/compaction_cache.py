@@ -19,7 +19,7 @@ Variants:
   ..., 2nd run        a second run of the same workflow about another case
                       (other user message, other tool results): its first
                       call finds the workflow prefix in the snapshot the
-                      first run saved (forge_core/prefix_snapshots.py).
+                      first run saved (forge_core/backends/llama/prefix_snapshots.py).
 
 Every other run's system prompt starts with its own session id, so it finds
 nothing of another run in llama-server's cache: its first iteration is cold.
@@ -45,7 +45,7 @@ from typing import Any
 
 from bench.workloads import WORKLOADS, NextStepOnly, ScriptedTools, Workload
 from forge_core.backends.base import Usage
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.context import (
     KEEP_RECENT,
     CompactionResult,

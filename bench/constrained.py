@@ -6,7 +6,7 @@ one slot), and every constrained model call the engine makes is recorded.
 Each recorded call is then made again, on the same server and the same
 prompt (already in the slot's cache), three ways, interleaved:
 
-- `pieces`: Forge's call in pieces (forge_core/backends/llama_pieces.py),
+- `pieces`: Forge's call in pieces (forge_core/backends/llama/pieces.py),
   the default: Forge writes the keys and punctuation, the model each choice
   (a listed value chosen from its likeliest next tokens, then written);
 - `whole grammar`: one grammar for the whole call (the old way);
@@ -43,7 +43,7 @@ import jsonschema
 
 from bench._common import fmt, ratio, table, write_results
 from forge_core.backends.base import BackendReply, ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend, allowed_tools
+from forge_core.backends.llama.server import LlamaServerBackend, allowed_tools
 from forge_core.calls import ToolCall
 from forge_core.guardrails.value_pools import NumberChoice
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo

@@ -3,12 +3,12 @@
 llama-server tokenizes a text prompt in full on every request, even when the
 slot's cache holds all of it. A call in pieces makes 1-3 requests, each with
 the whole conversation as its prompt. Forge now sends the workflow's system
-prefix as the token ids it learned once (forge_core/backends/prefix_ids.py),
+prefix as the token ids it learned once (forge_core/backends/llama/prefix_ids.py),
 so only the conversation after it is tokenized.
 
 One managed llama-server (bundled Gemma 3 270M, one slot, `--threads 1`).
 For system prompts of several sizes (tool lists of 3, 20 and 60 tools), the
-same piece request (one token, the 20 likeliest, as `llama_pieces` asks for a
+same piece request (one token, the 20 likeliest, as `backends.llama.pieces` asks for a
 tool's name) is sent alternately with the prompt as text (the baseline) and
 with the prefix as ids, through the backend's own `/completion` client. The
 prompt is in the slot's cache both ways; what differs is llama-server's time
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import fmt, table, write_results
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.install import bundled_binary, bundled_model
 from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 

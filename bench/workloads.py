@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest, ChunkSink
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.loop import ToolOutcome
 from forge_core.messages import ToolCallInfo
 from forge_core.workflow import Prerequisite, ToolSpec, Workflow, validate_workflow

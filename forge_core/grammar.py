@@ -208,7 +208,7 @@ def _configured(
 # After the piece a request generates, what may follow it in a call and then
 # anything: the model's next token (`",` where a value ends, `"}}` where the
 # call does) passes the grammar on the sampler's fast path, and a stop string
-# (llama_pieces.py) cuts the text there. The first character is one a stop
+# (backends/llama/pieces.py) cuts the text there. The first character is one a stop
 # string starts with, so a model that wants to go on otherwise cannot run to
 # max_tokens; after a number, no space (the stops do not end at one).
 _REST = {"rest": "[,}\\n ] [^\\x00]*", "rest-scalar": "[,}\\n] [^\\x00]*"}
@@ -232,7 +232,10 @@ class PieceGrammars:
         self._excluded = excluded
         # A call asks `choices` and then `value` for the same argument: its
         # rule is made once (the builder's rules are kept between the two).
-        self._value_rules: dict[tuple[str, str], str | None] = {}
+        self._value_rules: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        # A parallel batch's strings are bounded as the whole-call grammar
+        # bounds them there (two calls' worth of max_tokens).
+        self.parallel = False
 
     def _root(self, body: str) -> str:
         rules = self._builder.rules
@@ -263,23 +266,37 @@ class PieceGrammars:
         choice = " | ".join(literal(n) for n in names)
         return self._root(f"sp ({choice}) rest")
 
-    def _value_rule(self, tool: ToolSpec, key: str) -> str | None:
-        made = (tool.name, key)
+    def _value_rule(
+        self, tool: ToolSpec, key: str, path: tuple[str, ...] = (), schema: Any = None
+    ) -> str | None:
+        """The rule of argument `key`, or of the value at `path` (keys and
+        "[]" for an array's items, below the arguments) whose schema is
+        `schema`."""
+        path = path or (key,)
+        made = (tool.name, path)
         if made not in self._value_rules:
-            self._value_rules[made] = self._make_value_rule(tool, key)
+            if schema is None:
+                schema = tool.parameters.get("properties", {}).get(key)
+            self._value_rules[made] = self._make_value_rule(tool, path, schema)
         return self._value_rules[made]
 
-    def _make_value_rule(self, tool: ToolSpec, key: str) -> str | None:
+    def _make_value_rule(self, tool: ToolSpec, path: tuple[str, ...], schema: Any) -> str | None:
         builder = self._builder
         builder._root = tool.parameters
         builder.tool_name = tool.name
-        builder.string_bound = string_bound(tool, self._max_tokens, False)
-        excluded = exclusions(tool, self._excluded).get(key)
-        schema = tool.parameters.get("properties", {}).get(key)
+        builder.string_bound = string_bound(tool, self._max_tokens, self.parallel)
+        # As the whole-call grammar names them: a key's value by its key, an
+        # array's item by nothing; exclusions hold for top-level arguments.
+        name = "" if path[-1] == "[]" else path[-1]
+        excluded = exclusions(tool, self._excluded).get(name) if len(path) == 1 else None
+        hint = "-".join([f"{tool.name}-args", *("item" if k == "[]" else k for k in path)])
+        builder.path = list(path[:-1])
         try:
-            return builder.value(schema, f"{tool.name}-args-{key}", name=key, excluded=excluded)
+            return builder.value(schema, hint, name=name, excluded=excluded)
         except Unsupported:
             return None
+        finally:
+            builder.path = []
 
     def value(self, tool: ToolSpec, key: str, stringy: bool) -> str | None:
         """`sp <value> rest` for one top-level argument (a string when
@@ -289,11 +306,25 @@ class PieceGrammars:
             return None
         return self._root(f"sp {rule} {'rest' if stringy else 'rest-scalar'}")
 
-    def choices(self, tool: ToolSpec, key: str) -> list[str] | None:
-        """The compact JSON texts an argument may take, when the grammar
-        lists them (an enum, grounded candidates, bound values, the
-        request's numbers); None when it admits an open set."""
-        rule = self._value_rule(tool, key)
+    def nested_value(
+        self, tool: ToolSpec, path: tuple[str, ...], schema: Any, tail: str
+    ) -> str | None:
+        """`sp <value> <tail>` for the value at `path` (see `_value_rule`);
+        `tail` is "rest" after a string, "rest-scalar" after another
+        scalar, "" for a value generated whole (the grammar ends it)."""
+        rule = self._value_rule(tool, path[-1], path, schema)
+        if rule is None:
+            return None
+        return self._root(f"sp {rule} {tail}".rstrip())
+
+    def choices(
+        self, tool: ToolSpec, key: str, path: tuple[str, ...] = (), schema: Any = None
+    ) -> list[str] | None:
+        """The compact JSON texts an argument (or the value at `path`) may
+        take, when the grammar lists them (an enum, grounded candidates,
+        bound values, the request's numbers); None when it admits an open
+        set."""
+        rule = self._value_rule(tool, key, path, schema)
         body = self._builder.rules.get(rule or "", "")
         if not _LITERALS.fullmatch(body):
             return None
@@ -301,9 +332,9 @@ class PieceGrammars:
 
     def args(self, tool: ToolSpec) -> str | None:
         """The whole `args` object and the call's closing brace, for a tool
-        whose arguments are not flat; None when unsupported."""
+        whose arguments are no plain object; None when unsupported."""
         builder = self._builder
-        builder.string_bound = string_bound(tool, self._max_tokens, False)
+        builder.string_bound = string_bound(tool, self._max_tokens, self.parallel)
         builder.exclude = exclusions(tool, self._excluded)
         builder._root = tool.parameters
         builder.tool_name = tool.name

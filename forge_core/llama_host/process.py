@@ -47,7 +47,7 @@ from forge_core.llama_host.startup import (
 from forge_core.modes import BudgetMode
 
 if TYPE_CHECKING:
-    from forge_core.backends.llama_server import LlamaServerBackend
+    from forge_core.backends.llama.server import LlamaServerBackend
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class LlamaServerConfig:
     cache_type_k: str = ""
     cache_type_v: str = ""
     # Where llama-server may save slot files (--slot-save-path): Forge keeps
-    # each workflow's first prompt there (prefix_snapshots.py). None with
+    # each workflow's first prompt there (backends/llama/prefix_snapshots.py). None with
     # prefix_snapshots: a temporary directory that lives as long as the server.
     slot_save_path: Path | None = None
     prefix_snapshots: bool = True
@@ -452,7 +452,7 @@ async def start_managed(config: LlamaServerConfig, budget_mode: str) -> ManagedL
     await server.start()
     if budget_mode != BudgetMode.FORGE_FAST:
         return server
-    from forge_core.backends.llama_server import parse_props, read_props
+    from forge_core.backends.llama.props import parse_props, read_props
 
     n_ctx, slots, _ = parse_props(await read_props(server.url))
     await server.stop()

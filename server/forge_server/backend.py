@@ -25,7 +25,7 @@ from forge_core.backends.fallback import (
     DEFAULT_FAILURE_THRESHOLD,
     FallbackBackend,
 )
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.backends.scripted import ScriptedBackend
 from forge_core.llama_host.devices import DeviceReport, external, warn_if_gpu_unused
 from forge_core.llama_host.install import bundled_binary, bundled_model
@@ -124,7 +124,7 @@ class BackendConfig:
     cache_type_v: str = ""
     # "auto" | "on" | "off": prefix snapshots (auto: on for a managed server).
     prefix_snapshots: str = "auto"
-    # "on" | "off": constrained single calls in pieces (llama_pieces.py).
+    # "on" | "off": constrained calls in pieces (backends/llama/pieces.py).
     call_pieces: str = "on"
     # A ToolCallMode (llama-server).
     tool_call_mode: str = ToolCallMode.AUTO

@@ -14,7 +14,7 @@ from typing import TextIO
 
 import httpx
 
-from forge_core.backends.llama_server import parse_props, read_props
+from forge_core.backends.llama.props import parse_props, read_props
 from forge_core.errors import ForgeError
 from forge_server.backend import BackendConfig, llama_device, open_backend
 

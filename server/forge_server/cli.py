@@ -273,9 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--call-pieces",
         choices=["on", "off"],
         default=defaults.call_pieces,
-        help="llama-server, constrained: make each single call in pieces, Forge writing the "
-        "keys and punctuation and the model each choice (fast: the grammar never checks the "
-        "whole vocabulary for what Forge writes); off: one grammar for the whole call",
+        help="llama-server, constrained: make each call (and parallel batch) in pieces, Forge "
+        "writing the keys and punctuation and the model each choice (fast: the grammar never "
+        "checks the whole vocabulary for what Forge writes); off: one grammar for the whole call",
     )
     be.add_argument(
         "--script",

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.install import bundled_binary, bundled_model
 from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_server.app import ForgeServer

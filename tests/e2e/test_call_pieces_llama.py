@@ -1,9 +1,11 @@
-"""Calls in pieces (llama_pieces.py) on the real llama-server and model.
+"""Calls in pieces (backends/llama/pieces.py) on the real llama-server and model.
 
 Every call made in pieces must be a complete call of an allowed tool whose
 arguments satisfy its JSON Schema, at T=0 and T=0.8, for a flat tool (keys
-written by Forge, values by the model) and for a nested one (its arguments
-from the whole-arguments grammar). The requests the backend makes show
+written by Forge, values by the model), for nested ones (an array of
+objects, a nested object with optional keys: keys Forge's at every depth)
+and for a parallel batch (each call in pieces, the model's `,` or `]`
+deciding whether another follows). The requests the backend makes show
 which way each call went.
 """
 
@@ -18,9 +20,10 @@ import jsonschema
 import pytest
 
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.calls import ChunkType, StreamChunk
 from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.workflow import ToolSpec
 from tests.e2e.test_grammar_llama import TOOLS
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +49,13 @@ def paths(backend: LlamaServerBackend) -> list[str]:
     return seen
 
 
-def request(user: str, allowed: list[str], temperature: float) -> ChatRequest:
+def request(
+    user: str,
+    allowed: list[str],
+    temperature: float,
+    tools: list[ToolSpec] = TOOLS,
+    parallel: bool = False,
+) -> ChatRequest:
     return ChatRequest(
         run_id=f"pieces-{temperature}-{'-'.join(allowed)}",
         workflow_name="travel",
@@ -54,9 +63,10 @@ def request(user: str, allowed: list[str], temperature: float) -> ChatRequest:
             Message(MessageRole.SYSTEM, "Book travel and shop.", MessageType.SYSTEM_PROMPT),
             Message(MessageRole.USER, user, MessageType.USER_INPUT),
         ],
-        tools=TOOLS,
+        tools=tools,
         allowed=allowed,
         temperature=temperature,
+        parallel=parallel,
     )
 
 
@@ -102,3 +112,92 @@ async def test_whole_call_grammar_when_pieces_are_off(llama_backend: LlamaServer
     assert isinstance(reply.response, list)
     assert sent.count("/v1/chat/completions") == 1
     assert "/completion" not in sent
+
+
+# A nested object with an optional key inside and outside, and an array of
+# objects: every shape Forge walks key by key.
+SHIP = ToolSpec(
+    "ship_parcel",
+    "Ship a parcel",
+    {
+        "type": "object",
+        "properties": {
+            "to": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "maxLength": 30},
+                    "street": {"type": "string", "maxLength": 40},
+                    "floor": {"type": "integer"},
+                },
+                "required": ["city", "street"],
+            },
+            "parcels": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {
+                    "type": "object",
+                    "properties": {"kg": {"type": "number"}, "label": {"type": "string"}},
+                    "required": ["kg"],
+                },
+            },
+            "express": {"type": "boolean"},
+        },
+        "required": ["to", "parcels"],
+    },
+)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+async def test_a_nested_object_call_is_made_in_pieces(
+    llama_backend: LlamaServerBackend, temperature: float
+) -> None:
+    sent = paths(llama_backend)
+    reply = await llama_backend.complete(
+        request(
+            "Ship a 2 kg parcel to Kiln Street 4 in Bergen.",
+            ["ship_parcel"],
+            temperature,
+            tools=[SHIP],
+        ),
+        None,
+    )
+    assert isinstance(reply.response, list), reply.raw_text
+    (call,) = reply.response
+    assert call.name == "ship_parcel"
+    jsonschema.validate(call.args, SHIP.parameters)
+    assert "/v1/chat/completions" not in sent
+    # At least the city, the street and one parcel's weight were the model's.
+    assert sent.count("/completion") >= 3
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+async def test_a_parallel_batch_is_made_in_pieces(
+    llama_backend: LlamaServerBackend, temperature: float
+) -> None:
+    schemas = {t.name: t.parameters for t in TOOLS}
+    sent = paths(llama_backend)
+    chunks: list[StreamChunk] = []
+
+    async def sink(chunk: StreamChunk) -> None:
+        chunks.append(chunk)
+
+    reply = await llama_backend.complete(
+        request(
+            "Book two seats from Oslo to Rome, and add a lamp to the cart.",
+            ["search_flights", "add_items"],
+            temperature,
+            parallel=True,
+        ),
+        sink,
+    )
+    assert isinstance(reply.response, list), reply.raw_text
+    assert 1 <= len(reply.response) <= 8
+    for call in reply.response:
+        assert call.name in schemas
+        jsonschema.validate(call.args, schemas[call.name])
+    assert reply.raw_text.startswith("[") and reply.raw_text.endswith("]")
+    assert "/v1/chat/completions" not in sent
+    deltas = "".join(c.content for c in chunks if c.type == ChunkType.TOOL_CALL_DELTA)
+    assert deltas == reply.raw_text
+    assert chunks[-1].type == ChunkType.FINAL

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend
-from forge_core.chat_template import AUDITED
+from forge_core.backends.llama.chat_template import AUDITED
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.install import bundled_binary, bundled_model
 from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo

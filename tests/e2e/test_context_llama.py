@@ -32,12 +32,13 @@ from bench.workloads import TRIAGE, NextStepOnly, ScriptedTools  # the benchmark
 from forge_client import ForgeClient
 from forge_client import RunOptions as ClientRunOptions
 from forge_client import Workflow as ClientWorkflow
-from forge_core.backends import llama_server as llama_server_module
 from forge_core.backends.base import (
     ChatRequest,
     Usage,
 )
-from forge_core.backends.llama_server import LlamaServerBackend, parse_props, read_props
+from forge_core.backends.llama import server as llama_server_module
+from forge_core.backends.llama.props import parse_props, read_props
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.context import LOW_WATER, CompactionResult
 from forge_core.errors import ForgeError
 from forge_core.hooks import RunHooks

@@ -20,7 +20,7 @@ import pytest
 
 from forge_client import Event, ForgeClient, RunStarted, Workflow
 from forge_core.backends.fallback import FallbackBackend
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.install import bundled_binary, bundled_model, launch_env
 from forge_core.llama_host.process import LlamaServerConfig, free_port
 from forge_server.backend import open_backend

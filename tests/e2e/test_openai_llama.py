@@ -16,7 +16,7 @@ import openai
 import pytest
 from google.protobuf import json_format
 
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.process import ManagedLlamaServer
 from forge_server.openai_app import OpenAIEndpoint, WorkflowRegistry, serve_openai
 from tests.integration.test_openai_endpoint import WEATHER_TOOLS, function_calls

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.messages import Message, MessageRole, MessageType
 from tests.e2e.test_chat_template_llama import LLAMA3_LIKE, QWEN_LIKE, backend_on
 from tests.e2e.test_grammar_llama import TOOLS

@@ -19,7 +19,7 @@ from forge_client import (
     RunFailedError,
     RunOptions,
 )
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.llama_host.process import ManagedLlamaServer
 from tests.helpers import address, running_server
 from tests.integration.test_run_stream import weather_workflow

@@ -262,7 +262,7 @@ def test_a_model_calls_constraint_follows_the_runs_mode_and_call_pieces() -> Non
         return dict(entry.facts)["constraint"]
 
     assert constraint(True, single) == "grammar, in pieces"
-    assert constraint(True, double) == "whole-call grammar"
+    assert constraint(True, double) == "grammar, in pieces"
     assert constraint(False, single) == "whole-call grammar"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_core.backends.llama_server import resolve_budget
+from forge_core.backends.llama.props import resolve_budget
 from forge_core.backends.ollama import ollama_budget
 from forge_core.llama_host.hardware import GIB, Gpu, detect_gpus, vram_tier_budget
 

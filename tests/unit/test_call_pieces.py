@@ -1,4 +1,4 @@
-"""Calls in pieces (llama_pieces.py): what Forge writes, what it asks for,
+"""Calls in pieces (backends/llama/pieces.py): what Forge writes, what it asks for,
 and when it gives the call back to the whole-call grammar.
 
 The model here is a script of pieces (a fake generator): the logic under
@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from forge_core.backends.llama_pieces import (
+from forge_core.backends.llama.pieces import (
+    ARRAY_STOPS,
     KEY_STOPS,
     SCALAR_STOPS,
     STRING_STOPS,
     Piece,
     PieceCall,
     choose,
-    flat,
     piece_call,
 )
 from forge_core.grammar import piece_grammars
@@ -148,14 +148,59 @@ async def test_a_single_tool_without_arguments_needs_no_request() -> None:
     assert made.requests == 0
 
 
-async def test_a_nested_tool_gets_its_arguments_from_the_whole_arguments_grammar() -> None:
-    assert not flat(CART) and flat(WEATHER)
-    script = Script(Piece(' {"items": ["lamp"]}}', "eos", "", 8))
+async def test_an_array_of_scalars_is_one_piece_under_its_own_grammar() -> None:
+    """Forge writes the key; the array is the model's, under its grammar
+    followed by anything (the model's `"]}` closes the array and the
+    arguments at once) and cut where the array ends."""
+    script = Script(Piece(' ["lamp"', "word", "]}", 4))
     made = await make([CART], script)
     assert made is not None
     assert json.loads(made.text) == {"tool": "add_items", "args": {"items": ["lamp"]}}
-    (_, grammar, stops, _) = script.asked[0]
-    assert stops == [] and "rest" not in grammar
+    (call, grammar, stops, _) = script.asked[0]
+    assert call == '{"tool": "add_items", "args": {"items":'
+    assert stops == ARRAY_STOPS and "rest" in grammar and '"["' in grammar
+
+
+async def test_a_scalar_array_followed_by_a_comma_asks_for_the_next_optional_key() -> None:
+    tool = ToolSpec(
+        "tag",
+        "",
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "note": {"type": "string"},
+            },
+            "required": ["tags"],
+        },
+    )
+    script = Script(
+        Piece(' ["a", "b"', "word", "],", 5),
+        Piece(' , "note', "word", '":', 3),
+        Piece(' "hi', "word", '"}', 2),
+    )
+    made = await make([tool], script)
+    assert made is not None
+    assert json.loads(made.text)["args"] == {"tags": ["a", "b"], "note": "hi"}
+    # After `],` a key must follow: the choice does not offer to close.
+    assert '"}"' not in script.asked[1][1]
+
+
+async def test_arguments_that_are_no_plain_object_come_from_the_whole_arguments_grammar() -> None:
+    tool = ToolSpec(
+        "pick",
+        "",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "minProperties": 1,
+        },
+    )
+    script = Script(Piece(' {"a": "x"}}', "eos", "", 6))
+    made = await make([tool], script)
+    assert made is not None and json.loads(made.text) == {"tool": "pick", "args": {"a": "x"}}
+    (call, grammar, stops, _) = script.asked[0]
+    assert call == '{"tool": "pick", "args":' and stops == [] and "rest" not in grammar
 
 
 @pytest.mark.parametrize(
@@ -220,7 +265,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
     from aiohttp import web
 
     from forge_core.backends.base import ChatRequest
-    from forge_core.backends.llama_server import LlamaServerBackend
+    from forge_core.backends.llama.server import LlamaServerBackend
     from forge_core.calls import ChunkType, StreamChunk
     from forge_core.messages import Message, MessageRole, MessageType
 
@@ -424,3 +469,254 @@ async def test_the_closing_quote_of_a_chosen_value_is_the_models_to_write() -> N
 
 async def _emit_nothing(text: str) -> None:
     return None
+
+
+# ── every call shape in pieces: parallel batches, nested objects, arrays ──
+
+ADDRESS = ToolSpec(
+    "ship",
+    "",
+    {
+        "type": "object",
+        "properties": {
+            "to": {
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "zone": {"enum": ["north", "south"]},
+                    "floor": {"type": "integer"},
+                },
+                "required": ["street", "zone"],
+            },
+            "express": {"type": "boolean"},
+        },
+        "required": ["to"],
+    },
+)
+ORDER = ToolSpec(
+    "order",
+    "",
+    {
+        "type": "object",
+        "properties": {
+            "lines": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                    "required": ["sku", "qty"],
+                },
+                "minItems": 1,
+                "maxItems": 3,
+            }
+        },
+        "required": ["lines"],
+    },
+)
+KILN = ToolSpec(
+    "fire_kiln",
+    "",
+    {"type": "object", "properties": {"kiln": {"enum": ["east", "west"]}}, "required": ["kiln"]},
+)
+
+
+def schema_valid(tool: ToolSpec, call: dict[str, Any]) -> bool:
+    import jsonschema
+
+    return call["tool"] == tool.name and jsonschema.Draft202012Validator(tool.parameters).is_valid(
+        call["args"]
+    )
+
+
+async def test_a_nested_objects_keys_are_forges_and_its_values_the_models() -> None:
+    tokens = Tokens(
+        {
+            '"zone": "': [("south", 0.8), ("north", 0.1)],
+            '"zone": "south': [('"}', 0.9)],
+            '"zone": "south"}': [("}}", 0.9)],
+        }
+    )
+    script = Script(Piece(' "Kiln Lane 4', "word", '",', 4))
+    made = await piece_call([ADDRESS], piece_grammars(), script, _emit_nothing, 512, tokens)
+    assert made is not None and not made.truncated
+    call = json.loads(made.text)
+    assert call == {"tool": "ship", "args": {"to": {"street": "Kiln Lane 4", "zone": "south"}}}
+    assert schema_valid(ADDRESS, call)
+    # The street was asked for inside the nested object, under its own grammar;
+    # the zone, `to`'s end and the arguments' end came from the likeliest tokens.
+    ((street_call, street_grammar, stops, _),) = script.asked
+    assert street_call == '{"tool": "ship", "args": {"to": {"street":' and stops == STRING_STOPS
+    assert "rest" in street_grammar
+    assert tokens.asked[-1].endswith('"zone": "south"}')
+
+
+async def test_an_optional_nested_key_the_model_names_gets_its_value() -> None:
+    script = Script(
+        Piece(' "Kiln Lane 4', "word", '",', 4),
+        Piece(' "south', "word", '",', 2),
+        Piece(' , "floor', "word", '":', 3),
+        Piece(" 3", "word", "}", 1),
+        Piece(' , "express', "word", '":', 3),
+        Piece(" true", "word", "}", 1),
+    )
+    made = await make([ADDRESS], script)
+    assert made is not None
+    call = json.loads(made.text)
+    assert call["args"] == {
+        "to": {"street": "Kiln Lane 4", "zone": "south", "floor": 3},
+        "express": True,
+    }
+    assert schema_valid(ADDRESS, call)
+
+
+async def test_an_array_of_objects_goes_on_while_the_model_writes_a_comma() -> None:
+    """Whether another item follows is the model's likeliest `,` or `]`;
+    minItems needs no question, and each item is walked like an object."""
+    tokens = Tokens(
+        {
+            '"qty": 2': [("},", 0.7), ("}]", 0.2)],
+            '"qty": 5': [("}]}", 0.6), ("},", 0.3)],
+        }
+    )
+    script = Script(
+        Piece(' "glaze', "word", '",', 2),
+        Piece(" 2", "word", "}", 1),
+        Piece(' "clay', "word", '",', 2),
+        Piece(" 5", "word", "}", 1),
+    )
+    made = await piece_call([ORDER], piece_grammars(), script, _emit_nothing, 512, tokens)
+    assert made is not None
+    call = json.loads(made.text)
+    assert call["args"] == {"lines": [{"sku": "glaze", "qty": 2}, {"sku": "clay", "qty": 5}]}
+    assert schema_valid(ORDER, call)
+    # One item is the minimum: nothing was asked before the first; whether
+    # another follows was read before the item's `}` (the model's `},`).
+    assert tokens.asked[0].endswith('"qty": 2')
+    assert script.asked[2][0].endswith('"lines": [{"sku": "glaze", "qty": 2}, {"sku":')
+
+
+async def test_an_array_stops_at_max_items_without_asking() -> None:
+    tokens = Tokens({" 1": [("},", 0.9)]})
+    script = Script(
+        *[Piece(p, "word", s, 1) for _ in range(3) for p, s in ((' "a', '",'), (" 1", "}"))]
+    )
+    made = await piece_call([ORDER], piece_grammars(), script, _emit_nothing, 512, tokens)
+    assert made is not None
+    lines = json.loads(made.text)["args"]["lines"]
+    assert len(lines) == 3 and schema_valid(ORDER, json.loads(made.text))
+    assert len(tokens.asked) == 2
+
+
+async def test_a_parallel_batch_is_its_calls_in_pieces_until_the_model_closes_it() -> None:
+    from forge_core.backends.llama.pieces import piece_batch
+
+    tokens = Tokens(
+        {
+            '[{"tool": "': [("get", 0.6), ("report", 0.3)],
+            '}, {"tool": "': [("report", 0.6), ("get", 0.3)],
+            '"city": "Oslo': [('"}},', 0.7), ('"}}]', 0.2)],
+            '"summary": "done': [('"', 0.5), ('"}}]', 0.3)],
+            '"summary": "done"': [("}}]", 0.8), ("}},", 0.1)],
+        }
+    )
+    script = Script(
+        Piece(' "Oslo', "word", '"}', 3),
+        Piece(' "done', "word", '"}', 2),
+    )
+    emitted: list[str] = []
+
+    async def emit(text: str) -> None:
+        emitted.append(text)
+
+    made = await piece_batch([WEATHER, REPORT], piece_grammars(), script, emit, 512, tokens)
+    assert made is not None and not made.truncated
+    assert "".join(emitted) == made.text
+    calls = json.loads(made.text)
+    assert calls == [
+        {"tool": "get_weather", "args": {"city": "Oslo"}},
+        {"tool": "report", "args": {"summary": "done"}},
+    ]
+    assert schema_valid(WEATHER, calls[0]) and schema_valid(REPORT, calls[1])
+    from forge_core.parsing import parse_response
+
+    parsed = parse_response(made.text, rescue=False).calls
+    assert parsed is not None and [c.name for c in parsed] == ["get_weather", "report"]
+
+
+async def test_a_batch_has_at_least_min_calls_and_at_most_the_distinct_calls_listed() -> None:
+    """`min_calls` second calls need no question; a tool of one listed
+    argument has only as many distinct calls as values, and the batch ends
+    there even when the model would go on."""
+    from forge_core.backends.llama.pieces import batch_cap, piece_batch
+
+    assert batch_cap([KILN], piece_grammars()) == 2
+    assert batch_cap([WEATHER], piece_grammars()) == 8
+    tokens = Tokens(
+        {
+            '[{"tool": "fire_kiln", "args": {"kiln": "': [("west", 0.9)],
+            '}, {"tool": "fire_kiln", "args": {"kiln": "': [("east", 0.9)],
+        }
+    )
+    made = await piece_batch(
+        [KILN], piece_grammars(), Script(), _emit_nothing, 512, tokens, None, 2
+    )
+    assert made is not None
+    assert json.loads(made.text) == [
+        {"tool": "fire_kiln", "args": {"kiln": "west"}},
+        {"tool": "fire_kiln", "args": {"kiln": "east"}},
+    ]
+    # No `,` or `]` was asked: two calls were needed and two are all there are.
+    assert len(tokens.asked) == 2
+
+
+async def test_without_token_odds_a_grammar_piece_decides_whether_another_call_follows() -> None:
+    """The piece's grammar holds Forge's closing brackets and then `,` or
+    `]`: the model's own `"}},` token passes, and its stop string decides."""
+    from forge_core.backends.llama.pieces import piece_batch
+
+    script = Script(
+        Piece(' "Oslo', "word", '"}', 3),
+        Piece("", "word", '"}},', 1),
+        Piece(' "Rome', "word", '"}', 3),
+        Piece("", "word", '"}}]', 1),
+    )
+    made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 512)
+    assert made is not None
+    assert [c["args"]["city"] for c in json.loads(made.text)] == ["Oslo", "Rome"]
+    more_call, more_grammar, more_stops, _ = script.asked[1]
+    assert more_call.endswith('"city": "Oslo')
+    assert more_stops == ['"}},', '"}}]', '"}} ,', '"}} ]']
+    assert more_grammar.startswith('root ::= "\\"}}" " "? ("," | "]")')
+
+
+async def test_a_malformed_piece_in_a_batch_hands_the_whole_batch_back() -> None:
+    from forge_core.backends.llama.pieces import piece_batch
+
+    script = Script(Piece(' "Oslo', "word", '"}', 3), Piece("x", "eos", "", 1))
+    made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 512)
+    assert made is None
+
+
+async def test_a_batch_closes_whole_when_max_tokens_has_no_room_for_another_call() -> None:
+    """The first call took 3 of 8 tokens: another like it might not fit,
+    so the batch ends there, complete, instead of being cut off."""
+    from forge_core.backends.llama.pieces import piece_batch
+
+    script = Script(Piece(' "Oslo', "word", '"}', 3))
+    made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 8)
+    assert made is not None and not made.truncated
+    assert json.loads(made.text) == [{"tool": "get_weather", "args": {"city": "Oslo"}}]
+    assert len(script.asked) == 1
+
+
+def test_which_objects_forge_walks_key_by_key() -> None:
+    from forge_core.backends.llama.pieces import plain_object
+
+    closed = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert plain_object({**closed, "additionalProperties": False, "title": "t"})
+    assert plain_object({**closed, "$defs": {"x": {"type": "string"}}})
+    assert plain_object({"type": "object", "properties": {}})
+    # Free-form, bounded key counts and unions stay with their own grammar.
+    assert not plain_object({"type": "object", "additionalProperties": True})
+    assert not plain_object({**closed, "minProperties": 1})
+    assert not plain_object({"anyOf": [closed]})

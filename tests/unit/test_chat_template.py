@@ -1,4 +1,4 @@
-"""The chat template rendered in Forge (forge_core/chat_template.py).
+"""The chat template rendered in Forge (forge_core/backends/llama/chat_template.py).
 
 The renders are compared with llama-server's in tests/e2e/test_chat_template_llama.py;
 here the "server" is a Python function that renders, refuses or is down on cue,
@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from forge_core.chat_template import (
+from forge_core.backends.llama.chat_template import (
     AUDIT_EVERY,
     AUDITED,
     PROBES,

@@ -15,7 +15,7 @@ import pytest
 
 from forge_core.backends.base import Backend, ChunkType, StreamChunk, ToolCall
 from forge_core.backends.fallback import FallbackBackend
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.backends.native import status_error
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.backends.scripted import ScriptedBackend, call

@@ -1,4 +1,4 @@
-"""The pieces' `/completion` client (llama_http.py) against HTTP servers on
+"""The pieces' `/completion` client (backends/llama/http_client.py) against HTTP servers on
 loopback: answers, streams, and failures raised the way the llama-server
 backend's retries expect them."""
 
@@ -15,7 +15,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from forge_core.backends.llama_http import CompletionClient, Unavailable
+from forge_core.backends.llama.http_client import CompletionClient, Unavailable
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

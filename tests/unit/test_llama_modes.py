@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend, choose_tool_call_mode
+from forge_core.backends.llama.props import choose_tool_call_mode
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.messages import Message, MessageRole, MessageType
 from forge_core.workflow import ToolSpec
 
@@ -48,7 +49,7 @@ def test_the_chosen_mode_is_logged_as_information(
 ) -> None:
     """A first user read "does not support tool calls" at start-up as a
     problem; it is the mode Forge is built for."""
-    caplog.set_level(logging.INFO, "forge_core.backends.llama_server")
+    caplog.set_level(logging.INFO, "forge_core.backends.llama.props")
     mode = choose_tool_call_mode({"chat_template_caps": caps})
     (record,) = [r for r in caplog.records if "tool-call mode" in r.getMessage()]
     assert record.levelno == logging.INFO

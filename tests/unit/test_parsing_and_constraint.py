@@ -12,7 +12,9 @@ import jsonschema
 import pytest
 
 from forge_core.backends.base import ChatRequest, ToolCall
-from forge_core.backends.llama_server import LlamaServerBackend, _http_error, parse_props
+from forge_core.backends.llama.chat_stream import http_error
+from forge_core.backends.llama.props import parse_props
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.constraint import tool_call_schema
 from forge_core.errors import BackendError, ContextBudgetExceededError, FailureReason
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
@@ -468,14 +470,14 @@ def test_parse_props_without_n_ctx(props: dict[str, Any]) -> None:
     ],
 )
 def test_http_error_context_exceeded(body: str) -> None:
-    err = _http_error(400, body)
+    err = http_error(400, body)
     assert isinstance(err, ContextBudgetExceededError)
     assert err.reason is FailureReason.CONTEXT_BUDGET_EXCEEDED
     assert err.details["status"] == "400"
 
 
 def test_http_error_other() -> None:
-    err = _http_error(503, "Loading model" + "x" * 2000)
+    err = http_error(503, "Loading model" + "x" * 2000)
     assert isinstance(err, BackendError)
     assert not isinstance(err, ContextBudgetExceededError)
     assert err.reason is FailureReason.BACKEND

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from forge_core.backends.prefix_ids import FOLLOWS_CHARS, PREFIX_ENTRIES, PrefixIds
+from forge_core.backends.llama.prefix_ids import FOLLOWS_CHARS, PREFIX_ENTRIES, PrefixIds
 
 BOS = 1
 OPENER = "<|im_start|>user\n"

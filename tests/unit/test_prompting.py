@@ -13,7 +13,7 @@ import pytest
 
 from forge_core import constraint
 from forge_core.backends.base import ChatRequest
-from forge_core.backends.llama_server import LlamaServerBackend
+from forge_core.backends.llama.server import LlamaServerBackend
 from forge_core.messages import Message, MessageRole, MessageType, ToolCallInfo
 from forge_core.prompting import to_chat_messages
 from forge_core.workflow import ToolSpec

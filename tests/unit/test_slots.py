@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from forge_core.slots import Lease, SlotScheduler
+from forge_core.backends.llama.slots import Lease, SlotScheduler
 
 
 async def settle() -> None:

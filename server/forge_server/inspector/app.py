@@ -126,8 +126,7 @@ class Inspector:
     # The seq of each run live on this server, when known: a live page
     # skips the journal while it has not moved.
     live_seq: Callable[[str], int | None] = lambda run_id: None
-    # --call-pieces on: a constrained single call is made in pieces (runs
-    # that allow parallel calls use the whole-call grammar).
+    # --call-pieces on: a constrained call or parallel batch is made in pieces.
     call_pieces: bool = False
 
     def __post_init__(self) -> None:

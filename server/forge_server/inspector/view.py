@@ -164,14 +164,14 @@ class Timeline:
 
     def __init__(self, hide: bool, pieces: bool = False) -> None:
         self.hide = hide
-        # The server makes a constrained single call in pieces (--call-pieces).
+        # The server makes a constrained call or batch in pieces (--call-pieces).
         self.pieces = pieces
         self.mode = ""
 
     def constraint(self, calls: int) -> str:
         """How a model call was constrained, from the run's mode."""
         if self.mode == "constrained":
-            if self.pieces and calls == 1:
+            if self.pieces:
                 return "grammar, in pieces"
             return "whole-call grammar"
         return {

@@ -1,6 +1,6 @@
 """The model's chat template, rendered in Forge instead of asked of llama-server per call.
 
-A call made in pieces (llama_pieces.py) sends `/completion` requests whose
+A call made in pieces (pieces.py) sends `/completion` requests whose
 prompt is the conversation's text, so each call first asked llama-server's
 `/apply-template` for that text: one more HTTP request in series per model
 call, 2-5 ms on a CPU host (bench/RESULTS.md §15). The template is a Jinja

@@ -3,9 +3,10 @@
 The model gets the tools in its system prompt and a grammar (grammar.py; a
 `response_format` JSON Schema where the grammar cannot express a schema), so
 every answer is a well-formed `{"tool", "args"}` object for one of the tools
-allowed this turn. A single call is made in pieces over `/completion`
-(llama_pieces.py); parallel batches, and calls whose pieces come back
-malformed, stream from `/v1/chat/completions` under the whole-call grammar.
+allowed this turn. A call or a parallel batch is made in pieces over
+`/completion` (pieces.py); calls whose pieces come back malformed (and every
+call with pieces off) stream from `/v1/chat/completions` under the
+whole-call grammar.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import logging
 import random
 import re
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -24,21 +24,29 @@ from typing import Any
 import httpx
 
 from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
-from forge_core.backends.llama_http import CompletionClient, Unavailable
-from forge_core.backends.llama_pieces import OPENING, Piece, piece_call
-from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, status_error, with_retries
+from forge_core.backends.llama.chat_stream import http_error, stream_chat
+from forge_core.backends.llama.chat_template import ChatTemplate, LocalPrompts
+from forge_core.backends.llama.http_client import CompletionClient, Unavailable
+from forge_core.backends.llama.piece_requests import PieceRequests
+from forge_core.backends.llama.pieces import OPENING, piece_batch, piece_call
+from forge_core.backends.llama.prefix_ids import PrefixIds
+from forge_core.backends.llama.prefix_snapshots import PrefixSnapshots, snapshot_key
+from forge_core.backends.llama.props import (
+    choose_tool_call_mode,
+    parse_props,
+    read_props,
+    resolve_budget,
+)
+from forge_core.backends.llama.slots import Lease, SlotScheduler
+from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
-from forge_core.backends.prefix_ids import PrefixIds
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
-from forge_core.chat_template import ChatTemplate, LocalPrompts
 from forge_core.constraint import tool_call_schema
-from forge_core.errors import BackendError, ForgeError, WorkflowCancelledError
+from forge_core.errors import BackendError, WorkflowCancelledError
 from forge_core.grammar import build_grammar, piece_grammars
-from forge_core.modes import BudgetMode, ToolCallMode, resolvable_budget_mode
+from forge_core.modes import BudgetMode, ToolCallMode
 from forge_core.parsing import parse_response
-from forge_core.prefix_snapshots import PrefixSnapshots, snapshot_key
 from forge_core.prompting import to_chat_messages
-from forge_core.slots import Lease, SlotScheduler
 from forge_core.workflow import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -94,18 +102,8 @@ class LlamaServerBackend:
         if tool_call_mode not in supported:
             raise ValueError(f"llama-server tool-call mode {tool_call_mode!r} is not supported")
         tool_call_mode = ToolCallMode(tool_call_mode)
-        # Native mode is llama-server's OpenAI-compatible tool calling (--jinja
-        # templates): the same wire protocol as any OpenAI-compatible server.
-        self._native = (
-            OpenAICompatBackend(
-                f"{base_url.rstrip('/')}/v1",
-                model=model,
-                context_budget_tokens=context_budget_tokens,
-                budget_mode=budget_mode,
-                timeout_s=timeout_s,
-            )
-            if tool_call_mode is ToolCallMode.NATIVE
-            else None
+        self._native = _native_backend(
+            tool_call_mode, base_url, model, context_budget_tokens, budget_mode, timeout_s
         )
         self.base_url = base_url.rstrip("/")
         self._info = BackendInfo(
@@ -147,9 +145,12 @@ class LlamaServerBackend:
         self._slot_prefix: dict[int, tuple[str, int]] = {}
         # Run -> its workflow prefix key (snapshot_key).
         self._run_prefix: dict[str, str] = {}
-        # Constrained single calls in pieces (llama_pieces.py); off: one
+        # Constrained calls and parallel batches in pieces (pieces.py); off: one
         # grammar for the whole call.
         self.call_pieces = call_pieces
+        self._open_clients(timeout_s, slots)
+
+    def _open_clients(self, timeout_s: float, slots: int) -> None:
         # One pooled client per backend: a connection per run would cost a
         # TCP handshake on every model call.
         self._http = httpx.AsyncClient(
@@ -157,12 +158,12 @@ class LlamaServerBackend:
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             limits=httpx.Limits(max_connections=max(4, slots * 2)),
         )
-        # A call's pieces, the hot path, on a leaner HTTP client (llama_http.py).
+        # A call's pieces, the hot path, on a leaner HTTP client (http_client.py).
         self._completions = CompletionClient(
             self.base_url,
             timeout_s=timeout_s,
             connections=max(4, slots * 2),
-            refused=_http_error,
+            refused=http_error,
         )
         # A call in pieces needs the conversation's prompt text: rendered
         # here (chat_template.py) rather than asked of /apply-template per call.
@@ -343,7 +344,7 @@ class LlamaServerBackend:
         if resp.status_code == 503:
             raise Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
         if resp.status_code != 200:
-            raise _http_error(resp.status_code, resp.text)
+            raise http_error(resp.status_code, resp.text)
         return str(resp.json()["prompt"])
 
     async def _render_prefix(self, system: dict[str, Any]) -> str:
@@ -357,7 +358,7 @@ class LlamaServerBackend:
         if resp.status_code == 503:
             raise Unavailable(f"HTTP 503 from /apply-template: {resp.text[:200]}")
         if resp.status_code != 200:
-            raise _http_error(resp.status_code, resp.text)
+            raise http_error(resp.status_code, resp.text)
         return str(resp.json()["prompt"])
 
     async def _tokenize_ids(self, text: str, add_special: bool) -> list[int]:
@@ -367,7 +368,7 @@ class LlamaServerBackend:
         if resp.status_code == 503:
             raise Unavailable(f"HTTP 503 from /tokenize: {resp.text[:200]}")
         if resp.status_code != 200:
-            raise _http_error(resp.status_code, resp.text)
+            raise http_error(resp.status_code, resp.text)
         return [int(t) for t in resp.json().get("tokens", [])]
 
     async def aclose(self) -> None:
@@ -491,7 +492,7 @@ class LlamaServerBackend:
             return reply
         # In pieces the whole-call grammar is built only if the call falls back
         # to it: it costs more Python than the rest of the call's preparation.
-        pieces = self.call_pieces and self.constrains(request) and not request.parallel
+        pieces = self.call_pieces and self.constrains(request)
         body = self.request_body(request, constrain=not pieces)
         # Pinning keeps the run on the slot that holds its KV cache.
         body["id_slot"] = slot
@@ -516,7 +517,9 @@ class LlamaServerBackend:
             reply = await self._pieces(slot, request, body, on_chunk) if pieces else None
             if reply is None:
                 self.constrain_body(body, request)
-                reply = await self._stream(body, delta_type, on_chunk, self.constrains(request))
+                reply = await stream_chat(
+                    self._http, body, delta_type, on_chunk, self.constrains(request)
+                )
             self._calibrate(body, reply.usage.prompt_tokens)
             reply.usage.slot = slot
             if first:
@@ -565,119 +568,28 @@ class LlamaServerBackend:
     async def _pieces(
         self, slot: int, request: ChatRequest, body: dict[str, Any], on_chunk: ChunkSink | None
     ) -> BackendReply | None:
-        """The call in pieces (llama_pieces.py); None when a piece came back
+        """The call in pieces (pieces.py); None when a piece came back
         malformed and the whole-call grammar must make it."""
-        prompt = await self.prompts.prompt(body["messages"])
-        system = body["messages"][0] if body["messages"] else None
-        usage = Usage(model_calls=1)
-        first_prompt: list[int] = []
-        # The first piece's prompt ends with Forge's opening of the call,
-        # which is not the conversation's.
-        opening = await self._tokens(OPENING)
-
-        def account(timings: dict[str, Any]) -> None:
-            """The first piece's prompt is the call's prompt; what later
-            pieces evaluate anew is Forge's text of the call, so it counts as
-            completion (each piece's cached prefix is the same prompt again)."""
-            if not first_prompt:
-                first = {**timings, "prompt_n": max(0, int(timings.get("prompt_n", 0)) - opening)}
-                first_prompt.append(int(first["prompt_n"]) + int(first.get("cache_n", 0)))
-                _add_timings(usage, first)
-                return
-            usage.completion_tokens += int(timings.get("prompt_n", 0))
-            usage.completion_tokens += int(timings.get("predicted_n", 0))
-            usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
-            usage.generation_ms += float(timings.get("predicted_ms", 0.0))
-
-        async def completion(call: str, **params: Any) -> dict[str, Any]:
-            body = {
-                "prompt": self.prefix_ids.prompt(system, prompt, call),
-                "cache_prompt": True,
-                "id_slot": slot,
-                **params,
-            }
-            out = await self._completions.post(body)
-            account(out.get("timings", {}))
-            return out
-
-        async def streamed(call: str, **params: Any) -> dict[str, Any]:
-            """A completion whose text goes to the client as it comes."""
-            body = {
-                "prompt": self.prefix_ids.prompt(system, prompt, call),
-                "cache_prompt": True,
-                "id_slot": slot,
-                **params,
-            }
-            text: list[str] = []
-            last: dict[str, Any] = {}
-            async with aclosing(self._completions.events(body)) as events:
-                async for event in events:
-                    if "error" in event:
-                        raise _http_error(500, json.dumps(event["error"]))
-                    if event.get("content"):
-                        text.append(event["content"])
-                        await emit(event["content"])
-                    if event.get("stop"):
-                        last = event
-            if not last:
-                raise BrokenStream("piece stream ended without its last event")
-            account(last.get("timings", {}))
-            return {**last, "content": "".join(text)}
-
-        async def generate(
-            call: str, grammar: str, stops: list[str], n_predict: int, stream: bool
-        ) -> Piece:
-            ask = completion if not stream or on_chunk is None else streamed
-            out = await ask(
-                call,
-                grammar=grammar,
-                stop=stops,
-                n_predict=n_predict,
-                temperature=request.temperature,
-            )
-            log.debug(
-                "run %s: after %r, piece %r (%s %r)", request.run_id, call[-40:],
-                out.get("content"), out.get("stop_type"), out.get("stopping_word"),
-            )  # fmt: skip
-            return Piece(
-                text=str(out.get("content", "")),
-                stop=str(out.get("stop_type", "eos")),
-                stopping_word=str(out.get("stopping_word", "")),
-                tokens=int(out.get("tokens_predicted", 0)),
-                streamed=ask is streamed,
-            )
-
-        async def next_tokens(call: str, k: int) -> list[tuple[str, float]]:
-            # Probabilities after a top-k of k: llama-server then sorts k
-            # tokens, not the whole vocabulary.
-            out = await completion(
-                call,
-                n_predict=1,
-                n_probs=k,
-                post_sampling_probs=True,
-                top_k=k,
-                top_p=1.0,
-                min_p=0.0,
-                temperature=1.0,
-            )
-            probs = (out.get("completion_probabilities") or [{}])[0].get("top_probs", [])
-            tokens = [(str(p.get("token", "")), float(p.get("prob", 0.0))) for p in probs]
-            log.debug("run %s: after %r, likeliest %s", request.run_id, call[-40:], tokens[:6])
-            return tokens
-
-        async def emit(piece: str) -> None:
-            if on_chunk is not None and piece:
-                await on_chunk(StreamChunk(ChunkType.TOOL_CALL_DELTA, piece))
-
+        requests = PieceRequests(
+            self._completions,
+            self.prefix_ids,
+            slot=slot,
+            system=body["messages"][0] if body["messages"] else None,
+            prompt=await self.prompts.prompt(body["messages"]),
+            opening_tokens=await self._tokens("[" + OPENING if request.parallel else OPENING),
+            temperature=request.temperature,
+            on_chunk=on_chunk,
+            run_id=request.run_id,
+        )
         grammars = piece_grammars(**_value_pools(request))
-        made = await piece_call(
-            allowed_tools(request),
-            grammars,
-            generate,
-            emit,
-            request.max_tokens,
-            next_tokens,
-            random.Random() if request.temperature > 0 else None,
+        grammars.parallel = request.parallel
+        rng = random.Random() if request.temperature > 0 else None
+        tools = allowed_tools(request)
+        write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
+        made = (
+            await piece_batch(tools, grammars, *write, min_calls=request.min_calls)
+            if request.parallel
+            else await piece_call(tools, grammars, *write)
         )
         calls = parse_response(made.text, rescue=False).calls if made is not None else None
         if made is None or (not calls and not made.truncated):
@@ -687,10 +599,10 @@ class LlamaServerBackend:
             return None
         if on_chunk is not None:
             await on_chunk(StreamChunk(ChunkType.FINAL))
-        self._calibrate(body, first_prompt[0] if first_prompt else 0)
+        self._calibrate(body, requests.first_prompt or 0)
         response: LLMResponse = calls if calls else TextResponse(made.text)
         return BackendReply(
-            response=response, usage=usage, raw_text=made.text, truncated=made.truncated
+            response=response, usage=requests.usage, raw_text=made.text, truncated=made.truncated
         )
 
     async def _await_server(self) -> None:
@@ -708,58 +620,26 @@ class LlamaServerBackend:
                 f"llama-server at {self.base_url} did not come back", retriable=True
             ) from exc
 
-    async def _stream(
-        self,
-        body: dict[str, Any],
-        delta_type: ChunkType,
-        on_chunk: ChunkSink | None,
-        constrained: bool,
-    ) -> BackendReply:
-        text: list[str] = []
-        reasoning: list[str] = []
-        usage = Usage(model_calls=1)
-        finished = False
-        truncated = False
-        async with self._http.stream("POST", "/v1/chat/completions", json=body) as resp:
-            await _raise_for_status(resp)
-            async for line in resp.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    finished = True
-                    break
-                event = json.loads(data)
-                if "error" in event:
-                    raise _http_error(500, json.dumps(event["error"]))
-                for choice in event.get("choices", []):
-                    truncated = truncated or choice.get("finish_reason") == "length"
-                    delta = choice.get("delta", {})
-                    if delta.get("reasoning_content"):
-                        reasoning.append(delta["reasoning_content"])
-                    piece = delta.get("content")
-                    if piece:
-                        text.append(piece)
-                        if on_chunk is not None:
-                            await on_chunk(StreamChunk(delta_type, piece))
-                if "timings" in event:
-                    _add_timings(usage, event["timings"])
-        if not finished:
-            raise BrokenStream("stream ended without [DONE]")
-        if on_chunk is not None:
-            await on_chunk(StreamChunk(ChunkType.FINAL))
-        raw = "".join(text)
-        # Constrained output is the call itself; anything else (free text, a
-        # call truncated by max_tokens) goes to the engine's rescue/retry path.
-        calls = parse_response(raw, rescue=False).calls if constrained else None
-        response: LLMResponse = calls if calls else TextResponse(raw)
-        return BackendReply(
-            response=response,
-            usage=usage,
-            raw_text=raw,
-            reasoning="".join(reasoning),
-            truncated=truncated and not calls,
-        )
+
+def _native_backend(
+    mode: ToolCallMode,
+    base_url: str,
+    model: str,
+    context_budget_tokens: int,
+    budget_mode: str,
+    timeout_s: float,
+) -> OpenAICompatBackend | None:
+    # Native mode is llama-server's OpenAI-compatible tool calling (--jinja
+    # templates): the same wire protocol as any OpenAI-compatible server.
+    if mode is not ToolCallMode.NATIVE:
+        return None
+    return OpenAICompatBackend(
+        f"{base_url.rstrip('/')}/v1",
+        model=model,
+        context_budget_tokens=context_budget_tokens,
+        budget_mode=budget_mode,
+        timeout_s=timeout_s,
+    )
 
 
 def _release_after(scheduler: SlotScheduler, lease: Lease, _: object) -> None:
@@ -800,102 +680,6 @@ def _prefix_key(request: ChatRequest) -> str:
 
 def _prompt_key(body: dict[str, Any]) -> int:
     return hash(json.dumps(body["messages"], sort_keys=True))
-
-
-def _add_timings(usage: Usage, timings: dict[str, Any]) -> None:
-    cache_n = int(timings.get("cache_n", 0))
-    usage.prompt_tokens += int(timings.get("prompt_n", 0)) + cache_n
-    usage.cached_prompt_tokens += cache_n
-    usage.completion_tokens += int(timings.get("predicted_n", 0))
-    usage.prompt_ms += float(timings.get("prompt_ms", 0.0))
-    usage.generation_ms += float(timings.get("predicted_ms", 0.0))
-
-
-async def _raise_for_status(resp: httpx.Response) -> None:
-    """A generation request that llama-server refused: 503 (loading, restarting)
-    is retried as a transport failure, anything else is the error it names."""
-    if resp.status_code == 200:
-        return
-    await resp.aread()
-    if resp.status_code == 503:
-        raise Unavailable(f"HTTP 503: {resp.text[:200]}")
-    raise _http_error(resp.status_code, resp.text)
-
-
-def _http_error(status: int, body: str) -> ForgeError:
-    return status_error(status, body, "llama-server", context_error=_says_context_exceeded)
-
-
-def _says_context_exceeded(body: str) -> bool:
-    # llama-server's own wording only (narrower than native.is_context_error).
-    return "exceed_context_size" in body or "exceeds the available context size" in body
-
-
-async def read_props(base_url: str) -> dict[str, Any]:
-    try:
-        async with httpx.AsyncClient(base_url=base_url, timeout=10.0) as http:
-            resp = await http.get("/props")
-            resp.raise_for_status()
-            props: dict[str, Any] = resp.json()
-            return props
-    except (httpx.HTTPError, ValueError) as exc:
-        raise BackendError(f"cannot read {base_url}/props: {exc}", url=base_url) from exc
-
-
-def resolve_budget(n_ctx: int, mode: str, manual_tokens: int, backend_mode: str) -> tuple[int, str]:
-    """(context budget per run, how it was resolved) from the slot's n_ctx.
-
-    backend / forge-full: the server's n_ctx (a managed server in forge-full
-    mode was started with the model's full trained context). forge-fast: a
-    managed server was restarted with half its maximum, so n_ctx already is
-    the fast budget; an external one cannot be restarted, so the budget is
-    half its n_ctx. manual: the given count, capped at n_ctx.
-    """
-    mode = resolvable_budget_mode(mode, manual_tokens)
-    source = f"n_ctx {n_ctx} per slot from /props"
-    if mode is BudgetMode.MANUAL:
-        if manual_tokens > n_ctx:
-            return n_ctx, f"manual {manual_tokens}, capped to the {source}"
-        return manual_tokens, "manual"
-    if mode is BudgetMode.FORGE_FAST and backend_mode != "managed":
-        return n_ctx // 2, f"half the {source} (forge-fast, external server)"
-    if mode in (BudgetMode.FORGE_FULL, BudgetMode.FORGE_FAST):
-        return n_ctx, f"{source} ({mode})"
-    return n_ctx, source
-
-
-def choose_tool_call_mode(props: dict[str, Any]) -> ToolCallMode:
-    """`auto`: native tool calling when the model's chat template supports it
-    (/props chat_template_caps), otherwise the grammar-constrained mode.
-
-    A template without tool support makes llama-server's native path fall back
-    to free generation (measured with the bundled Gemma 3 270M: no call at all),
-    whereas the constrained mode cannot produce anything but a valid call.
-    """
-    caps = props.get("chat_template_caps") or {}
-    mode = (
-        ToolCallMode.NATIVE
-        if caps.get("supports_tool_calls") and caps.get("supports_tools")
-        else ToolCallMode.CONSTRAINED
-    )
-    # Information, not a warning: constrained is the mode Forge is built for
-    # (and the only one the bundled model calls tools in).
-    if mode is ToolCallMode.NATIVE:
-        log.info("tool-call mode native: the model's chat template writes tool calls")
-    else:
-        log.info("tool-call mode constrained: Forge's grammar writes each tool call")
-    return mode
-
-
-def parse_props(props: dict[str, Any]) -> tuple[int, int, str]:
-    """(context tokens per slot, slot count, model name) from /props."""
-    try:
-        n_ctx = int(props["default_generation_settings"]["n_ctx"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BackendError("llama-server /props has no default_generation_settings.n_ctx") from exc
-    slots = int(props.get("total_slots", 1) or 1)
-    model_path = str(props.get("model_path") or props.get("model_alias") or "unknown")
-    return n_ctx, slots, Path(model_path).name
 
 
 @lru_cache(maxsize=4096)
