@@ -41,6 +41,7 @@ import { type Message, messageFromPb, usageFromPb } from "./messages.js";
 import { AsyncQueue } from "./queue.js";
 import { ToolArgumentsError } from "./schema.js";
 import type { Coercion, Workflow } from "./workflow.js";
+import { invokeInToolSpan } from "./tracing.js";
 
 /**
  * The server says when it stops waiting for a call (tool_call_cancelled); should
@@ -845,7 +846,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         throw new ToolArgumentsError("invalid arguments: not valid JSON");
       }
       const lazy = pending.controller;
-      const value = await tool.invoke(args, {
+      const value = await invokeInToolSpan(call, tool, args, {
         get signal() {
           return lazy.signal;
         },
