@@ -146,8 +146,9 @@ func (c *Client) start(ctx context.Context, wf *Workflow, userMessage string, op
 	}
 	// The stream outlives ctx on purpose: cancelling ctx sends a cancel and
 	// waits (briefly) for the server's confirmation and transcript. Streams
-	// that reattach the run after a break share its values (e.g. metadata).
-	base := context.WithoutCancel(ctx)
+	// that reattach the run after a break share its values (e.g. metadata,
+	// the caller's trace context among them).
+	base := context.WithoutCancel(withTraceMetadata(ctx))
 	streamCtx, stop := context.WithCancel(base)
 	stream, err := c.rpc.Run(streamCtx)
 	if err != nil {

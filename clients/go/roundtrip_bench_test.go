@@ -10,6 +10,9 @@ import (
 
 	forge "github.com/forge-sidecar/forge/clients/go"
 	forgev1 "github.com/forge-sidecar/forge/clients/go/gen/forge/v1"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -83,14 +86,24 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	for _, withEvents := range []bool{false, true} {
-		name := "Run"
+	for _, name := range []string{"Run", "RunWithEvents", "RunTraced"} {
 		opts := []forge.RunOption{forge.WithReattach(false)}
-		if withEvents {
-			name = "RunWithEvents"
+		if name == "RunWithEvents" {
 			opts = append(opts, forge.WithEvents(func(forge.Event) {}))
 		}
 		b.Run(name, func(b *testing.B) {
+			ctx := ctx
+			if name == "RunTraced" {
+				// Tracing on: a recording provider (no exporter: the
+				// export is the application's cost) and a caller span.
+				provider := sdktrace.NewTracerProvider()
+				previous := otel.GetTracerProvider()
+				otel.SetTracerProvider(provider)
+				defer otel.SetTracerProvider(previous)
+				var span trace.Span
+				ctx, span = provider.Tracer("bench").Start(ctx, "caller")
+				defer span.End()
+			}
 			var last time.Time
 			var samples []time.Duration
 			stamp := func() {

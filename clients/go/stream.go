@@ -612,7 +612,9 @@ func (l *runLoop) dispatch(req *forgev1.ToolCallRequest) {
 		if tool == nil {
 			d = toolDone{callID: callID, err: fmt.Errorf("no tool %q is registered in this client", name)}
 		} else {
-			v, err := tool.Call(timed, args)
+			spanCtx, span := startToolSpan(timed, req)
+			v, err := tool.Call(spanCtx, args)
+			endToolSpan(span, err)
 			d = toolDone{callID: callID, value: v, err: err}
 		}
 		select {

@@ -21,6 +21,7 @@ import {
 import { type MessageInput, messageFromPb, messageToPb } from "./messages.js";
 import { type Approver, RunStream } from "./run_stream.js";
 import type { RunValue, Workflow } from "./workflow.js";
+import { withTraceHeaders } from "./tracing.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 /** The server's tool timeout when RunOptions.toolTimeoutMs is unset. */
@@ -478,7 +479,8 @@ export class ForgeClient {
     });
     const stream = new RunStream<RunValue<W>>({
       rpc: this.rpc,
-      headers: this.headers,
+      // The caller's trace context now, for every stream of the run.
+      headers: withTraceHeaders(this.headers),
       workflow,
       start,
       toolTimeoutMs: opts.toolTimeoutMs || SERVER_DEFAULT_TOOL_TIMEOUT_MS,

@@ -42,6 +42,7 @@ import {
   runResultFromPb, toolFailure, toolResultRequest,
 } from "./stream_support.js";
 import type { Coercion } from "./workflow.js";
+import { invokeInToolSpan } from "./tracing.js";
 
 export type { Approval, ApprovalContext, Approver, RunRequestInit, Rpc, RunStreamInit } from "./stream_support.js";
 export { encodeOutput } from "./stream_support.js";
@@ -649,7 +650,7 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         throw new ToolArgumentsError("invalid arguments: not valid JSON");
       }
       const lazy = pending.controller;
-      const value = await tool.invoke(args, {
+      const value = await invokeInToolSpan(call, tool, args, {
         get signal() {
           return lazy.signal;
         },
