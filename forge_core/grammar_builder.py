@@ -1,31 +1,12 @@
-"""A compact GBNF grammar for tool calls, built from the workflow's tools.
+"""The rules of a tool call's GBNF grammar, one JSON Schema value at a time.
 
-llama-server can derive a grammar from a JSON Schema itself (`response_format`),
-but that grammar admits pretty-printing whitespace and unbounded strings: under
-sampling a small model wanders into both and runs into `max_tokens` with a
-truncated call (measured with the 270M model: a value of
-"10.000.000.000..." until the limit). This grammar admits only compact JSON —
-at most one optional space between tokens — and bounds every string and array,
-so a call always finishes. It parsed 30/30 at T=0.8 where the schema-derived
-one did not, with ~30% fewer tokens generated.
-
-Two more things keep a small model's values sane. String bounds shrink so a
-whole call fits in the turn's `max_tokens` (a call cut off there is no call),
-and identifier-like fields (`*_id`, `code`, `sku`, `email`, ...) without a
-`maxLength` get a short one: a 270M model otherwise fills an id with
-"9000...0" up to the bound. And a call that already failed can be excluded:
-for a tool whose failed call had one string (or enum) argument, the grammar no
-longer admits that value, so the model cannot loop on it. With grounding on,
-free strings also cannot be a placeholder copied from the schema
-("city_name" for `city`, the tool's own name).
-
-The schema keywords tool parameters use are translated (schema_rules.py
-writes formats, simple patterns and small integer ranges); what the grammar
-cannot write, e.g. most bounds, `multipleOf` or `uniqueItems`, is left to
-validation and reported (`unenforced_keywords`, logged at run start). Only
-a shape it cannot write (a free-form value, `allOf`) returns None: the
-backend falls back to `response_format`. Arguments are validated against
-the full schema after generation either way.
+`Builder` writes a rule for each value a tool's parameters schema
+describes (objects, arrays, strings, numbers, enums, `$ref`s), bounded,
+grounded and with failed values excluded as grammar.py's module doc
+describes; grammar.py puts the rules together into a whole-call grammar and
+piece_grammars.py into the grammars of one piece of a call. What a rule
+cannot write is raised as `Unsupported` (the caller falls back) or left to
+validation (`Builder.left`).
 """
 
 from __future__ import annotations
@@ -34,22 +15,17 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from forge_core.guardrails.grounding import emails_only, is_email, is_grounded, is_identifier_like
 from forge_core.schema_rules import (
     ALWAYS_VALIDATED,
-    CHAIN_INDEX,
     MAX_STRING,
     NUMBER_KEYS,
     SUPPORTED_KEYS,
     TRAILING_PUNCTUATION,
     admits,
-    chain_body,
     chain_name,
-    chain_text,
-    exclusions,
     integer_rule,
     is_plain,
     literal,
@@ -57,29 +33,15 @@ from forge_core.schema_rules import (
     optional_keys,
     placeholder_prefixes,
     placeholders,
-    references,
-    string_bound,
     text_body,
     text_fits,
 )
-from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
     from forge_core.guardrails.value_pools import NumberChoice
-
-__all__ = [
-    "MAX_IDENTIFIER",
-    "MAX_STRING",
-    "PieceGrammars",
-    "Unsupported",
-    "build_grammar",
-    "is_identifier_like",
-    "piece_grammars",
-    "unenforced_keywords",
-]
+    from forge_core.workflow import ToolSpec
 
 MAX_ITEMS = 16
-MAX_CALLS = 8
 # Default bound for identifier-like strings that declare no maxLength.
 MAX_IDENTIFIER = 48
 
@@ -98,81 +60,7 @@ class Unsupported(Exception):
     """The schema uses a keyword this translator does not handle."""
 
 
-def build_grammar(
-    tools: list[ToolSpec],
-    parallel: bool = False,
-    *,
-    max_tokens: int = 0,
-    excluded: list[tuple[str, dict[str, Any]]] | None = None,
-    grounded: list[str] | None = None,
-    grounded_formats: dict[str, list[str]] | None = None,
-    grounded_labels: dict[str, list[str]] | None = None,
-    bound: dict[str, list[Any]] | None = None,
-    number_digits: int = 0,
-    number_values: dict[str, NumberChoice] | None = None,
-    min_calls: int = 1,
-    unseen_examples: dict[str, list[str]] | None = None,
-    named_values: dict[str, list[str]] | None = None,
-    shaped_values: dict[str, list[str]] | None = None,
-    preferred_values: dict[str, list[Any]] | None = None,
-    preferred_items: dict[str, list[str]] | None = None,
-    workflow_name: str = "",
-) -> str | None:
-    """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
-    them when `parallel`), or None when a schema needs the JSON-Schema path.
-
-    `max_tokens` (0: no limit) bounds strings so a call fits; `excluded` are
-    calls that failed earlier, left out where expressible (see module doc);
-    `grounded` (None: grounding off) are the values seen in the conversation
-    that grounded parameters are limited to (grounding.py), and
-    `grounded_formats` ("tool.param" -> values) narrows one parameter
-    further: the tool rejected a value's format, these are it reformatted;
-    `grounded_labels` (param -> values) are the candidates the conversation
-    labels as that parameter's kind, preferred when there are any.
-    `bound` ("tool.param" -> values) are the only values a report parameter
-    takes (binding.py); `number_digits` (0: 16) bounds the digits of an
-    integer (and of a number's integer part); `unseen_examples`
-    ("tool.param" -> values) are schema examples a free string may not copy;
-    `named_values` ("tool.param" -> values) are what the conversation calls by the
-    parameter's noun, the only values that free string then takes, and
-    `shaped_values` ("tool.param" -> values) the ones shaped like its schema
-    example, which come first. `workflow_name`, which the prompt shows, is
-    a placeholder too (a free string is never it).
-    """
-    builder = _configured(
-        bound=bound,
-        unseen_examples=unseen_examples,
-        named_values=named_values,
-        shaped_values=shaped_values,
-        workflow_name=workflow_name,
-        number_values=number_values,
-        number_digits=number_digits,
-        grounded=grounded,
-        grounded_formats=grounded_formats,
-        grounded_labels=grounded_labels,
-        preferred_values=preferred_values,
-        preferred_items=preferred_items,
-    )
-    try:
-        calls = []
-        for tool in tools:
-            builder.string_bound = string_bound(tool, max_tokens, parallel)
-            builder.exclude = exclusions(tool, excluded or [])
-            calls.append(builder.call(tool))
-    except Unsupported:
-        return None
-    builder.rules["call"] = " | ".join(calls)
-    if parallel:
-        low = max(0, min(min_calls, MAX_CALLS) - 1)
-        more = f'(sp "," sp call){{{low},{MAX_CALLS - 1}}}'
-        builder.rules["root"] = f'"[" sp call {more} sp "]"'
-    else:
-        builder.rules["root"] = "call"
-    order = ["root", "call", *[k for k in builder.rules if k not in ("root", "call")]]
-    return "\n".join(f"{name} ::= {builder.rules[name]}" for name in order) + "\n"
-
-
-def _configured(
+def configured(
     *,
     bound: dict[str, list[Any]] | None,
     unseen_examples: dict[str, list[str]] | None,
@@ -186,8 +74,8 @@ def _configured(
     grounded_labels: dict[str, list[str]] | None,
     preferred_values: dict[str, list[Any]] | None = None,
     preferred_items: dict[str, list[str]] | None = None,
-) -> _Builder:
-    builder = _Builder()
+) -> Builder:
+    builder = Builder()
     builder.preferred = preferred_values or {}
     builder.preferred_items = preferred_items or {}
     builder.bound = bound or {}
@@ -205,191 +93,6 @@ def _configured(
     return builder
 
 
-# After the piece a request generates, what may follow it in a call and then
-# anything: the model's next token (`",` where a value ends, `"}}` where the
-# call does) passes the grammar on the sampler's fast path, and a stop string
-# (backends/llama/pieces.py) cuts the text there. The first character is one a stop
-# string starts with, so a model that wants to go on otherwise cannot run to
-# max_tokens; after a number, no space (the stops do not end at one).
-_REST = {"rest": "[,}\\n ] [^\\x00]*", "rest-scalar": "[,}\\n] [^\\x00]*"}
-_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
-_LITERALS = re.compile(rf"{_LITERAL.pattern}(?: \| {_LITERAL.pattern})*")
-
-
-class PieceGrammars:
-    """Grammars for the pieces of one call that a model chooses: the tool's
-    name, each argument's value, whether another optional key follows
-    (calls.py `segmented`). Each admits exactly what the whole-call grammar
-    admits at that point, so the same values are bounded, grounded and
-    excluded; the keys and punctuation between them are Forge's to write.
-    """
-
-    def __init__(
-        self, builder: _Builder, max_tokens: int, excluded: list[tuple[str, dict[str, Any]]]
-    ):
-        self._builder = builder
-        self._max_tokens = max_tokens
-        self._excluded = excluded
-        # A call asks `choices` and then `value` for the same argument: its
-        # rule is made once (the builder's rules are kept between the two).
-        self._value_rules: dict[tuple[str, tuple[str, ...]], str | None] = {}
-        # A parallel batch's strings are bounded as the whole-call grammar
-        # bounds them there (two calls' worth of max_tokens).
-        self.parallel = False
-
-    def _root(self, body: str) -> str:
-        rules = self._builder.rules
-        order, seen, todo = ["root"], {"root"}, [body]
-        # The shared chain of length bounds (Builder.chars) is most of a
-        # string's rules: written as one block, up to the longest reached.
-        chain = 0
-        while todo:
-            for name in references(todo.pop()):
-                if name in rules and name not in seen:
-                    seen.add(name)
-                    k = CHAIN_INDEX.get(name, 0)
-                    if k and rules[name] == chain_body(k):
-                        chain = max(chain, k)
-                        continue
-                    order.append(name)
-                    todo.append(rules[name])
-        if chain and "char" not in seen:
-            order.append("char")
-        lines = [f"root ::= {body}", *(f"{n} ::= {rules[n]}" for n in order[1:])]
-        if chain:
-            lines.append(chain_text(chain))
-        words = body.split()
-        lines += [f"{rest} ::= {_REST[rest]}" for rest in _REST if rest in words]
-        return "\n".join(lines) + "\n"
-
-    def tool_name(self, names: list[str]) -> str:
-        choice = " | ".join(literal(n) for n in names)
-        return self._root(f"sp ({choice}) rest")
-
-    def _value_rule(
-        self, tool: ToolSpec, key: str, path: tuple[str, ...] = (), schema: Any = None
-    ) -> str | None:
-        """The rule of argument `key`, or of the value at `path` (keys and
-        "[]" for an array's items, below the arguments) whose schema is
-        `schema`."""
-        path = path or (key,)
-        made = (tool.name, path)
-        if made not in self._value_rules:
-            if schema is None:
-                schema = tool.parameters.get("properties", {}).get(key)
-            self._value_rules[made] = self._make_value_rule(tool, path, schema)
-        return self._value_rules[made]
-
-    def _make_value_rule(self, tool: ToolSpec, path: tuple[str, ...], schema: Any) -> str | None:
-        builder = self._builder
-        builder._root = tool.parameters
-        builder.tool_name = tool.name
-        builder.string_bound = string_bound(tool, self._max_tokens, self.parallel)
-        # As the whole-call grammar names them: a key's value by its key, an
-        # array's item by nothing; exclusions hold for top-level arguments.
-        name = "" if path[-1] == "[]" else path[-1]
-        excluded = exclusions(tool, self._excluded).get(name) if len(path) == 1 else None
-        hint = "-".join([f"{tool.name}-args", *("item" if k == "[]" else k for k in path)])
-        builder.path = list(path[:-1])
-        try:
-            return builder.value(schema, hint, name=name, excluded=excluded)
-        except Unsupported:
-            return None
-        finally:
-            builder.path = []
-
-    def value(self, tool: ToolSpec, key: str, stringy: bool) -> str | None:
-        """`sp <value> rest` for one top-level argument (a string when
-        `stringy`); None when the schema needs the whole-call grammar."""
-        rule = self._value_rule(tool, key)
-        if rule is None:
-            return None
-        return self._root(f"sp {rule} {'rest' if stringy else 'rest-scalar'}")
-
-    def nested_value(
-        self, tool: ToolSpec, path: tuple[str, ...], schema: Any, tail: str
-    ) -> str | None:
-        """`sp <value> <tail>` for the value at `path` (see `_value_rule`);
-        `tail` is "rest" after a string, "rest-scalar" after another
-        scalar, "" for a value generated whole (the grammar ends it)."""
-        rule = self._value_rule(tool, path[-1], path, schema)
-        if rule is None:
-            return None
-        return self._root(f"sp {rule} {tail}".rstrip())
-
-    def choices(
-        self, tool: ToolSpec, key: str, path: tuple[str, ...] = (), schema: Any = None
-    ) -> list[str] | None:
-        """The compact JSON texts an argument (or the value at `path`) may
-        take, when the grammar lists them (an enum, grounded candidates,
-        bound values, the request's numbers); None when it admits an open
-        set."""
-        rule = self._value_rule(tool, key, path, schema)
-        body = self._builder.rules.get(rule or "", "")
-        if not _LITERALS.fullmatch(body):
-            return None
-        return [json.loads(literal) for literal in _LITERAL.findall(body)]
-
-    def args(self, tool: ToolSpec) -> str | None:
-        """The whole `args` object and the call's closing brace, for a tool
-        whose arguments are no plain object; None when unsupported."""
-        builder = self._builder
-        builder.string_bound = string_bound(tool, self._max_tokens, self.parallel)
-        builder.exclude = exclusions(tool, self._excluded)
-        builder._root = tool.parameters
-        builder.tool_name = tool.name
-        try:
-            rule = builder.value(tool.parameters, f"{tool.name}-args", object_default=True)
-        except Unsupported:
-            return None
-        return self._root(f'sp {rule} sp "}}"')
-
-    def next_key(self, keys: list[str], first: bool, closable: bool = True) -> str:
-        """Close the arguments (when `closable`), or name one of `keys`
-        (optional, in order)."""
-        names = " | ".join(literal(k) for k in keys)
-        comma = "" if first else '"," sp '
-        # No space before the colon: the piece's stop string is `":`.
-        key = f'{comma}({names}) ":"'
-        return self._root(f'sp ("}}" | {key}) rest' if closable else f"sp {key} rest")
-
-
-def piece_grammars(
-    *,
-    max_tokens: int = 0,
-    excluded: list[tuple[str, dict[str, Any]]] | None = None,
-    grounded: list[str] | None = None,
-    grounded_formats: dict[str, list[str]] | None = None,
-    grounded_labels: dict[str, list[str]] | None = None,
-    bound: dict[str, list[Any]] | None = None,
-    number_digits: int = 0,
-    number_values: dict[str, NumberChoice] | None = None,
-    unseen_examples: dict[str, list[str]] | None = None,
-    named_values: dict[str, list[str]] | None = None,
-    shaped_values: dict[str, list[str]] | None = None,
-    preferred_values: dict[str, list[Any]] | None = None,
-    preferred_items: dict[str, list[str]] | None = None,
-    workflow_name: str = "",
-) -> PieceGrammars:
-    """The piece grammars for one turn; the arguments mean what they mean
-    for `build_grammar`."""
-    builder = _configured(
-        bound=bound,
-        unseen_examples=unseen_examples,
-        named_values=named_values,
-        shaped_values=shaped_values,
-        workflow_name=workflow_name,
-        number_values=number_values,
-        number_digits=number_digits,
-        grounded=grounded,
-        grounded_formats=grounded_formats,
-        grounded_labels=grounded_labels,
-        preferred_values=preferred_values,
-        preferred_items=preferred_items,
-    )
-    return PieceGrammars(builder, max_tokens, excluded or [])
-
-
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
@@ -404,7 +107,7 @@ _EXCLUDING: OrderedDict[
 _EXCLUDING_LOCK = threading.Lock()
 
 
-class _Builder:
+class Builder:
     def __init__(self) -> None:
         self.rules: dict[str, str] = dict(_BASE_RULES)
         self._root: dict[str, Any] = {}
@@ -816,21 +519,3 @@ class _Builder:
         else:
             body = f'"[" sp {item} (sp "," sp {item}){{{low - 1},{high - 1}}} sp "]"'
         return self.rule(hint, body)
-
-
-def unenforced_keywords(tool: ToolSpec) -> list[tuple[str, str]]:
-    """(parameter path, keyword) for each keyword of `tool`'s schema that
-    its grammar leaves to validation; ("(arguments)", "fallback: ...") when
-    the whole schema takes llama-server's JSON-Schema path instead."""
-    return list(_unenforced(tool.name, json.dumps(tool.parameters)))
-
-
-@lru_cache(maxsize=256)
-def _unenforced(name: str, schema: str) -> tuple[tuple[str, str], ...]:
-    # Every run start asks (validate_workflow), mostly for the same tools.
-    builder = _Builder()
-    try:
-        builder.call(ToolSpec(name, "", json.loads(schema)))
-    except Unsupported as e:
-        return (("(arguments)", f"fallback: {e}"),)
-    return tuple(dict.fromkeys(builder.left))

@@ -478,7 +478,7 @@ def is_plain(value: str) -> bool:
 
 
 # The chain of string length bounds every string of a grammar shares
-# (grammar.py `_Builder.chars`), and rule references (`PieceGrammars`).
+# (grammar_builder.py `Builder.chars`), and rule references (`PieceGrammars`).
 def chain_name(k: int) -> str:
     return f"char-upto-{k}"
 

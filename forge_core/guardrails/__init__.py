@@ -15,8 +15,8 @@ the successful results, the failed calls, the workflow) and returns, per
 parameter ("tool.param"), the values the evidence supports, as JSON values
 (`values`) or as a source list for an array's items (`items`). The loop
 merges them (`preferred_values`) into the turn's ChatRequest; the grammar
-builder admits only those values where it is handed any (grammar.py,
-`_Builder.preferred`). The first guardrail in `VALUE_GUARDRAILS` that speaks
+builder admits only those values where it is handed any (grammar_builder.py,
+`Builder.preferred`). The first guardrail in `VALUE_GUARDRAILS` that speaks
 for a parameter wins: the order is the strength of the evidence.
 
 Nothing here names a tool, a parameter or a value of any workflow: the

@@ -8,7 +8,7 @@ name says it holds ids (`crate_ids`, `skus`, `order_refs`) takes items from
 one listing: the ids of one shape (letters kept, digits counted: BX-#####)
 that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
-(grammar.py, `_Builder.preferred_items`), so the list may hold some of them
+(grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
 and cannot run on past the last.
 """
 

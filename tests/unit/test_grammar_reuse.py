@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from forge_core import grammar
+from forge_core import grammar_builder
 from forge_core.grammar import PieceGrammars, piece_grammars
 from forge_core.workflow import ToolSpec
 
@@ -22,7 +22,7 @@ STUCK = [("report", {"summary": "stuck"}), ("report", {"summary": "stalled"})]
 
 @pytest.fixture(autouse=True)
 def _empty_cache() -> None:
-    grammar._EXCLUDING.clear()
+    grammar_builder._EXCLUDING.clear()
 
 
 def _count(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
@@ -40,7 +40,7 @@ def _count(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]:
 def test_the_next_turn_reuses_the_trie_and_gets_the_same_grammar(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made = _count(monkeypatch, grammar._Builder, "_string_excluding")
+    made = _count(monkeypatch, grammar_builder.Builder, "_string_excluding")
     first = piece_grammars(excluded=STUCK).value(REPORT, "summary", True)
     second = piece_grammars(excluded=STUCK).value(REPORT, "summary", True)
     assert made[0] == 1
@@ -55,11 +55,11 @@ def test_the_next_turn_reuses_the_trie_and_gets_the_same_grammar(
 def test_a_name_that_holds_another_rule_makes_the_trie_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made = _count(monkeypatch, grammar._Builder, "_string_excluding")
-    builder = grammar._Builder()
+    made = _count(monkeypatch, grammar_builder.Builder, "_string_excluding")
+    builder = grammar_builder.Builder()
     name = builder.string_excluding({"stuck"}, 1, 40, "t-args-a")
     kept = dict(builder.rules)
-    taken = grammar._Builder()
+    taken = grammar_builder.Builder()
     clash = next(n for n in kept if n.startswith("t-args-a-x"))
     taken.rules[clash] = '"something else"'
     again = taken.string_excluding({"stuck"}, 1, 40, "t-args-a")
@@ -73,10 +73,10 @@ def test_a_name_that_holds_another_rule_makes_the_trie_again(
 
 
 def test_the_cache_forgets_the_least_recently_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(grammar, "EXCLUDING_KEPT", 2)
+    monkeypatch.setattr(grammar_builder, "EXCLUDING_KEPT", 2)
     for value in ("a", "b", "a", "c"):
-        grammar._Builder().string_excluding({value}, 0, 8, "t")
-    assert [sorted(k[0]) for k in grammar._EXCLUDING] == [["a"], ["c"]]
+        grammar_builder.Builder().string_excluding({value}, 0, 8, "t")
+    assert [sorted(k[0]) for k in grammar_builder._EXCLUDING] == [["a"], ["c"]]
 
 
 def test_choices_then_value_make_the_arguments_rule_once(monkeypatch: pytest.MonkeyPatch) -> None:
