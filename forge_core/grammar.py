@@ -31,6 +31,7 @@ the full schema after generation either way.
 from __future__ import annotations
 
 import json
+import logging
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from forge_core.grammar_builder import (
 from forge_core.guardrails.grounding import is_identifier_like
 from forge_core.piece_grammars import PieceGrammars, piece_grammars
 from forge_core.schema_rules import MAX_STRING, exclusions, string_bound
-from forge_core.workflow import ToolSpec
+from forge_core.workflow import ToolSpec, Workflow
 
 if TYPE_CHECKING:
     from forge_core.guardrails.value_pools import NumberChoice
@@ -58,11 +59,14 @@ __all__ = [
     "Unsupported",
     "build_grammar",
     "is_identifier_like",
+    "log_unenforced",
     "piece_grammars",
     "unenforced_keywords",
 ]
 
 MAX_CALLS = 8
+
+_log = logging.getLogger(__name__)
 
 
 def build_grammar(
@@ -148,10 +152,33 @@ def unenforced_keywords(tool: ToolSpec) -> list[tuple[str, str]]:
 
 @lru_cache(maxsize=256)
 def _unenforced(name: str, schema: str) -> tuple[tuple[str, str], ...]:
-    # Every run start asks (validate_workflow), mostly for the same tools.
+    # Every accepted workflow asks (log_unenforced), mostly for the same tools.
     builder = Builder()
     try:
         builder.call(ToolSpec(name, "", json.loads(schema)))
     except Unsupported as e:
         return (("(arguments)", f"fallback: {e}"),)
     return tuple(dict.fromkeys(builder.left))
+
+
+def log_unenforced(wf: Workflow) -> None:
+    """One line per tool whose schema has keywords the grammar leaves to
+    validation (or a shape it cannot write at all), so an operator sees it
+    when the workflow is accepted (the server calls it after
+    validate_workflow) rather than as a rejected or cut-off call. Here, not
+    in workflow.py: the grammar imports the workflow's ToolSpec, so the
+    workflow module cannot import the grammar back."""
+    for tool in wf.tools:
+        left = unenforced_keywords(tool)
+        if not left:
+            continue
+        named = ", ".join(f"{path}: {keyword}" for path, keyword in left)
+        fallback = left[0][1].startswith("fallback:")
+        _log.log(
+            logging.WARNING if fallback else logging.INFO,
+            "workflow %s, tool %s: %s (%s)",
+            wf.name,
+            tool.name,
+            "no grammar, the JSON-Schema path instead" if fallback else "left to validation",
+            named,
+        )

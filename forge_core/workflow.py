@@ -6,7 +6,6 @@ Validation names the offending field in the contract's terms
 
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
 from collections.abc import Callable
@@ -27,7 +26,6 @@ RESPOND_TOOL = "respond"
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 MAX_TOOLS = 128
-_log = logging.getLogger(__name__)
 
 # The name is shown to the model and written to every log line of the run.
 MAX_WORKFLOW_NAME = 256
@@ -472,29 +470,6 @@ def validate_workflow(wf: Workflow) -> None:
             raise WorkflowError(
                 f"workflow.terminal_tools[{i}]", f"{term!r} cannot also be a required step"
             )
-    _log_unenforced(wf)
-
-
-def _log_unenforced(wf: Workflow) -> None:
-    """One line per tool whose schema has keywords the grammar leaves to
-    validation (or a shape it cannot write at all), so an operator sees it
-    at run start rather than as a rejected or cut-off call."""
-    from forge_core.grammar import unenforced_keywords  # grammar imports this module
-
-    for tool in wf.tools:
-        left = unenforced_keywords(tool)
-        if not left:
-            continue
-        named = ", ".join(f"{path}: {keyword}" for path, keyword in left)
-        fallback = left[0][1].startswith("fallback:")
-        _log.log(
-            logging.WARNING if fallback else logging.INFO,
-            "workflow %s, tool %s: %s (%s)",
-            wf.name,
-            tool.name,
-            "no grammar, the JSON-Schema path instead" if fallback else "left to validation",
-            named,
-        )
 
 
 def _check_prerequisite_cycles(wf: Workflow) -> None:

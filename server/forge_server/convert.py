@@ -16,6 +16,7 @@ from forge.v1 import workflow_pb2 as wpb
 from forge_core.backends.base import Backend, Usage
 from forge_core.backends.fallback import HealthReporting
 from forge_core.errors import FailureReason
+from forge_core.grammar import log_unenforced
 from forge_core.json_limits import JsonLimitError, loads_bounded
 from forge_core.llama_host.devices import LlamaDevice
 from forge_core.llama_host.hardware import Gpu
@@ -88,6 +89,7 @@ def workflow_from_pb(msg: wpb.Workflow) -> Workflow:
         ),
     )
     validate_workflow(wf)
+    log_unenforced(wf)
     return wf.with_builtins()
 
 

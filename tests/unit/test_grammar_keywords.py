@@ -19,10 +19,12 @@ import jsonschema
 import pytest
 
 from bench.bfcl import DATA, WHEEL, default_cache_dir, parameters_schema
-from forge_core.grammar import build_grammar, unenforced_keywords
+from forge.v1 import workflow_pb2 as wpb
+from forge_core.grammar import build_grammar, log_unenforced, unenforced_keywords
 from forge_core.schema_rules import FORMAT_PATTERNS, FORMATS, pattern_rule
 from forge_core.workflow import ToolSpec, Workflow, validate_workflow
 from forge_evals.scenarios import ALL_SCENARIOS
+from forge_server.convert import workflow_from_pb
 from tests.mcp_server import TOOLS as MCP_TOOLS
 from tests.unit.test_choice_guardrails import accepts
 
@@ -317,17 +319,33 @@ def test_nested_paths_and_refs_are_reported_by_their_path() -> None:
     ]
 
 
-def test_validate_workflow_logs_what_is_left_to_validation(
+def test_log_unenforced_logs_what_is_left_to_validation(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     loose = tool("book", nights={"type": "integer", "minimum": 1, "maximum": 400})
     tight = tool("lookup", day={"type": "string", "format": "date"})
     wf = Workflow(name="wf", tools=[loose, tight], terminal_tools=["book"])
-    with caplog.at_level(logging.INFO, logger="forge_core.workflow"):
-        validate_workflow(wf)
+    validate_workflow(wf)
+    with caplog.at_level(logging.INFO, logger="forge_core.grammar"):
+        log_unenforced(wf)
     lines = [r.getMessage() for r in caplog.records if "validation" in r.getMessage()]
     assert len(lines) == 1
     assert "book" in lines[0] and "nights: maximum" in lines[0]
+
+
+def test_the_server_logs_it_when_it_accepts_a_workflow(caplog: pytest.LogCaptureFixture) -> None:
+    """What validate_workflow logged before the log moved to the grammar
+    (issue 37: workflow.py no longer imports grammar.py)."""
+    loose = {"type": "object", "properties": {"nights": {"type": "integer", "maximum": 400}}}
+    msg = wpb.Workflow(
+        name="wf",
+        tools=[wpb.ToolSpec(name="book", parameters_json_schema=json.dumps(loose))],
+        terminal_tools=["book"],
+    )
+    with caplog.at_level(logging.INFO, logger="forge_core.grammar"):
+        workflow_from_pb(msg)
+    lines = [r.getMessage() for r in caplog.records if "validation" in r.getMessage()]
+    assert len(lines) == 1 and "book" in lines[0] and "nights: maximum" in lines[0]
 
 
 def test_evidence_numbers_outside_the_bounds_are_not_offered() -> None:
