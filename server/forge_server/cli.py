@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import os
 import sys
@@ -20,6 +19,7 @@ from forge_server.app import ServerOptions, TlsConfig, serve_until_signalled, st
 from forge_server.auth import Authenticator, TokenFile, TokenFileError, UrlVerifier
 from forge_server.backend import BACKENDS, MEMBER_KEYS, BackendConfig, open_backend, parse_chain
 from forge_server.check import check
+from forge_server.exposure import check_exposure
 from forge_server.inspector import serve as inspector
 from forge_server.journal import Journal, open_journal
 from forge_server.journal import default_url as default_journal_url
@@ -381,33 +381,6 @@ def tls_config(args: argparse.Namespace) -> TlsConfig | None:
         return TlsConfig.from_files(args.tls_cert, args.tls_key, args.tls_client_ca)
     except OSError as exc:
         raise SystemExit(f"forge-server: cannot read a TLS file: {exc}") from None
-
-
-def is_local(address: str) -> bool:
-    """A Unix socket or a loopback host: only this machine can connect."""
-    if address.startswith("unix:"):
-        return True
-    host = address.rsplit(":", 1)[0] if address.count(":") == 1 else address
-    if host.startswith("["):
-        host = host[1:].split("]", 1)[0]
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_exposure(address: str, tls: bool, auth: bool, insecure: bool) -> None:
-    """Refuse a plaintext, unauthenticated port that other machines can reach."""
-    if tls or auth or insecure or is_local(address):
-        return
-    raise SystemExit(
-        f"forge-server: refusing to listen on {address} without TLS (--tls-cert/--tls-key) "
-        "or authentication (--auth-token-file/--auth-url): anyone who can reach it could "
-        "run the model and see tool arguments. Pass --insecure (FORGE_INSECURE=1) to "
-        "do it anyway, e.g. inside a pod network."
-    )
 
 
 async def serve(args: argparse.Namespace) -> None:

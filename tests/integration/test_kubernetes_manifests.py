@@ -24,7 +24,8 @@ import pytest
 import yaml
 
 from forge_server.app import SHUTDOWN_CLOSE_S
-from forge_server.cli import build_parser, check_exposure
+from forge_server.cli import build_parser
+from forge_server.exposure import check_exposure
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "kubernetes"

@@ -17,7 +17,7 @@ import pytest
 
 from forge_client import ConnectionLostError, ForgeClient
 from forge_server.app import ServerOptions, TlsConfig
-from forge_server.cli import check_exposure, is_local
+from forge_server.exposure import check_exposure, is_local
 from tests.helpers import running_server
 from tests.integration.test_bad_input import weather_backend
 from tests.integration.test_run_stream import weather_workflow

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from forge_server.auth import Authenticator
+from forge_server.exposure import is_local
 from forge_server.inspector.app import Inspector, InspectorServer, serve_inspector
 from forge_server.inspector.store import open_store
 from forge_server.journal import Journal
@@ -42,8 +43,6 @@ def ui_host(args: argparse.Namespace) -> str:
 def check_ui_exposure(args: argparse.Namespace) -> None:
     """Refuse an inspector that other machines reach without TLS: its pages
     carry tool arguments and its cookie a bearer token."""
-    from forge_server.cli import is_local
-
     if args.ui_port < 0 or args.tls_cert is not None or args.insecure:
         return
     host = ui_host(args)
