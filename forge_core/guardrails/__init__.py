@@ -14,7 +14,7 @@ Each guardrail is a `ValueGuardrail`: it reads a `TurnFacts` (the request,
 the successful results, the failed calls, the workflow) and returns, per
 parameter ("tool.param"), the values the evidence supports, as JSON values
 (`values`) or as a source list for an array's items (`items`). The loop
-merges them (`preferred_values`) into the turn's ChatRequest; the grammar
+merges them (registry.py's `preferred_values`) into the turn's ChatRequest; the grammar
 builder admits only those values where it is handed any (grammar_builder.py,
 `Builder.preferred`). The first guardrail in `VALUE_GUARDRAILS` that speaks
 for a parameter wins: the order is the strength of the evidence.
@@ -134,15 +134,3 @@ def decide(out: Preferred, key: str, values: list[Any], reason: str) -> None:
     if values:
         out.values[key] = values
         out.reasons[key] = reason
-
-
-def preferred_values(facts: TurnFacts, enabled: frozenset[str] | None = None) -> Preferred:
-    """Every value guardrail's say for this turn, strongest first
-    (`enabled`: the names to run; None: all)."""
-    from forge_core.guardrails.registry import VALUE_GUARDRAILS
-
-    out = Preferred()
-    for guardrail in VALUE_GUARDRAILS:
-        if enabled is None or guardrail.name in enabled:
-            guardrail.prefer(facts, out)
-    return out

@@ -10,7 +10,7 @@ the user wrote, then lists by their listing.
 
 from __future__ import annotations
 
-from forge_core.guardrails import ValueGuardrail
+from forge_core.guardrails import Preferred, TurnFacts, ValueGuardrail
 from forge_core.guardrails.codes import WrittenCodes
 from forge_core.guardrails.dates import Dates
 from forge_core.guardrails.edits import FileEdits
@@ -40,3 +40,13 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
 )
 
 NAMES = tuple(g.name for g in VALUE_GUARDRAILS)
+
+
+def preferred_values(facts: TurnFacts, enabled: frozenset[str] | None = None) -> Preferred:
+    """Every value guardrail's say for this turn, strongest first
+    (`enabled`: the names to run; None: all)."""
+    out = Preferred()
+    for guardrail in VALUE_GUARDRAILS:
+        if enabled is None or guardrail.name in enabled:
+            guardrail.prefer(facts, out)
+    return out

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from forge_core.guardrails import preferred_values
 from forge_core.guardrails.decline import declining_members
 from forge_core.guardrails.protocol import BaseGuardrail, narrowed
+from forge_core.guardrails.registry import preferred_values
 
 if TYPE_CHECKING:
     from forge_core.backends.base import ChatRequest

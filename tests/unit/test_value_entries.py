@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from forge_core.guardrails import FailedValue, TurnFacts, preferred_values
+from forge_core.guardrails import FailedValue, TurnFacts
 from forge_core.guardrails.codes import codes_in
 from forge_core.guardrails.entries import described
 from forge_core.guardrails.error_values import as_directed, repaired
+from forge_core.guardrails.registry import preferred_values
 from forge_core.workflow import ToolSpec, Workflow
 
 STR: dict[str, Any] = {"type": "string"}

@@ -13,9 +13,10 @@ from typing import Any
 
 from forge_core.backends.scripted import ScriptedBackend, call
 from forge_core.grammar import build_grammar
-from forge_core.guardrails import FailedValue, TurnFacts, preferred_values
+from forge_core.guardrails import FailedValue, TurnFacts
 from forge_core.guardrails.decline import declining_members, out_of_scope
 from forge_core.guardrails.mentions import named_members
+from forge_core.guardrails.registry import preferred_values
 from forge_core.guardrails.yes_no import stated
 from forge_core.loop import ToolOutcome, run_workflow
 from forge_core.messages import ToolCallInfo
