@@ -24,10 +24,7 @@ MAX_FUNCTION_LINES = 80
 MODULES_OVER = {
     "grammar.py": 836,
 }
-FUNCTIONS_OVER = {
-    "cli.py:build_parser": 303,
-    "mcp.py:add_mcp_tools": 90,
-}
+FUNCTIONS_OVER: dict[str, int] = {}
 
 
 def sources() -> list[Path]:
