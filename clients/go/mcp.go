@@ -167,31 +167,8 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 	if err != nil {
 		return nil, err
 	}
-	var have []string
-	for _, t := range listed {
-		have = append(have, t.Name)
-	}
-	var missing []string
-	for _, n := range o.include {
-		if !slices.Contains(have, n) && !slices.Contains(missing, n) {
-			missing = append(missing, n)
-		}
-	}
-	for _, overrides := range []map[string]bool{o.destructive, o.readOnly, o.idempotent} {
-		for n := range overrides {
-			if !slices.Contains(have, n) && !slices.Contains(missing, n) {
-				missing = append(missing, n)
-			}
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		slices.Sort(have)
-		list := strings.Join(have, ", ")
-		if list == "" {
-			list = "none"
-		}
-		return nil, fmt.Errorf("forge: the MCP server has no tool named %s (it has: %s)", strings.Join(missing, ", "), list)
+	if err := checkMCPNames(listed, &o); err != nil {
+		return nil, err
 	}
 	type pending struct {
 		tool *mcp.Tool
@@ -232,6 +209,38 @@ func AddMCPTools(ctx context.Context, w *Workflow, session *mcp.ClientSession, o
 		registered = append(registered, p.spec)
 	}
 	return registered, nil
+}
+
+// checkMCPNames returns an error naming the tools in MCPInclude and the
+// annotation overrides that the MCP server did not list.
+func checkMCPNames(listed []*mcp.Tool, o *mcpOptions) error {
+	var have []string
+	for _, t := range listed {
+		have = append(have, t.Name)
+	}
+	var missing []string
+	for _, n := range o.include {
+		if !slices.Contains(have, n) && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	for _, overrides := range []map[string]bool{o.destructive, o.readOnly, o.idempotent} {
+		for n := range overrides {
+			if !slices.Contains(have, n) && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		slices.Sort(have)
+		list := strings.Join(have, ", ")
+		if list == "" {
+			list = "none"
+		}
+		return fmt.Errorf("forge: the MCP server has no tool named %s (it has: %s)", strings.Join(missing, ", "), list)
+	}
+	return nil
 }
 
 func mcpDescription(t *mcp.Tool) string {

@@ -8,18 +8,21 @@ ends in `time` or says `24h`) takes the times the request writes (the
 results' when it writes none): digits with a colon or a dot, with am/pm or
 a part of the day ("in the evening"), "half past", "quarter past/to", "o'clock",
 numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
-the schema's format or pattern wants seconds.
+the schema's format or pattern wants seconds. Of a range ("from 08:00 to
+18:00", "9am-5pm"), a parameter named for its start (`start`, `opens_at`)
+takes the first end and one named for its end (`end`, `until`) the second.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from itertools import pairwise
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, decide, first_found, parameters, undecided
 from forge_core.guardrails.quantities import in_digits
-from forge_core.guardrails.text import words
+from forge_core.guardrails.text import stems, words
 from forge_core.schema_rules import text_fits
 
 _LATER = r"(?P<later>\s*(?:pm|p\.m\.|in the (?:evening|afternoon)|at night|tonight))"
@@ -63,7 +66,29 @@ def _hour(hour: int, match: re.Match[str]) -> int:
 
 def times_in(text: str) -> list[tuple[int, int]]:
     """The clock times `text` writes, as (hour, minute)."""
+    return list(dict.fromkeys(when for _, _, when in _spans(in_digits(text))))
+
+
+# What joins the two ends of a range: "from 08:00 to 18:00", "9am-5pm".
+_RANGE_JOIN = re.compile(r"\s*(?:to|until|till|through|and|-|\u2013)\s*", re.IGNORECASE)
+_STARTS = frozenset(stems("start begin from open since"))
+_ENDS = frozenset(stems("end finish until till to close stop"))
+
+
+def range_ends(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The first and the second ends of the time ranges `text` writes."""
     text = in_digits(text)
+    spans = _spans(text)
+    firsts, seconds = [], []
+    for (_, end, first), (start, _, second) in pairwise(spans):
+        if _RANGE_JOIN.fullmatch(text[end:start]):
+            firsts.append(first)
+            seconds.append(second)
+    return firsts, seconds
+
+
+def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
+    """Each clock time `text` writes: (start, end, (hour, minute))."""
     found: list[tuple[int, int, tuple[int, int]]] = []
     for m in (*_CLOCK.finditer(text), *_DOTTED.finditer(text)):
         found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), int(m.group("m")))))
@@ -86,13 +111,18 @@ def times_in(text: str) -> list[tuple[int, int]]:
     for start, end, when in sorted(found, key=lambda f: (f[0], -f[1])):
         if not kept or start >= kept[-1][1]:
             kept.append((start, end, when))
-    ordered = [when for _, _, when in kept]
-    return [(h, m) for h, m in dict.fromkeys(ordered) if 0 <= h < 24 and 0 <= m < 60]
+    return [(a, b, (h, m)) for a, b, (h, m) in kept if 0 <= h < 24 and 0 <= m < 60]
 
 
-def _written(schema: dict[str, Any], text: str) -> list[str]:
+def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
+    """The times `text` writes in the schema's form; for a range's end
+    (`role`), that end of the ranges it writes, where it writes any."""
+    found = times_in(text)
+    if role:
+        firsts, seconds = range_ends(text)
+        found = (firsts if role == "start" else seconds) or found
     out = []
-    for hour, minute in times_in(text):
+    for hour, minute in found:
         for form in (f"{hour:02d}:{minute:02d}", f"{hour:02d}:{minute:02d}:00"):
             if text_fits(schema, form):
                 out.append(form)
@@ -110,5 +140,7 @@ class ClockTimes:
                 key = f"{tool.name}.{name}"
                 if not takes_time(name, schema) or not undecided(out, key):
                     continue
-                read = functools.partial(_written, schema)
+                said = set(stems(name))
+                role = "start" if said & _STARTS else "end" if said & _ENDS else ""
+                read = functools.partial(_written, schema, role)
                 decide(out, key, first_found((facts.requests, results), read), self.name)

@@ -69,13 +69,16 @@ async def test_later_calls_send_the_prefix_as_the_ids_of_the_whole_text(
         sent = prompts_sent(backend)
         first = await backend.complete(request("run-1", "Add a lamp to the cart."), None)
         assert isinstance(first.response, list), first.raw_text
-        assert sent and all(isinstance(p, str) for p in sent)  # not learned yet
+        # Not learned before the first request; a call in several pieces may
+        # send its later pieces as ids once the learning finished meanwhile.
+        assert sent and isinstance(sent[0], str)
         await backend.prefix_ids.learned()
         sent.clear()
+        before = backend.prefix_ids.sent
         second = await backend.complete(request("run-2", "Add two chairs to the cart."), None)
         assert isinstance(second.response, list), second.raw_text
         assert sent and all(isinstance(p, list) for p in sent)
-        assert backend.prefix_ids.sent == len(sent)
+        assert backend.prefix_ids.sent - before == len(sent)
         (prefix,) = [p for p in backend.prefix_ids._known.values() if p is not None]
         for prompt in sent:
             ids, rest = prompt[:-1], prompt[-1]

@@ -22,10 +22,7 @@ MAX_FUNCTION_LINES = 80
 # file name -> lines, and "file name:function" -> lines, as measured when
 # the test was written; shrink them as the rooms are split.
 MODULES_OVER: dict[str, int] = {}
-FUNCTIONS_OVER = {
-    "cli.py:build_parser": 303,
-    "mcp.py:add_mcp_tools": 90,
-}
+FUNCTIONS_OVER: dict[str, int] = {}
 
 
 def sources() -> list[Path]:

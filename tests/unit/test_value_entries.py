@@ -164,3 +164,16 @@ def test_a_terminal_tools_persons_name_is_one_the_conversation_writes() -> None:
     book = tool("book_lane", "Book a lane", contact_name=STR, lane=STR)
     f = facts([check, book], "A lane for Saturday please, under the name Okonkwo.")
     assert preferred_values(f).values["book_lane.contact_name"] == ["Okonkwo"]
+
+
+def test_the_ends_of_a_time_range_go_to_start_and_end() -> None:
+    hours = tool(
+        "set_opening_hours",
+        "Set a shop's opening hours",
+        opens_at={"type": "string", "description": "HH:MM, 24-hour"},
+        closes_at={"type": "string", "description": "HH:MM, 24-hour"},
+    )
+    f = facts([hours], "Open the bakery from 7am to half past six in the evening.")
+    got = preferred_values(f).values
+    assert got["set_opening_hours.opens_at"] == ["07:00"]
+    assert got["set_opening_hours.closes_at"] == ["18:30"]

@@ -100,13 +100,7 @@ async def add_mcp_tools(
         "read_only": dict(read_only or {}),
         "idempotent": dict(idempotent or {}),
     }
-    named = [n for hint in overrides.values() for n in hint]
-    missing = [n for n in [*(include or ()), *named] if n not in by_name]
-    if missing:
-        raise ValueError(
-            f"the MCP server has no tool named {', '.join(sorted(set(missing)))} "
-            f"(it has: {', '.join(sorted(by_name)) or 'none'})"
-        )
+    _require_known(by_name, [*(include or ()), *(n for o in overrides.values() for n in o)])
     registered: list[McpTool] = []
     for tool in listed:
         if include is not None and tool.name not in include:
@@ -122,26 +116,47 @@ async def add_mcp_tools(
         spec = _annotations(
             tool, name, {h: o[tool.name] for h, o in overrides.items() if tool.name in o}
         )
-        description = (
-            tool.description
-            or tool.title
-            or (tool.annotations.title if tool.annotations else None)
-            or tool.name
-        )
-        # The decision is explicit (annotations, MCP's defaults or the
-        # override): the server does not infer one from the tool's name.
-        schema = {**tool.input_schema, "x-forge-destructive": spec.destructive}
-        workflow.add_schema_tool(
-            name,
-            description,
-            schema,
-            _caller(session, spec, timeout_s),
-            destructive=spec.destructive,
-            read_only=spec.read_only,
-            idempotent=spec.idempotent,
-        )
+        _register(workflow, session, tool, spec, timeout_s)
         registered.append(spec)
     return registered
+
+
+def _require_known(by_name: Mapping[str, mcp_types.Tool], named: list[str]) -> None:
+    """ValueError naming the tools in `named` (include= and the overrides)
+    that the MCP server does not have."""
+    missing = [n for n in named if n not in by_name]
+    if missing:
+        raise ValueError(
+            f"the MCP server has no tool named {', '.join(sorted(set(missing)))} "
+            f"(it has: {', '.join(sorted(by_name)) or 'none'})"
+        )
+
+
+def _register(
+    workflow: Workflow,
+    session: ClientSession,
+    tool: mcp_types.Tool,
+    spec: McpTool,
+    timeout_s: float,
+) -> None:
+    description = (
+        tool.description
+        or tool.title
+        or (tool.annotations.title if tool.annotations else None)
+        or tool.name
+    )
+    # The decision is explicit (annotations, MCP's defaults or the
+    # override): the server does not infer one from the tool's name.
+    schema = {**tool.input_schema, "x-forge-destructive": spec.destructive}
+    workflow.add_schema_tool(
+        spec.name,
+        description,
+        schema,
+        _caller(session, spec, timeout_s),
+        destructive=spec.destructive,
+        read_only=spec.read_only,
+        idempotent=spec.idempotent,
+    )
 
 
 def _annotations(tool: mcp_types.Tool, name: str, override: Mapping[str, bool]) -> McpTool:

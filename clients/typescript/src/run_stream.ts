@@ -3,9 +3,11 @@
 import { create } from "@bufbuild/protobuf";
 import {
   type ApprovalRequest as PbApprovalRequest,
+  type MessageAppended,
   type RunResponse,
   type RunStarted,
   type StartRun,
+  type ToolCallCancelled,
   type ToolCallRequest,
 } from "./gen/forge/v1/forge_service_pb.js";
 import {
@@ -39,7 +41,7 @@ import {
   ABANDON_FLUSH_MS, CANCEL_GRACE_MS, PRESTART_REATTACH_MS, type ApproverAnswer, type Outage, type Outcome,
   type PendingCall, type RunRequestInit, type RunStreamInit, abortError, askApprover, backoff, cancelledError,
   encodeOutput, generate, isPbMessage, isRejection, isTerminal, mayRetry, neverConnected, pendingCall,
-  runResultFromPb, toolFailure, toolResultRequest,
+  reattachFailed, runResultFromPb, toolFailure, toolResultRequest,
 } from "./stream_support.js";
 import type { Coercion } from "./workflow.js";
 import { invokeInToolSpan } from "./tracing.js";
@@ -224,69 +226,19 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
         throw cancelledError("aborted before the run started", signal.reason);
       }
       signal?.addEventListener("abort", this.onAbort, { once: true });
-      let first = start;
+      let first: RunRequestInit = start;
       for (;;) {
         const attempt = await this.attempt(first);
         if (!("broke" in attempt)) {
           outcome = attempt;
           break;
         }
-        const error = attempt.broke;
-        if (this.abandonError !== undefined) {
-          outcome = { error: this.abandonError };
+        const next = await this.afterBreak(attempt.broke, start);
+        if ("error" in next) {
+          outcome = next;
           break;
         }
-        const outage = this.outage;
-        // Without an outage the error is the run's, as without reattach.
-        const fail = (): Outcome<V> => ({ error: outage === undefined ? error : this.gaveUp(outage, error) });
-        let restart = false;
-        if (!this.reattachable) {
-          outcome = fail();
-          break;
-        }
-        if (outage === undefined && !this.started) {
-          // The first stream, before run_started: the server refused the
-          // start (no run), or no connection was made (nothing was sent).
-          if (!(error instanceof ConnectionLostError) || neverConnected(error)) {
-            outcome = { error };
-            break;
-          }
-        } else if (!this.started && isRejection(error, "RUN_NOT_FOUND")) {
-          if (this.cancelRequested) {
-            outcome = { error: cancelledError("the run was cancelled before it started") };
-            break;
-          }
-          restart = true;
-        } else if (!this.started && isRejection(error, "RUN_EXISTS")) {
-          // The start sent again met the first one, which did arrive: reattach to it.
-        } else if (!mayRetry(error)) {
-          outcome = fail();
-          break;
-        }
-        const current = (this.outage ??= {
-          error,
-          deadline: Date.now() + this.reattachLimitMs(),
-          attempts: 0,
-          afterSeq: this.lastSeq,
-        });
-        if (Date.now() >= current.deadline) {
-          outcome = { error: this.gaveUp(current, error) };
-          break;
-        }
-        await this.sleep(Math.min(backoff(current.attempts), current.deadline - Date.now()));
-        if (this.abandonError !== undefined) {
-          outcome = { error: this.abandonError };
-          break;
-        }
-        if (Date.now() >= current.deadline) {
-          outcome = { error: this.gaveUp(current, error) };
-          break;
-        }
-        current.attempts += 1;
-        current.afterSeq = this.lastSeq;
-        first = restart
-          ? start
-          : { kind: { case: "reattach", value: { runId: this.id, afterSeq: BigInt(this.lastSeq) } } };
+        first = next.first;
       }
     } catch (err) {
       outcome ??= { error: this.abandonError ?? fromTransportError(err) };
@@ -305,6 +257,57 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     this.events.push({ type: "run_completed", result: outcome.result });
     this.events.close();
     return outcome.result;
+  }
+
+  /** After a stream broke: the run's error, or (after a backoff) the next stream's first message. */
+  private async afterBreak(error: ForgeError, start: RunRequestInit): Promise<{ error: ForgeError } | { first: RunRequestInit }> {
+    if (this.abandonError !== undefined) {
+      return { error: this.abandonError };
+    }
+    const outage = this.outage;
+    // Without an outage the error is the run's, as without reattach.
+    const fail = (): { error: ForgeError } => ({ error: outage === undefined ? error : reattachFailed(this.id, outage, error) });
+    let restart = false;
+    if (!this.reattachable) {
+      return fail();
+    }
+    if (outage === undefined && !this.started) {
+      // The first stream, before run_started: the server refused the
+      // start (no run), or no connection was made (nothing was sent).
+      if (!(error instanceof ConnectionLostError) || neverConnected(error)) {
+        return { error };
+      }
+    } else if (!this.started && isRejection(error, "RUN_NOT_FOUND")) {
+      if (this.cancelRequested) {
+        return { error: cancelledError("the run was cancelled before it started") };
+      }
+      restart = true;
+    } else if (!this.started && isRejection(error, "RUN_EXISTS")) {
+      // The start sent again met the first one, which did arrive: reattach to it.
+    } else if (!mayRetry(error)) {
+      return fail();
+    }
+    const current = (this.outage ??= {
+      error,
+      deadline: Date.now() + this.reattachLimitMs(),
+      attempts: 0,
+      afterSeq: this.lastSeq,
+    });
+    if (Date.now() >= current.deadline) {
+      return { error: reattachFailed(this.id, current, error) };
+    }
+    await this.sleep(Math.min(backoff(current.attempts), current.deadline - Date.now()));
+    if (this.abandonError !== undefined) {
+      return { error: this.abandonError };
+    }
+    if (Date.now() >= current.deadline) {
+      return { error: reattachFailed(this.id, current, error) };
+    }
+    current.attempts += 1;
+    current.afterSeq = this.lastSeq;
+    return {
+      first: restart ? start : { kind: { case: "reattach", value: { runId: this.id, afterSeq: BigInt(this.lastSeq) } } },
+    };
   }
 
   /** The longest time spent reattaching after one break: the run's grace (30 s before run_started), or less. */
@@ -400,24 +403,6 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
     });
   }
 
-  /**
-   * The error of a run that could not be reattached: a ConnectionLostError,
-   * as without reattach, holding the break (`streamBreak`) and the last
-   * attempt's error (`cause`).
-   */
-  private gaveUp(outage: Outage, last: ForgeError): ConnectionLostError {
-    const code = outage.error instanceof ConnectionLostError ? outage.error.code : "UNAVAILABLE";
-    const why =
-      Date.now() >= outage.deadline
-        ? `not reattached in time (${outage.attempts} attempts; last: ${last.message})`
-        : last.message;
-    return new ConnectionLostError(
-      `the stream of run ${this.id} broke (${outage.error.message}) and the run could not be reattached: ${why}`,
-      code,
-      { cause: last, streamBreak: outage.error },
-    );
-  }
-
   /** Handle one server message; returns the run's outcome on its terminal event. */
   private handle(response: RunResponse): Outcome<V> | undefined {
     const kind = response.kind;
@@ -459,37 +444,17 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       case "approvalRequest":
         this.askApproval(kind.value);
         return undefined;
-      case "messageAppended": {
-        if (this.init.discardEvents === true) {
-          // Nobody sees the event: convert the message only if the transcript needs it.
-          this.streamed.push(kind.value.message ?? create(MessageSchema));
-          return undefined;
-        }
-        const event = messageAppendedFromPb(kind.value);
-        this.streamed.push(event.message);
-        this.events.push(event);
+      case "messageAppended":
+        this.onMessageAppended(kind.value);
         return undefined;
-      }
       case "runCompleted": {
         return { result: runResultFromPb<V>(kind.value, this.runId, this.values, () => this.streamedMessages()) };
       }
       case "runFailed":
         return { error: runFailedFromPb(kind.value, this.streamedMessages()) };
-      case "toolCallCancelled": {
-        const { callId, reason } = kind.value;
-        const pending = this.pending.get(callId);
-        if (pending !== undefined) {
-          pending.expired = true;
-          pending.controller.abort(abortError(`the server stopped waiting for ${pending.toolName}: ${reason}`));
-        }
-        this.events.push({
-          type: "tool_call_cancelled",
-          callId,
-          toolName: pending?.toolName ?? "",
-          reason,
-        });
+      case "toolCallCancelled":
+        this.onToolCallCancelled(kind.value);
         return undefined;
-      }
       case "compacted":
         this.events.push(compactedFromPb(kind.value));
         return undefined;
@@ -502,6 +467,34 @@ export class RunStream<V = unknown> implements AsyncIterable<ForgeEvent<V>> {
       default:
         return undefined;
     }
+  }
+
+  /** A message of the transcript: kept for the result, and an event unless events are discarded. */
+  private onMessageAppended(appended: MessageAppended): void {
+    if (this.init.discardEvents === true) {
+      // Nobody sees the event: convert the message only if the transcript needs it.
+      this.streamed.push(appended.message ?? create(MessageSchema));
+      return;
+    }
+    const event = messageAppendedFromPb(appended);
+    this.streamed.push(event.message);
+    this.events.push(event);
+  }
+
+  /** The server stopped waiting for a call: its tool's signal is aborted, marked expired, and the event pushed. */
+  private onToolCallCancelled(cancelled: ToolCallCancelled): void {
+    const { callId, reason } = cancelled;
+    const pending = this.pending.get(callId);
+    if (pending !== undefined) {
+      pending.expired = true;
+      pending.controller.abort(abortError(`the server stopped waiting for ${pending.toolName}: ${reason}`));
+    }
+    this.events.push({
+      type: "tool_call_cancelled",
+      callId,
+      toolName: pending?.toolName ?? "",
+      reason,
+    });
   }
 
   /** The run's own run_started (its event), or one that opens a reattached stream (a reattached event). */

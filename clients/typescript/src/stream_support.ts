@@ -117,6 +117,24 @@ export interface Outage {
 }
 
 /**
+ * The error of a run that could not be reattached: a ConnectionLostError,
+ * as without reattach, holding the break (`streamBreak`) and the last
+ * attempt's error (`cause`).
+ */
+export function reattachFailed(runId: string, outage: Outage, last: ForgeError): ConnectionLostError {
+  const code = outage.error instanceof ConnectionLostError ? outage.error.code : "UNAVAILABLE";
+  const why =
+    Date.now() >= outage.deadline
+      ? `not reattached in time (${outage.attempts} attempts; last: ${last.message})`
+      : last.message;
+  return new ConnectionLostError(
+    `the stream of run ${runId} broke (${outage.error.message}) and the run could not be reattached: ${why}`,
+    code,
+    { cause: last, streamBreak: outage.error },
+  );
+}
+
+/**
  * A handler's abort signal, made only when the handler (or approver) reads
  * it: an AbortSignal costs Node some 10 us to make, on every tool call, and
  * most handlers never look at theirs. An abort before that is kept and the
