@@ -109,6 +109,16 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
+def _not_gguf(path: Path) -> bool:
+    """`path` is a file that does not start with GGUF's magic bytes (a
+    missing one is reported before llama-server starts)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(4) != b"GGUF"
+    except OSError:
+        return False
+
+
 def diagnose(
     returncode: int,
     log_tail: Sequence[str],
@@ -146,7 +156,9 @@ def diagnose(
             "--cache-type-k q8_0 --cache-type-v q8_0, or free memory on this host." + tail,
             log_tail,
         )
-    if _MODEL.search(text):
+    # The same worker thread may take "failed to load model" with it: a
+    # file without GGUF's magic bytes is read here too.
+    if _MODEL.search(text) or (returncode > 0 and _not_gguf(ctx.model)):
         return LlamaStartupError(
             StartupFailure.MODEL_INVALID,
             f"{what}: it could not load the model {ctx.model}: the file is not a valid GGUF "

@@ -105,6 +105,21 @@ def test_port_in_use_when_the_log_lost_the_bind_error() -> None:
     assert diagnose(1, lines, ctx).failure is StartupFailure.OTHER
 
 
+def test_a_model_that_is_no_gguf_file_when_the_log_lost_the_reason(tmp_path: Path) -> None:
+    """Seen on CI: llama-server exited with code 1 before its log thread
+    wrote "failed to load model". The file's magic bytes are read directly."""
+    lines = ["0.00.003.451 I cmn  common_param: verbosity = 3"]
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"this is not a GGUF file")
+    ctx = StartupContext(Path("/opt/llama-server"), broken, "127.0.0.1", 1, 4096)
+    failure = diagnose(1, lines, ctx)
+    assert failure.failure is StartupFailure.MODEL_INVALID
+    assert "could not load the model" in str(failure)
+    # A real GGUF file with the same log is not blamed.
+    ctx = StartupContext(Path("/opt/llama-server"), bundled_model(), "127.0.0.1", 1, 4096)
+    assert diagnose(1, lines, ctx).failure is StartupFailure.OTHER
+
+
 async def test_too_little_memory_for_the_context(tmp_path: Path) -> None:
     """The bundled llama-server under a 3 GB address-space limit, asked for a
     2M-token KV cache (~6 GB): it reports the failed allocation, then crashes."""
