@@ -6,8 +6,14 @@ neither marked destructive nor read-only is taken as destructive when its
 name says an irreversible action (`delete_`, `purge_`, `wipe_`,
 `terminate_`, `unpair_`, `factory_reset_`, ...) or its description does
 ("permanently", "for good", "cannot be undone", "tear down", "without
-rebooking"). The workflow's terminal tools and required steps are what the
-workflow is for, and are never inferred. An explicit mark wins, and so does
+rebooking"). A tool that changes where money is paid (a change verb in its
+name, and a bank account, IBAN, routing number, sort code or payout
+account in its name or description: `set_payout_account`, "Replace the
+IBAN a supplier is paid to") is treated the same way: redirecting payments
+is the write a careful integrator guards even when it can be changed back,
+so it runs only when the request asks for it. The workflow's terminal
+tools and required steps are what the workflow is for, and are never
+inferred. An explicit mark wins, and so does
 `"x-forge-destructive": false` (or true) in the tool's parameter schema,
 which every SDK passes through as written.
 
@@ -49,6 +55,15 @@ _IRREVERSIBLE_PHRASES = re.compile(
     r"without (?:rebooking|replacement|recovery|a backup)|everything (?:in|running in) it)\b",
     re.IGNORECASE,
 )
+# A change verb in a tool's name, and what it changes, where money is paid.
+_CHANGE_NAME_WORDS = frozenset(
+    stem(w) for w in "update change set replace edit modify switch swap".split()
+)
+_MONEY_ROUTING = re.compile(
+    r"\b(?:bank (?:account|details)|iban|routing number|sort code|"
+    r"payout (?:account|details|method)|(?:is|are|get|gets) paid (?:in)?to)\b",
+    re.IGNORECASE,
+)
 # Verbs that ask for the same action, by the stem of a destructive name word.
 _SAME_ACTION = [
     {stem(w) for w in "delete remove erase purge wipe destroy drop clear".split()},
@@ -68,8 +83,11 @@ def inferred_destructive(tool: ToolSpec) -> bool:
     if tool.destructive or tool.read_only:
         return tool.destructive
     name = {stem(w) for w in words(tool.name)}
-    return bool(name & _IRREVERSIBLE_NAME_WORDS) or bool(
-        _IRREVERSIBLE_PHRASES.search(tool.description or "")
+    description = tool.description or ""
+    if name & _IRREVERSIBLE_NAME_WORDS or _IRREVERSIBLE_PHRASES.search(description):
+        return True
+    return bool(name & _CHANGE_NAME_WORDS) and bool(
+        _MONEY_ROUTING.search(f"{' '.join(words(tool.name))} {description}")
     )
 
 

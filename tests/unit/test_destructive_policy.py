@@ -98,6 +98,29 @@ def test_unannotated_tools_are_destructive_by_their_name_or_description() -> Non
     assert destructive_tools([purge, close], spared={"close_account"}) == {"purge_history"}
 
 
+def test_a_change_to_where_money_is_paid_is_held_until_asked_for() -> None:
+    plain = {"type": "object", "properties": {}}
+    payout = ToolSpec("set_payout_account", "Choose where a seller's earnings are paid to", plain)
+    iban = ToolSpec("replace_vendor_iban", "Replace the IBAN on a vendor's invoices", plain)
+    read = ToolSpec("get_bank_details", "Read the bank account on file", plain)
+    address = ToolSpec("update_address", "Change a seller's postal address", plain)
+    card = ToolSpec("set_payment_method", "Pick the card an order is charged to", plain)
+    assert [inferred_destructive(t) for t in (payout, iban, read, address, card)] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    tools = [read, address, payout]
+    # Money the request mentions is not a request to redirect payments...
+    sent = asked_for(tools, {"set_payout_account"}, "Send 40 euros from my account to Ana")
+    assert sent == set()
+    # ... asking for the change by its words is.
+    moved = asked_for(tools, {"set_payout_account"}, "Please set my payout account to the new one")
+    assert moved == {"set_payout_account"}
+
+
 async def test_unasked_destructive_tool_is_neither_offered_nor_run() -> None:
     backend = ScriptedBackend(
         scripts={
