@@ -1,10 +1,18 @@
 """Every built-in scenario, by group: plumbing, model quality, compaction, choice,
-and domains (businesses no other group covers; outside_domains)."""
+domains (businesses no other group covers; outside_domains) and heldout
+(sixteen more businesses, written after domains was tuned on; heldout)."""
 
 from __future__ import annotations
 
 from forge_evals.scenario import Scenario
-from forge_evals.scenarios import choice, compaction, model_quality, outside_domains, plumbing
+from forge_evals.scenarios import (
+    choice,
+    compaction,
+    heldout,
+    model_quality,
+    outside_domains,
+    plumbing,
+)
 
 ALL_SCENARIOS: tuple[Scenario, ...] = (
     *plumbing.SCENARIOS,
@@ -12,6 +20,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *compaction.SCENARIOS,
     *choice.SCENARIOS,
     *outside_domains.SCENARIOS,
+    *heldout.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}

@@ -37,3 +37,22 @@ def decline_tool(wf: Workflow) -> None:
     def decline_request(reason: str) -> str:
         """Tell the user this request is outside what this assistant can do. Ends the task."""
         return f"Declined: {reason}"
+
+
+# The held-out group (heldout, heldout_part2): written after `domains` was
+# tuned on, in other businesses, and run once before any tuning for it.
+HELDOUT_TAG = "heldout"
+
+
+def enum_param(*values: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values), **extra}
+
+
+def id_list(**items: Any) -> dict[str, Any]:
+    """A non-empty array of distinct strings (`items` adds to the item schema)."""
+    return {
+        "type": "array",
+        "items": {"type": "string", **items},
+        "minItems": 1,
+        "uniqueItems": True,
+    }
