@@ -8,8 +8,10 @@ invents one. A string parameter that takes a date (`format: date` or
 `date`) takes the dates the request writes, read with dateparser: a day and
 a month at least, written with a month's name or in digits (never a bare
 "20 minutes"), a year the text leaves out taken from the conversation's
-own dates (else the next such day). The request's dates come first, then
-the results'. Where the conversation writes no date, nothing changes.
+own dates (else the next such day). A `date` parameter also takes the
+days the request names relative to today ("tomorrow", "on Thursday",
+relative_dates.py). The request's dates come first, then the results'.
+Where the conversation writes no date, nothing changes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -29,6 +31,7 @@ from forge_core.guardrails import (
     parameters,
     undecided,
 )
+from forge_core.guardrails.relative_dates import relative_dates, today_of
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
@@ -91,16 +94,16 @@ def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
     return tuple(when for span, when in found or () if _DATE_WRITTEN.search(span))
 
 
-def _base(texts: list[str]) -> datetime:
-    """The conversation's latest ISO date, else now: what a date without its
-    year is read against."""
+def _base(texts: list[str], today: date) -> datetime:
+    """The conversation's latest ISO date, else today: what a date without
+    its year is read against."""
     seen = [
         datetime(int(y), int(m), int(d))
         for t in texts
         for y, m, d in _ISO.findall(t)
         if 1 <= int(m) <= 12 and 1 <= int(d) <= 31
     ]
-    return max(seen) if seen else datetime.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(seen) if seen else datetime(today.year, today.month, today.day)
 
 
 def _written(when: datetime, kind: str) -> str:
@@ -123,10 +126,14 @@ def months_in(text: str, base: datetime) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _dates_written(kind: str, base: datetime, text: str) -> list[str]:
+def _dates_written(kind: str, base: datetime, today: date, text: str) -> list[str]:
     if kind == "month":
         return months_in(text, base)
-    return [_written(d, kind) for d in dates_in(text, base)]
+    written = [_written(d, kind) for d in dates_in(text, base)]
+    if kind == "date":
+        # A date-time needs the time of day the phrase rarely gives.
+        written += [d.isoformat() for d in relative_dates(text, today)]
+    return list(dict.fromkeys(written))
 
 
 class Dates:
@@ -142,9 +149,10 @@ class Dates:
         ]
         if not wanted:
             return
-        base = _base(facts.requests + results)
+        today = today_of(facts.workflow.system_prompt)
+        base = _base(facts.requests + results, today)
         for key, kind in wanted:
             if not undecided(out, key):
                 continue
-            read = functools.partial(_dates_written, kind, base)
+            read = functools.partial(_dates_written, kind, base, today)
             decide(out, key, first_found((facts.requests, results), read), self.name)

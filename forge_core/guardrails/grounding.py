@@ -23,7 +23,12 @@ Which candidates, in order of first appearance:
    punctuation trimmed), 2-64 characters, that contain a digit, or an inner
    `-`/`_` between letters/digits, or are 2-5 capital letters (a ticker);
    decimal numbers (prices, rates), clock times and ISO dates are values of
-   their own kind, not identifiers.
+   their own kind, not identifiers;
+4. a number written in space-separated groups of digits, as people write
+   account, card and phone numbers ("9310 4471 05"): as written and with
+   the spaces taken out, and its groups are not candidates on their own
+   (2-5 groups of 2-5 digits, one of 4 or more, 8 digits at least, so
+   "rooms 402 407 411" stays three numbers).
 Tool and parameter names are never candidates: the model copies them as
 placeholders ("city_name").
 
@@ -51,6 +56,7 @@ _QUOTED = re.compile(r"'([^'\n]{1,64})'|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`")
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
 _TRIM = ".,:;/#@+-_"
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])\d{2,5}(?: \d{2,5}){1,4}(?![\w-]|[.,]\d)")
 _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
 # A ticker-like code; longer all-caps words are shouting, not identifiers.
 _CAPS = re.compile(r"[A-Z]{2,5}")
@@ -109,11 +115,31 @@ def extract_candidates(texts: Iterable[str], names: Iterable[str] = ()) -> list[
 def _values_in(text: str) -> tuple[str, ...]:
     out = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)]
     out += [m.group(0) for m in _EMAIL.finditer(text)]
+    grouped = _grouped_numbers(text)
+    for written, _ in grouped:
+        out += [written, written.replace(" ", "")]
     for match in _TOKEN.finditer(text):
+        if any(start <= match.start() < end for _, (start, end) in grouped):
+            continue
         token = match.group(0).rstrip(_TRIM)
         if len(token) >= 2 and _id_like(token):
             out.append(token)
     return tuple(out)
+
+
+def _grouped_numbers(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """Numbers written in groups of digits ("9310 4471 05"), with their spans."""
+    out = []
+    for m in _DIGIT_GROUPS.finditer(text):
+        groups = m.group(0).split()
+        digits = sum(len(g) for g in groups)
+        if digits >= 8 and max(len(g) for g in groups) >= 4 and not _years(groups):
+            out.append((m.group(0), m.span()))
+    return out
+
+
+def _years(groups: list[str]) -> bool:
+    return all(len(g) == 4 and g[:2] in ("19", "20") for g in groups)
 
 
 _EMAIL_NAME = re.compile(r"(^|_|-)(e-?)?mail(_?address)?$|[a-z0-9]E-?[mM]ail(Address)?$")

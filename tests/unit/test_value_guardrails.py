@@ -320,6 +320,26 @@ def test_dates_the_user_wrote_in_the_parameters_format() -> None:
     assert preferred_values(f).values["change_checkout.checkout"] == ["2027-10-03"]
 
 
+def test_a_day_relative_to_the_today_the_system_prompt_states() -> None:
+    book = tool("book_tasting", "Book a wine tasting", day={"type": "string", "format": "date"})
+    wf = Workflow(
+        "wf",
+        [book],
+        terminal_tools=["book_tasting"],
+        system_prompt="You book tastings for a vineyard. Today is Wednesday 2031-07-02.",
+    )
+
+    def day(request: str) -> list[Any]:
+        return preferred_values(TurnFacts(wf, [request], [], [])).values.get("book_tasting.day", [])
+
+    assert day("Could we come tomorrow afternoon?") == ["2031-07-03"]
+    # A weekday alone is the next one: said on a Wednesday, "Wednesday" is next week's.
+    assert day("Is Saturday possible? Or else Wednesday.") == ["2031-07-05", "2031-07-09"]
+    assert day("Any time in two weeks") == ["2031-07-16"]
+    # Recurring days are not dates.
+    assert day("We are free on Mondays") == []
+
+
 def test_an_error_that_states_a_prefix_and_a_width_repairs_the_value() -> None:
     from forge_core.guardrails.error_values import repaired
 
@@ -345,3 +365,21 @@ def test_a_name_is_what_the_request_calls_by_the_tools_noun() -> None:
     done = tool("report", "Report", text=STR)
     got = preferred_values(facts([check, done], "Inspect boiler B12 today.")).values
     assert got["inspect_boiler.name"] == ["B12"]
+
+
+def test_a_number_written_in_groups_of_digits_is_one_identifier() -> None:
+    from forge_core.guardrails.grounding import extract_candidates
+
+    lookup = tool("get_meter", "Look a gas meter up by its serial number", meter_number=STR)
+    done = tool("report", "Report", text=STR)
+    f = facts([lookup, done], "My meter is 5502 8817 31 and it reads 2 more than last month.")
+    # Not its first group: the whole number, as written.
+    assert preferred_values(f).values["get_meter.meter_number"] == ["5502 8817 31"]
+    # A list of short numbers, years and amounts stay apart.
+    assert extract_candidates(["Rooms 402 407 411, years 2025 2026"]) == [
+        "402",
+        "407",
+        "411",
+        "2025",
+        "2026",
+    ]

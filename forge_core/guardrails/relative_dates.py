@@ -1,0 +1,90 @@
+"""Dates the user writes relative to today: "tomorrow", "on Thursday",
+"next Friday", "in 3 days".
+
+A small model asked to book something "tomorrow" writes today's date, or a
+date it read in a result (the slot being moved away from). Here a relative
+phrase is read against *today*: the date the workflow's system prompt
+states as today ("Today is Monday 2031-05-12", "The current date is 12 May
+2031"), as real assistants are told, else the host's calendar date. A
+weekday alone or with "next"/"on"/"coming" is the first such day after
+today; "this Friday" may be today. Plurals ("on Mondays", "weekdays") are
+recurring days, not dates, and are left alone.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, datetime, timedelta
+
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fourteen": 14,
+}  # fmt: skip
+_DAY = "|".join(_WEEKDAYS)
+_RELATIVE = re.compile(
+    rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
+    rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)"
+    r"|in\s+(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit>days?|weeks?))\b",
+    re.IGNORECASE,
+)
+# Where a system prompt states today's date.
+_TODAY_CLAUSE = re.compile(
+    r"\b(?:today(?:'s date)? is|the (?:current )?date is|it is now|current date:)"
+    r"\s*([^.\n;]{4,40})",
+    re.IGNORECASE,
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def today_of(system_prompt: str, now: datetime | None = None) -> date:
+    """The date the system prompt states as today, else the host's date."""
+    for clause in _TODAY_CLAUSE.findall(system_prompt or ""):
+        iso = _ISO.search(clause)
+        if iso:
+            try:
+                return date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+            except ValueError:
+                continue
+        written = _written_date(clause)
+        if written is not None:
+            return written
+    return (now or datetime.now()).date()
+
+
+def _written_date(clause: str) -> date | None:
+    import dateparser
+
+    parsed = dateparser.parse(
+        clause, languages=["en"], settings={"REQUIRE_PARTS": ["day", "month", "year"]}
+    )
+    return parsed.date() if parsed else None
+
+
+def relative_dates(text: str, today: date) -> list[date]:
+    """The dates `text`'s relative phrases name, in the order written."""
+    out: list[date] = []
+    for m in _RELATIVE.finditer(text):
+        when = _resolve(m, today)
+        if when is not None and when not in out:
+            out.append(when)
+    return out
+
+
+def _resolve(m: re.Match[str], today: date) -> date | None:
+    if m.group("after"):
+        return today + timedelta(days=2)
+    word = (m.group("word") or "").lower()
+    if word:
+        shift = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[word]
+        return today + timedelta(days=shift)
+    day = m.group("day")
+    if day:
+        ahead = (_WEEKDAYS[day.lower()] - today.weekday()) % 7
+        if ahead == 0 and (m.group("which") or "").lower() != "this":
+            ahead = 7
+        return today + timedelta(days=ahead)
+    count = m.group("count").lower()
+    n = int(count) if count.isdigit() else _NUMBER_WORDS[count]
+    return today + timedelta(days=n * (7 if m.group("unit").lower().startswith("week") else 1))
