@@ -12,6 +12,9 @@ first for it ("Is ferry F12 on schedule?" answered by "late by 25 minutes"
 is `late`), then the request; any other tool acts on the request, so the
 request comes first. Where the first source names one or more members, the
 parameter takes only those; where no source names one, its enum stays whole.
+Where a result names several, and the user asked about an id it names
+("Is claim C-12 settled?" over "C-12: open. Older claim C-09: settled."),
+a terminal tool takes those named in the sentences about that id.
 An array of enum members takes the named members, in the enum's order, as
 its one value.
 """
@@ -20,9 +23,11 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.grounding import extract_candidates
 from forge_core.guardrails.text import contains_run, stems
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
@@ -102,27 +107,48 @@ def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:
     return [results, facts.requests] if facts.is_terminal(tool) else [facts.requests, results]
 
 
-def _named_in(members: list[Any], sources: list[list[str]]) -> list[Any]:
+def _named_in(
+    members: list[Any], sources: list[list[str]], subjects: Sequence[str] = ()
+) -> list[Any]:
     for source in sources:
         found = {m for text in source for m in named_members(members, text)}
+        if len(found) > 1 and subjects:
+            about = {
+                m
+                for text in source
+                for sentence in _SENTENCE.split(text)
+                if any(s in sentence for s in subjects)
+                for m in named_members(members, sentence)
+            }
+            found = about or found
         if found:
             return [m for m in members if m in found]
     return []
+
+
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+")
+
+
+def _subjects(requests: list[str]) -> list[str]:
+    """The ids the user's messages name (with a digit: "C-12", not "ASAP")."""
+    return [c for c in extract_candidates(requests) if any(ch.isdigit() for ch in c)]
 
 
 class EnumMentions:
     name = "enum_mentions"
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        subjects = _subjects(facts.requests)
         for tool in facts.workflow.tools:
             sources = _sources(facts, tool.name)
+            about = subjects if facts.is_terminal(tool.name) else []
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
                     continue
                 members = schema.get("enum")
                 if isinstance(members, list) and len(members) > 1:
-                    named = _named_in(members, sources)
+                    named = _named_in(members, sources, about)
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name

@@ -21,7 +21,10 @@ candidates) gets evidence for each free-string parameter:
   different id parameters.
 
 The parameter takes only the values with the most evidence, when there is
-any. Among several equally good ones taken from the entries of one listing,
+any. Among several equally good ones, those the user's own messages name
+win over those only a result mentions (the user's subject, not the older
+record a result names beside it); among several taken from the entries of
+one listing,
 the entry that shares the most of the request's own words wins ("Ines
 Varga from the night shift" picks the entry "Ines Varga, night shift, crew
 id crew_4410" over "Ines Vargas, day shift, ..."); a tie keeps
@@ -206,6 +209,13 @@ class _Conversation:
             kinds=kinds,
         )
 
+    def requested(self, values: list[str]) -> list[str]:
+        """Of equally good `values`, the ones the user's own messages name,
+        when they name some but not all: the user's subject ("my claim
+        C-12"), not another a result mentions beside it ("replaces C-09")."""
+        named = [v for v in values if any(v in t for t in self.texts[: self.requests])]
+        return named if 0 < len(named) < len(values) else values
+
     def admissible(self, tool: str, param: str) -> list[str]:
         """The candidates `param` may take: not labelled as another kind of
         id only ("Captain CP-77" for crew_id), and not failed for it. Of a
@@ -277,7 +287,7 @@ class IdentifierProvenance:
             # A failed call's value goes where others are as good ("Claim
             # refused" for a cabin and a passenger: another cabin, the passenger).
             best = [v for v in best if (tool, name, v) not in talk.failed] or best
-            return self._closest(best, talk.texts, talk, name)
+            return self._closest(talk.requested(best), talk.texts, talk, name)
         if not id_param(name):
             return []
         if any_results:

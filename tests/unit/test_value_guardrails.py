@@ -383,3 +383,29 @@ def test_a_number_written_in_groups_of_digits_is_one_identifier() -> None:
         "2025",
         "2026",
     ]
+
+
+def test_a_report_keeps_to_the_record_the_user_asked_about() -> None:
+    look = tool("get_claim", "Get a warranty claim", claim_ref=STR)
+    report = tool(
+        "report_claim",
+        "Report a claim's state",
+        claim_ref=STR,
+        state={"type": "string", "enum": ["open", "approved", "rejected"]},
+    )
+    f = facts(
+        [look, report],
+        "Has my warranty claim WC-7731-02 been approved yet?",
+        [
+            (
+                "get_claim",
+                "WC-7731-02: open, waiting for photos. Earlier claim WC-6610-01: approved.",
+            )
+        ],
+        terminal=["report_claim"],
+    )
+    got = preferred_values(f).values
+    # Both are claim refs and the result names both: the user's own wins,
+    # and so does the state the result gives for it.
+    assert got["report_claim.claim_ref"] == ["WC-7731-02"]
+    assert got["report_claim.state"] == ["open"]
