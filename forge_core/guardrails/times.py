@@ -11,6 +11,12 @@ numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
 the schema's format or pattern wants seconds. Of a range ("from 08:00 to
 18:00", "9am-5pm"), a parameter named for its start (`start`, `opens_at`)
 takes the first end and one named for its end (`end`, `until`) the second.
+"At ten" with no part of the day is read in business hours: 8-12 as
+written, 1-6 in the afternoon, and 1-11 in the evening where the request
+speaks of one ("dinner at 8"); "at 7" alone is left to the model. Where
+the request moves something ("move my 3pm fitting to Friday at ten"), a
+tool that changes something (not read-only) takes the times after the
+"to", the new ones.
 """
 
 from __future__ import annotations
@@ -41,6 +47,20 @@ _HOUR = re.compile(
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
 _TO = re.compile(rf"\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I)
 _NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
+# "at 10" as a time: followed by the end of a clause or a word that
+# belongs to a day, not by a noun ("at 10 Main Street", "at 5 stars").
+_AT_HOUR = re.compile(
+    r"\bat (?P<h>\d{1,2})(?=\s*(?:$|[.,;!?)]|on\b|tomorrow\b|today\b|tonight\b|sharp\b|"
+    r"please\b|instead\b|if\b|or\b|and\b))",
+    re.I,
+)
+_EVENING = re.compile(r"\b(?:tonight|evening|dinner|supper|night)\b", re.I)
+# "move/change/reschedule ... to": what follows the "to" is the new value.
+_CHANGE_TO = re.compile(
+    r"\b(?:move|moving|change|changing|reschedule|rescheduling|shift|push|switch|bring)\b"
+    r"[^.?!]*?\bto\b",
+    re.I,
+)
 
 
 def takes_time(name: str, schema: dict[str, Any]) -> bool:
@@ -103,6 +123,13 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         minutes = 15 if q == "quarter" else int(q)
         hour = (_hour(int(m.group("h")), m) - 1) % 24
         found.append((m.start(), m.end(), (hour, 60 - minutes)))
+    evening = bool(_EVENING.search(text))
+    for m in _AT_HOUR.finditer(text):
+        hour = int(m.group("h"))
+        if 1 <= hour <= 11 and (hour <= 6 or evening):
+            found.append((m.start(), m.end(), (hour + 12, 0)))
+        elif 8 <= hour <= 12:
+            found.append((m.start(), m.end(), (hour, 0)))
     for word, when in _NAMED.items():
         for m in re.finditer(rf"\b{word}\b", text, re.I):
             found.append((m.start(), m.end(), when))
@@ -143,4 +170,16 @@ class ClockTimes:
                 said = set(stems(name))
                 role = "start" if said & _STARTS else "end" if said & _ENDS else ""
                 read = functools.partial(_written, schema, role)
-                decide(out, key, first_found((facts.requests, results), read), self.name)
+                requests = facts.requests if tool.read_only else _new_sides(facts.requests)
+                decide(out, key, first_found((requests, results), read), self.name)
+
+
+def _new_sides(requests: list[str]) -> list[str]:
+    """The requests, with a change's new side only ("... to Friday at
+    ten") where they move something and that side writes a time."""
+    out = []
+    for text in requests:
+        change = _CHANGE_TO.search(text)
+        after = text[change.end() :] if change else ""
+        out.append(after if after and times_in(after) else text)
+    return out

@@ -409,3 +409,20 @@ def test_a_report_keeps_to_the_record_the_user_asked_about() -> None:
     # and so does the state the result gives for it.
     assert got["report_claim.claim_ref"] == ["WC-7731-02"]
     assert got["report_claim.state"] == ["open"]
+
+
+def test_a_move_takes_the_new_time_written_after_to() -> None:
+    listing = tool("list_fittings", "List a customer's fittings", customer=STR)
+    listing.read_only = True
+    move = tool("move_fitting", "Move a fitting to a new slot", fitting_id=STR, time_24h=STR)
+    f = facts(
+        [listing, move],
+        "Please move my 4pm fitting to Friday at nine.",
+        [("list_fittings", "FT-12 Thu 16:00; FT-19 Sat 11:00")],
+    )
+    got = preferred_values(f).values
+    assert got["move_fitting.time_24h"] == ["09:00"]
+    # "at 3" alone is in the afternoon; "at 10 Main Street" is no time.
+    from forge_core.guardrails.times import times_in
+
+    assert times_in("Could we say at 3, near the shop at 10 Main Street?") == [(15, 0)]
