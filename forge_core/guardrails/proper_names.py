@@ -11,8 +11,12 @@ reports) takes one of them (a terminal tool's person's name, such as
 `name` also what the request calls by the tool's noun ("Check machine
 M7" for check_machine's `name`); a parameter that holds a phone number
 (`owner_phone`, `mobile`) takes the phone numbers it writes ("0151 2234
-778"). A message that writes neither leaves the parameter to its other
-rules.
+778"). Of a route's two ends, a parameter named for its start
+(`origin`, `departure_port`, `from_city`) takes the names written right
+after "from", and one named for its end (`destination`, `arrival_airport`,
+`to_city`) those after "to" ("from Lyon to Turin"), where the request
+writes them so. A message that writes neither leaves the parameter to its
+other rules.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ _NAMED = frozenset(
     "name names city cities town country countries location place destination origin region "
     "state province person people customer client guest patient employee user owner contact "
     "recipient sender company organization organisation team department room building venue "
-    "airport station street address brand author artist museum hotel restaurant store shop".split()
+    "airport station port harbour harbor terminal stop street address brand author artist museum "
+    "hotel restaurant store shop".split()
 )
 # Calendar words are capitalised too, and are dates, not names.
 _CALENDAR = frozenset(
@@ -77,6 +82,29 @@ _PERSON = frozenset(
 )
 
 
+# Words that name a route's start or its end, and the word before each.
+_ROUTE_ENDS = (
+    (frozenset("from origin departure depart departing source start pickup".split()), "from"),
+    (frozenset("to destination arrival arrive arriving dest end dropoff".split()), "to"),
+)
+
+
+def route_end(name: str, texts: list[str], names: list[str]) -> list[str]:
+    """Of `names`, those written right after the route word that `name`'s
+    words call for ("from" for `departure_port`); `names` when it calls
+    for neither or the request writes none so."""
+    said = set(words(name))
+    for marks, before in _ROUTE_ENDS:
+        if said & marks:
+            after = [
+                n
+                for n in names
+                if any(re.search(rf"\b{before}\s+(?:the\s+)?{re.escape(n)}\b", t) for t in texts)
+            ]
+            return after or names
+    return names
+
+
 def phone_numbers(text: str) -> list[str]:
     return [
         m.group(0)
@@ -121,4 +149,5 @@ class ProperNames:
                     # noun ("machine M7" for check_machine).
                     nouns = tuple(words(tool.name)[1:]) if words(name)[-1] == "name" else ()
                     called = [v for text in facts.requests for v in called_by(nouns, text)]
-                    decide(out, key, list(dict.fromkeys(called + found)), self.name)
+                    named = route_end(name, facts.requests, list(dict.fromkeys(called + found)))
+                    decide(out, key, named, self.name)

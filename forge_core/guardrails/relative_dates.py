@@ -7,7 +7,8 @@ phrase is read against *today*: the date the workflow's system prompt
 states as today ("Today is Monday 2031-05-12", "The current date is 12 May
 2031"), as real assistants are told, else the host's calendar date. A
 weekday alone or with "next"/"on"/"coming" is the first such day after
-today; "this Friday" may be today. Plurals ("on Mondays", "weekdays") are
+today; "this Friday" may be today; "Friday 14 August" is the absolute
+date dates.py reads, not a relative one. Plurals ("on Mondays", "weekdays") are
 recurring days, not dates, and are left alone.
 """
 
@@ -23,9 +24,11 @@ _NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fourteen": 14,
 }  # fmt: skip
 _DAY = "|".join(_WEEKDAYS)
+_MONTHS = "|".join(m for m in calendar.month_name if m)
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
-    rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)"
+    rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
+    rf"(?!,?\s+(?:{_MONTHS})\b)"
     r"|in\s+(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit>days?|weeks?))\b",
     re.IGNORECASE,
 )

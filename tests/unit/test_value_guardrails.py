@@ -426,3 +426,18 @@ def test_a_move_takes_the_new_time_written_after_to() -> None:
     from forge_core.guardrails.times import times_in
 
     assert times_in("Could we say at 3, near the shop at 10 Main Street?") == [(15, 0)]
+
+
+def test_a_route_takes_its_start_after_from_and_its_end_after_to() -> None:
+    search = tool(
+        "find_trains", "Find trains between two stations", origin_station=STR, arrival_city=STR
+    )
+    book = tool("book_seat", "Book a seat", train_id=STR)
+    f = facts([search, book], "Any trains from Lyon Part Dieu to Turin on Friday 4 June 2027?")
+    got = preferred_values(f).values
+    assert got["find_trains.origin_station"] == ["Lyon Part Dieu"]
+    assert got["find_trains.arrival_city"] == ["Turin"]
+    # "Friday 4 June 2027" is one date, not also next Friday.
+    dated = tool("find_buses", "Find buses", day={"type": "string", "format": "date"})
+    f = facts([dated, book], "Any buses on Friday 4 June 2027?")
+    assert preferred_values(f).values["find_buses.day"] == ["2027-06-04"]
