@@ -87,7 +87,8 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     negates ("no crane hook": neither crane nor hook)."""
     for value in values:
         entry = entry.replace(value, " ")
-    said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
+    # Single letters are pieces of codes ("bin A3-07"), or "a": no words.
+    said = {w for w in stems(entry) if not w.isdigit() and len(w) > 1} - _NEGATORS
     return said - _negated_words(entry)
 
 

@@ -441,3 +441,18 @@ def test_a_route_takes_its_start_after_from_and_its_end_after_to() -> None:
     dated = tool("find_buses", "Find buses", day={"type": "string", "format": "date"})
     f = facts([dated, book], "Any buses on Friday 4 June 2027?")
     assert preferred_values(f).values["find_buses.day"] == ["2027-06-04"]
+
+
+def test_letters_of_codes_in_a_listing_are_no_words_of_the_request() -> None:
+    from forge_core.guardrails.entries import described
+
+    listing = (
+        "PO-7: RM-101 bolts (in stock, bay A4-2); RM-102 nuts (in stock, bay C1-9); "
+        "RM-103 washers (on order)."
+    )
+    request = ["Ship a crate of everything in stock on PO-7."]
+    # "a" of the request is not the "A" of bay A4-2: both stocked lines.
+    assert described(["RM-101", "RM-102", "RM-103"], [listing], request, set()) == [
+        "RM-101",
+        "RM-102",
+    ]
