@@ -83,6 +83,7 @@ def named_members(members: list[Any], text: str) -> list[Any]:
     days = None
     months = None
     out = []
+    worded: list[str] = []
     for member in members:
         # A bare number ("1", "2") is in too many sentences to be named by one.
         if not isinstance(member, str) or not member.strip() or member.strip().isdigit():
@@ -99,7 +100,28 @@ def named_members(members: list[Any], text: str) -> list[Any]:
             continue
         if contains_run(text_stems, stems(member)):
             out.append(member)
-    return out
+            worded.append(member)
+    return _longest(out, worded, text_stems)
+
+
+def _runs(whole: tuple[str, ...], part: tuple[str, ...]) -> int:
+    return sum(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
+
+
+def _longest(named: list[Any], worded: list[str], text_stems: tuple[str, ...]) -> list[Any]:
+    """`named` less a member its words name only inside a longer named one
+    ("open" in "partially open")."""
+    runs = {m: stems(m) for m in worded}
+
+    def alone(member: str) -> bool:
+        inside = sum(
+            _runs(other, runs[member]) * _runs(text_stems, other)
+            for o, other in runs.items()
+            if o != member and len(other) > len(runs[member])
+        )
+        return _runs(text_stems, runs[member]) > inside
+
+    return [m for m in named if m not in runs or alone(m)]
 
 
 def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:

@@ -73,7 +73,7 @@ _QUANTITY = re.compile(
     r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?)"
     r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
     r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
-    r"(?P<unit>°[cCfF]|%|[A-Za-z]+)?"
+    r"(?P<unit>°[cCfF]|%|[A-Za-z]+)?(?P<compound>(?:-[A-Za-z]+)+)?"
 )
 # Families pint converts between (2 weeks are 14 days): their pint units.
 _PINT_UNITS = {
@@ -179,8 +179,11 @@ def quantities(
             if unit and stem(unit) in counted and ordinal not in out:
                 out.append(ordinal)
             continue
+        # "2 e-bikes" counts `ebikes`; "3 day-passes" is still 3 of a day's unit.
+        whole = unit + (m.group("compound") or "").replace("-", "").lower()
+        named = bool(unit) and (stem(unit) in counted or stem(whole) in counted)
         factor: float | None = 1.0
-        if not ((fam in families) or (unit and stem(unit) in counted)):
+        if not ((fam in families) or named):
             # Another unit of the same kind: "3 days" for `extra_hours`.
             factor = next((f for t in families if fam and (f := _factor(fam, t))), None)
         if factor is None:

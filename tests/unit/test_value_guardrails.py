@@ -456,3 +456,23 @@ def test_letters_of_codes_in_a_listing_are_no_words_of_the_request() -> None:
         "RM-101",
         "RM-102",
     ]
+
+
+def test_a_report_takes_the_longer_member_and_a_hyphenated_count() -> None:
+    look = tool("get_lot", "Get a parking lot's state", lot_id=STR)
+    report = tool(
+        "report_lot",
+        "Report a lot",
+        state={"type": "string", "enum": ["open", "partly_open", "closed"]},
+        evchargers_free={"type": "integer"},
+    )
+    f = facts(
+        [look, report],
+        "Can I charge my car at lot L-4?",
+        [("get_lot", "L-4: partly open (level 2 shut). Free: 3 ev-chargers, 40 bays.")],
+        terminal=["report_lot"],
+    )
+    got = preferred_values(f).values
+    # "open" is only said inside "partly open"; 3 counts the ev-chargers.
+    assert got["report_lot.state"] == ["partly_open"]
+    assert got["report_lot.evchargers_free"] == [3]
