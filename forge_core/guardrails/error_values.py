@@ -133,6 +133,15 @@ def repaired(value: str, error: str) -> list[str]:
     return [v for v in dict.fromkeys(out) if v != value]
 
 
+def _names_an_item(args: dict[str, object], error: str) -> bool:
+    return any(
+        isinstance(item, str) and item and item in error
+        for value in args.values()
+        if isinstance(value, list)
+        for item in value
+    )
+
+
 class ErrorValues:
     name = "error_values"
 
@@ -146,6 +155,9 @@ class ErrorValues:
                     tried.setdefault(f"{f.tool}.{k}", set()).add(v)
         for f in reversed(facts.failures):
             strings = {k: v for k, v in f.args.items() if isinstance(v, str)}
+            if _names_an_item(f.args, f.error):
+                # The error is about a list's items (listings.py), not a string.
+                continue
             param = self._about(f.error, strings)
             if param is None:
                 continue

@@ -9,7 +9,8 @@ one listing: the ids of one shape (letters kept, digits counted: BX-#####)
 that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
 (grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
-and cannot run on past the last.
+and cannot run on past the last. Items a failed call sent that its error
+names ("not in stock: SKU-2") are left out of the next one.
 """
 
 from __future__ import annotations
@@ -56,6 +57,18 @@ def _item_fits(schema: dict[str, Any], value: str) -> bool:
     return not isinstance(items, dict) or text_fits(items, value)
 
 
+def _rejected_items(facts: TurnFacts, tool: str, param: str) -> set[str]:
+    """Items a failed call of `tool` sent in `param` that its error names
+    ("not in stock: SKU-2"): never offered again."""
+    return {
+        item
+        for f in facts.failures
+        if f.tool == tool and isinstance(f.args.get(param), list)
+        for item in f.args[param]
+        if isinstance(item, str) and item in f.error
+    }
+
+
 class Listings:
     name = "listings"
 
@@ -63,6 +76,8 @@ class Listings:
         tools = facts.workflow.tools
         names = {t.name for t in tools} | {n for t in tools for n, _ in parameters(t)}
         sources = list(facts.requests) + [t for _, t in reversed(facts.results)]
+        # Which tool wrote each result (a listing's own words are its tool's).
+        writers = {t: tool_name for tool_name, t in facts.results}
         found: tuple[str, list[str]] | None = None
         for tool in tools:
             for name, schema in parameters(tool):
@@ -76,7 +91,11 @@ class Listings:
                 if not fitting:
                     continue
                 # The entries the request describes: "the Tuesday crates".
-                ignore = {s for t in tools for s in stems(t.name)} | set(stems(name))
+                # The names of this tool and of the listing's tell no entry
+                # apart ("list_crates"); another tool's may ("in stock").
+                own = (tool.name, writers.get(text, ""))
+                ignore = {s for t in own for s in stems(t)} | set(stems(name))
                 chosen = described(fitting, [text], facts.requests, ignore, topic_stems(name))
-                out.items[key] = chosen
+                rejected = _rejected_items(facts, tool.name, name)
+                out.items[key] = [v for v in chosen if v not in rejected] or chosen
                 out.reasons[key] = self.name

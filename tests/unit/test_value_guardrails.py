@@ -476,3 +476,31 @@ def test_a_report_takes_the_longer_member_and_a_hyphenated_count() -> None:
     # "open" is only said inside "partly open"; 3 counts the ev-chargers.
     assert got["report_lot.state"] == ["partly_open"]
     assert got["report_lot.evchargers_free"] == [3]
+
+
+def test_items_an_error_names_leave_the_list_and_the_other_argument_alone() -> None:
+    lines = tool("get_lines", "Get an order's lines", order_id=STR)
+    stock = tool("check_shelf_stock", "Units on a shelf", shelf=STR)
+    pick = ToolSpec(
+        "create_pick",
+        "Create a pick",
+        {
+            "type": "object",
+            "properties": {"order_id": STR, "skus": {"type": "array", "items": STR}},
+            "required": ["order_id", "skus"],
+        },
+    )
+    sent = {"order_id": "ORD-12", "skus": ["SK-101", "SK-102", "SK-103"]}
+    f = facts(
+        [lines, stock, pick],
+        "Pick order ORD-12, all of it.",
+        [
+            ("get_lines", "ORD-12: SK-101 pens; SK-102 pads; SK-103 ink."),
+            ("check_shelf_stock", "Shelf S4: 12 units."),
+        ],
+        failures=[FailedValue("create_pick", sent, "not on hand: SK-102")],
+    )
+    got = preferred_values(f)
+    assert got.items["create_pick.skus"] == ["SK-101", "SK-103"]
+    # The error is about the list: the order id is not rewritten as an SK- id.
+    assert got.values["create_pick.order_id"] == ["ORD-12"]
