@@ -16,7 +16,8 @@ Where a result names several, and the user asked about an id it names
 ("Is claim C-12 settled?" over "C-12: open. Older claim C-09: settled."),
 a terminal tool takes those named in the sentences about that id.
 An array of enum members takes the named members, in the enum's order, as
-its one value.
+its one value; there a member is also named by a word of its own that no
+other member has ("bloods" for `blood_draw`).
 """
 
 from __future__ import annotations
@@ -156,6 +157,21 @@ def _subjects(requests: list[str]) -> list[str]:
     return [c for c in extract_candidates(requests) if any(ch.isdigit() for ch in c)]
 
 
+def _partly_named(members: list[Any], requests: list[str]) -> list[Any]:
+    """Members of a list's enum the request names by a word of theirs that
+    no other member has, of four letters or more ("bloods" for
+    `blood_draw` beside `ecg` and `vitals`): people name the items of a
+    list by their gist."""
+    runs = {m: set(stems(m)) for m in members if isinstance(m, str)}
+    said = {s for text in requests for s in stems(text)}
+    out = []
+    for member, own in runs.items():
+        others = set().union(*(v for k, v in runs.items() if k != member))
+        if any(len(w) >= 4 and w in said for w in own - others):
+            out.append(member)
+    return out
+
+
 class EnumMentions:
     name = "enum_mentions"
 
@@ -180,6 +196,8 @@ class EnumMentions:
                     members = items.get("enum")
                     if isinstance(members, list) and len(members) > 1:
                         named = _named_in(members, sources)
+                        partly = _partly_named(members, facts.requests)
+                        named = [m for m in members if m in named or m in partly]
                         if named:
                             out.values[key] = [named]
                             out.reasons[key] = self.name

@@ -504,3 +504,22 @@ def test_items_an_error_names_leave_the_list_and_the_other_argument_alone() -> N
     assert got.items["create_pick.skus"] == ["SK-101", "SK-103"]
     # The error is about the list: the order id is not rewritten as an SK- id.
     assert got.values["create_pick.order_id"] == ["ORD-12"]
+
+
+def test_a_list_of_enum_members_named_by_their_gist() -> None:
+    book = ToolSpec(
+        "book_service",
+        "Book a car service",
+        {
+            "type": "object",
+            "properties": {
+                "jobs": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["oil_change", "tyre_rotation", "mot"]},
+                }
+            },
+            "required": ["jobs"],
+        },
+    )
+    f = facts([book], "Book my car in for its MOT and new oil please.")
+    assert preferred_values(f).values["book_service.jobs"] == [["oil_change", "mot"]]
