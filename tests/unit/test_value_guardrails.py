@@ -521,5 +521,5 @@ def test_a_list_of_enum_members_named_by_their_gist() -> None:
             "required": ["jobs"],
         },
     )
-    f = facts([book], "Book my car in for its MOT and new oil please.")
-    assert preferred_values(f).values["book_service.jobs"] == [["oil_change", "mot"]]
+    f = facts([book], "Book my car in for its MOT, and do the tyres please.")
+    assert preferred_values(f).values["book_service.jobs"] == [["tyre_rotation", "mot"]]
