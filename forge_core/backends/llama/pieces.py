@@ -572,15 +572,17 @@ async def piece_batch(
     next_tokens: NextTokens | None = None,
     rng: random.Random | None = None,
     min_calls: int = 1,
+    max_calls: int = 0,
 ) -> PieceCall | None:
     """A parallel batch `[call, call, ...]`, each call in pieces. After each
     call the model's likeliest `,` or `]` decides whether another follows,
     at least `min_calls` (the request's numbers need them) and at most
-    `batch_cap` (distinct calls the listed values allow, MAX_CALLS) and
-    what max_tokens leaves room for."""
+    `batch_cap` (distinct calls the listed values allow, MAX_CALLS),
+    `max_calls` (what the request lists; 0: no bound) and what max_tokens
+    leaves room for."""
     writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
     low = max(1, min(min_calls, MAX_CALLS))
-    high = max(low, batch_cap(tools, grammars))
+    high = max(low, min(batch_cap(tools, grammars), max_calls or MAX_CALLS))
     try:
         await writer.write("[")
         count = 0
