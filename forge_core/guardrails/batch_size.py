@@ -4,12 +4,13 @@ A small model that does not know how to end an array goes on making
 calls: a recombination of the values it already used, or values the
 request never gave ("USD to AUD and USD to CAD" answered with five
 currency pairs). Each thing a request asks for is a part of one of its
-sentences, split at `;`, `,` and "and" outside parentheses, so a
+sentences, split at `;`, `,`, "and", "or" and "/" outside parentheses, so a
 sentence of p parts asks for at most p things, or for a cross product
 of its lists ("Lakers and Bulls in seasons 2018 and 2020": 3 parts,
 4 calls). The bound per sentence is the largest such product: 1 part
 1 call, 2 parts 2, 3 parts 4 (two lists of two), 4 or more no bound (8
-already: three lists of two). A sentence that refers back to what came
+already: three lists of two), or the numbers and ids it writes when
+there are more. A sentence that refers back to what came
 before ("in each city", "both", "all of them") leaves the batch
 unbounded. Checked against BFCL v4's 400 parallel and parallel_multiple
 cases: never below the expected call count.
@@ -27,6 +28,11 @@ from forge_core.guardrails.entries import _COMMA, _SEMICOLON, _outside_parenthes
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9\"'])")
 # Words that make a sentence's calls a product with what came before.
 _REFERS_BACK = re.compile(r"\b(?:each|every|both|all|respective)\b", re.IGNORECASE)
+# Other words that set things side by side: "Oslo or Rome", "A vs B".
+_ALTERNATIVES = re.compile(r"\s+(?:or|vs\.?|versus|then)\s+|\s*/\s*", re.IGNORECASE)
+# A word with a digit: a number or an id, each of which one call may take
+# ("kilns K-1 K-2 K-3" lists three without a separator).
+_WITH_DIGIT = re.compile(r"[^\s,;()]*\d[^\s,;()]*")
 # The most calls a sentence of 1, 2 and 3 parts asks for.
 _PER_SENTENCE = {1: 1, 2: 2, 3: 4}
 
@@ -43,9 +49,11 @@ def listed_calls(texts: list[str], cap: int) -> int:
                 parts = [
                     p
                     for clause in _outside_parentheses(sentence, _SEMICOLON)
-                    for p in _outside_parentheses(clause, _COMMA)
+                    for entry in _outside_parentheses(clause, _COMMA)
+                    for p in _outside_parentheses(entry, _ALTERNATIVES)
                 ]
-                total += _PER_SENTENCE.get(len(parts), cap)
+                listed = _PER_SENTENCE.get(len(parts), cap)
+                total += max(listed, len(_WITH_DIGIT.findall(sentence)))
                 if total >= cap:
                     return 0
     return total

@@ -28,6 +28,11 @@ def test_each_sentence_asks_for_its_parts_or_the_cross_product_of_its_lists() ->
     assert listed_calls(["Fire kiln A. Then fire kiln B and kiln C."], MAX_CALLS) == 3
     # Parentheses keep their commas: one entry.
     assert listed_calls(["Load the kiln (bowls, cups, plates)."], MAX_CALLS) == 1
+    # "or", "vs" and "/" set things side by side too.
+    assert listed_calls(["The forecast for Oslo or Rome."], MAX_CALLS) == 2
+    assert listed_calls(["Oslo vs Rome / Lima."], MAX_CALLS) == 4
+    # Ids and numbers listed without a separator: one call each at most.
+    assert listed_calls(["Read kilns K-1 K-2 K-3."], MAX_CALLS) == 3
 
 
 def test_no_bound_without_clear_evidence() -> None:
