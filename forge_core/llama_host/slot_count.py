@@ -4,13 +4,13 @@ operator does not say.
 Every slot's batch is decoded by the same llama.cpp threads, so on a CPU
 host with few cores a second slot does not add compute: it splits the
 threads' time between two runs' prompts and, measured on 2 shared cores
-(bench/RESULTS.md, "Workflows per second", issue 38), served fewer
-workflows per second than one slot (1 slot 0.34 wf/s at 8 and 16
-concurrent runs, 2 slots 0.10-0.16, 4 slots 0.21-0.22). Runs beyond the
+(bench/RESULTS.md §23 and §26, issue 38), served fewer
+workflows per second than one slot at 8 and 16 concurrent runs (§26: 0.40-0.63
+wf/s against 0.26-0.41 for 2 slots and 0.23-0.39 for 4). Runs beyond the
 slots wait in Forge's queue (backends/llama/slots.py) and keep their
-cached prefixes. A GPU decodes several slots' batches at about the cost
-of one, so there, and on CPU hosts with more cores (not measured), the
-default stays at 2.
+cached prefixes. A GPU, and a CPU host with more cores, have room to
+decode several slots' batches together; neither was measured here, so
+there the default stays at 2, as before.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def default_slots(cpus: int, device: str) -> SlotChoice:
     if cpus <= FEW_CORES:
         return SlotChoice(
             1,
-            f"CPU only with {cpus} CPU{'s' if cpus != 1 else ''}: one slot, since all slots "
-            "share the same threads (on 2 cores 1 slot served the most workflows/s)",
+            f"CPU only with {cpus} CPU{'s' if cpus != 1 else ''}: all slots share the same "
+            "threads; on 2 cores 1 slot served the most workflows/s",
         )
     return SlotChoice(DEFAULT_SLOTS, f"default for a CPU-only host with {cpus} CPUs")
 
