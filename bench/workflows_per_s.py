@@ -19,6 +19,10 @@ calls in order and the runs of a level at once. The ratio is Forge's
 workflows/s over that replay's.
 
     .venv/bin/python -m bench.workflows_per_s [--slots 1,2,4] [--levels 1,4,8,16]
+
+`--slots 0` runs forge-server's default configuration (the slot count it
+chooses for this host, its default --ctx-size); a number N runs N slots
+with 4096 context tokens each.
 """
 
 from __future__ import annotations
@@ -147,11 +151,17 @@ async def one_slot_count(slots: int, levels: list[int], threads: int) -> list[di
     from forge_server.backend import BackendConfig, open_backend
 
     rows = []
-    config = BackendConfig(
-        backend="llama-server", ctx_size=4096 * slots, slots=slots, threads=threads
+    # 0: forge-server's own default (slots chosen by the host, its --ctx-size).
+    config = (
+        BackendConfig(backend="llama-server", threads=threads)
+        if slots == 0
+        else BackendConfig(
+            backend="llama-server", ctx_size=4096 * slots, slots=slots, threads=threads
+        )
     )
     async with open_backend(config) as backend:
         assert isinstance(backend, LlamaServerBackend)
+        label = f"default ({backend.info().slots})" if slots == 0 else str(slots)
         recorder = Recorder(backend)
         async with (
             in_process(backend) as target,
@@ -168,7 +178,7 @@ async def one_slot_count(slots: int, levels: list[int], threads: int) -> list[di
                 replay = await replay_level(http, list(recorder.calls.values()))
                 rows.append(
                     {
-                        "slots": slots,
+                        "slots": label,
                         "runs": level,
                         "completed": done,
                         "failed": failed,
@@ -213,7 +223,11 @@ def report(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--slots", default="1,2,4", help="slot counts (forge-server's default: 2)")
+    p.add_argument(
+        "--slots",
+        default="1,2,4",
+        help="slot counts, in the order run (0: forge-server's default, chosen by the host)",
+    )
     p.add_argument("--levels", default="1,4,8,16", help="concurrent runs")
     p.add_argument("--threads", type=int, default=0, help="llama-server threads (0: its default)")
     args = p.parse_args(argv)

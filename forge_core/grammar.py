@@ -82,6 +82,7 @@ def build_grammar(
     number_digits: int = 0,
     number_values: dict[str, NumberChoice] | None = None,
     min_calls: int = 1,
+    max_calls: int = 0,
     unseen_examples: dict[str, list[str]] | None = None,
     named_values: dict[str, list[str]] | None = None,
     shaped_values: dict[str, list[str]] | None = None,
@@ -135,7 +136,8 @@ def build_grammar(
     builder.rules["call"] = " | ".join(calls)
     if parallel:
         low = max(0, min(min_calls, MAX_CALLS) - 1)
-        more = f'(sp "," sp call){{{low},{MAX_CALLS - 1}}}'
+        high = max(low, min(max_calls or MAX_CALLS, MAX_CALLS) - 1)
+        more = f'(sp "," sp call){{{low},{high}}}'
         builder.rules["root"] = f'"[" sp call {more} sp "]"'
     else:
         builder.rules["root"] = "call"

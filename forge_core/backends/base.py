@@ -72,6 +72,9 @@ class ChatRequest:
     number_values: dict[str, NumberChoice] = field(default_factory=dict)
     # The fewest calls a parallel batch makes (value_pools.min_parallel_calls).
     min_calls: int = 1
+    # The most (0: no bound but the grammar's MAX_CALLS): what the request
+    # lists (guardrails/batch_size.py), never below min_calls.
+    max_calls: int = 0
     # "tool.param" -> example values from the parameter's schema that the
     # conversation does not have: copied, they are placeholders, not values.
     unseen_examples: dict[str, list[str]] = field(default_factory=dict)

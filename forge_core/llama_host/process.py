@@ -38,6 +38,7 @@ from forge_core.llama_host.orphans import (
     reap_leftovers,
     write_owner,
 )
+from forge_core.llama_host.slot_count import AUTO_SLOTS, chosen_slots
 from forge_core.llama_host.startup import (
     StartupContext,
     check_before_start,
@@ -97,7 +98,8 @@ class LlamaServerConfig:
     port: int = 0
     # Total KV context; llama-server splits it evenly across slots.
     ctx_size: int = 8192
-    slots: int = 2
+    # AUTO_SLOTS (0): chosen by the host when the server starts (slot_count.py).
+    slots: int = AUTO_SLOTS
     # 0: default_threads() (CPUs available - 1).
     threads: int = 0
     # Gemma 3 uses sliding-window attention; without a full-size SWA cache any
@@ -182,6 +184,8 @@ class ManagedLlamaServer:
         self._device_lines: list[str] = []
         # Seconds the latest warm-up took; None when none succeeded.
         self.warm_up_s: float | None = None
+        # Why the server has config.slots slots (slot_count.chosen_slots).
+        self.slots_reason = "--slots"
 
     def attach(self, backend: LlamaServerBackend, *, wait_for_restarts: bool = True) -> None:
         """Let `backend` wait out restarts and use this server's slot files.
@@ -234,6 +238,7 @@ class ManagedLlamaServer:
             self.listed_devices = await list_devices(
                 self.config.binary, launch_env(self.config.binary)
             )
+        self._choose_slots()
         if self.slot_dir is None and self.config.prefix_snapshots:
             # What a forge-server that died without stopping left here goes
             # first (orphans.py): its directory, and its llama-server
@@ -249,6 +254,17 @@ class ManagedLlamaServer:
             raise
         self._ready.set()
         self._watch = asyncio.create_task(self._supervise())
+
+    def _choose_slots(self) -> None:
+        """Settle an AUTO_SLOTS count by the host: its CPUs and the device
+        --list-devices and the flags point to (the start-up log comes later)."""
+        if self.config.slots != AUTO_SLOTS:
+            return
+        argv = self.config.argv(self.port, self.slot_dir)
+        device = resolve(self.listed_devices, argv, os.environ).device
+        choice = chosen_slots(self.config.slots, available_cpus(), device)
+        self.config = replace(self.config, slots=choice.slots)
+        self.slots_reason = choice.reason
 
     async def wait_ready(self, timeout_s: float | None = None) -> None:
         """Return once the server answers health checks (after a restart).

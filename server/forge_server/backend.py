@@ -30,6 +30,7 @@ from forge_core.backends.scripted import ScriptedBackend
 from forge_core.llama_host.devices import DeviceReport, external, warn_if_gpu_unused
 from forge_core.llama_host.install import bundled_binary, bundled_model
 from forge_core.llama_host.process import LlamaServerConfig, ManagedLlamaServer, start_managed
+from forge_core.llama_host.slot_count import AUTO_SLOTS
 from forge_core.modes import BudgetMode, ToolCallMode
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,8 @@ class BackendConfig:
     llama_binary: Path | None = None
     model: Path | None = None
     ctx_size: int = 8192
-    slots: int = 2
+    # AUTO_SLOTS (0): by the host (forge_core/llama_host/slot_count.py).
+    slots: int = AUTO_SLOTS
     threads: int = 0
     cache_type_k: str = ""
     cache_type_v: str = ""
@@ -223,6 +225,7 @@ async def _open_one(config: BackendConfig, *, in_chain: bool = False) -> AsyncIt
             _DEVICES[backend] = managed.device
             report = managed.device()
             log.info("llama-server device: %s (%s)", report.device, report.reason)
+            log.info("llama-server slots: %d (%s)", managed.config.slots, managed.slots_reason)
             warn_if_gpu_unused(report)
         else:
             _DEVICES[backend] = external

@@ -224,7 +224,12 @@ def add_managed_server(be: argparse._ArgumentGroup, defaults: BackendConfig) -> 
         "--ctx-size", type=int, default=defaults.ctx_size, help="managed: total KV context"
     )
     be.add_argument(
-        "--slots", type=int, default=defaults.slots, help="managed: parallel slots (--parallel)"
+        "--slots",
+        type=int,
+        default=defaults.slots,
+        help="managed: parallel slots (--parallel; 0 = auto: 1 on a CPU-only host with 4 CPUs "
+        "or fewer, where every slot shares the same threads and one slot served the most "
+        "workflows/s; else 2)",
     )
     be.add_argument(
         "--threads",

@@ -720,3 +720,37 @@ def test_which_objects_forge_walks_key_by_key() -> None:
     assert not plain_object({"type": "object", "additionalProperties": True})
     assert not plain_object({**closed, "minProperties": 1})
     assert not plain_object({"anyOf": [closed]})
+
+
+async def test_a_batch_stops_at_max_calls_even_when_the_model_would_go_on() -> None:
+    """The request listed two things: after the second call the batch
+    closes without asking, though the model's likeliest token is `,`."""
+    from forge_core.backends.llama.pieces import piece_batch
+
+    tokens = Tokens(
+        {
+            '"city": "Oslo': [('"}},', 0.9), ('"}}]', 0.05)],
+            '"city": "Rome': [('"}},', 0.9), ('"}}]', 0.05)],
+        }
+    )
+    script = Script(Piece(' "Oslo', "word", '"}', 3), Piece(' "Rome', "word", '"}', 3))
+    made = await piece_batch(
+        [WEATHER], piece_grammars(), script, _emit_nothing, 512, tokens, max_calls=2
+    )
+    assert made is not None
+    assert [c["args"]["city"] for c in json.loads(made.text)] == ["Oslo", "Rome"]
+    # Asked once, after the first call; the second closed the batch.
+    assert len(tokens.asked) == 1 and tokens.asked[0].endswith('"city": "Oslo')
+
+
+async def test_a_batch_closes_at_a_call_it_already_has() -> None:
+    """The model repeats its first call: the batch closes there instead of
+    repeating it to the cap (the repeat itself is dropped by repeat_guard)."""
+    from forge_core.backends.llama.pieces import piece_batch
+
+    tokens = Tokens({'"city": "Oslo': [('"}},', 0.9), ('"}}]', 0.05)]})
+    script = Script(*[Piece(' "Oslo', "word", '"}', 3) for _ in range(8)])
+    made = await piece_batch([WEATHER], piece_grammars(), script, _emit_nothing, 512, tokens)
+    assert made is not None
+    assert [c["args"]["city"] for c in json.loads(made.text)] == ["Oslo", "Oslo"]
+    assert len(tokens.asked) == 1

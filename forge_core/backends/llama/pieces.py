@@ -572,15 +572,17 @@ async def piece_batch(
     next_tokens: NextTokens | None = None,
     rng: random.Random | None = None,
     min_calls: int = 1,
+    max_calls: int = 0,
 ) -> PieceCall | None:
     """A parallel batch `[call, call, ...]`, each call in pieces. After each
     call the model's likeliest `,` or `]` decides whether another follows,
     at least `min_calls` (the request's numbers need them) and at most
-    `batch_cap` (distinct calls the listed values allow, MAX_CALLS) and
-    what max_tokens leaves room for."""
+    `batch_cap` (distinct calls the listed values allow, MAX_CALLS),
+    `max_calls` (what the request lists; 0: no bound) and what max_tokens
+    leaves room for; a call the batch already has closes it."""
     writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
     low = max(1, min(min_calls, MAX_CALLS))
-    high = max(low, batch_cap(tools, grammars))
+    high = max(low, min(batch_cap(tools, grammars), max_calls or MAX_CALLS))
     try:
         await writer.write("[")
         count = 0
@@ -588,13 +590,20 @@ async def piece_batch(
         # while max_tokens leaves room for one more like it, so a batch
         # closes whole instead of being cut off in its last call.
         biggest = 0
+        made: set[str] = set()
         while True:
-            left = writer.left
+            left, start = writer.left, len(writer.text)
             pending = await writer.call(tools)
             biggest = max(biggest, left - writer.left)
             count += 1
             if count >= low and writer.left < 2 * biggest:
                 high = count
+            # A call the batch already has is the model stuttering: it would
+            # go on repeating, and the repeat is dropped (repeat_guard.distinct).
+            call = _canonical(writer.text[start:] + pending)
+            if count >= low and call in made:
+                high = count
+            made.add(call)
             if count >= high or count < low:
                 await writer.write(pending)
                 if count >= high:
@@ -608,6 +617,14 @@ async def piece_batch(
     except _Malformed:
         return None
     return PieceCall(writer.text, requests=writer.requests)
+
+
+def _canonical(call: str) -> str:
+    """A call's JSON with its keys sorted; the text itself when it does not parse."""
+    try:
+        return json.dumps(json.loads(call), sort_keys=True)
+    except ValueError:
+        return call
 
 
 def _common_prefix(texts: list[str]) -> str:

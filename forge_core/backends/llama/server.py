@@ -411,6 +411,7 @@ class LlamaServerBackend:
             allowed,
             parallel=request.parallel,
             min_calls=request.min_calls,
+            max_calls=request.max_calls,
             **_value_pools(request),
         )
         if grammar is not None:
@@ -587,7 +588,9 @@ class LlamaServerBackend:
         tools = allowed_tools(request)
         write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
         made = (
-            await piece_batch(tools, grammars, *write, min_calls=request.min_calls)
+            await piece_batch(
+                tools, grammars, *write, min_calls=request.min_calls, max_calls=request.max_calls
+            )
             if request.parallel
             else await piece_call(tools, grammars, *write)
         )
