@@ -99,7 +99,8 @@ def reports_nothing(output: str) -> bool:
 
 def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
     """A tool's named properties, nested ones too ("tool.days" for a
-    `schedule.days`, as the grammar keys them)."""
+    `schedule.days`, and for the objects of an array, `guests[].name`, as
+    the grammar keys them)."""
     out: list[tuple[str, dict[str, Any]]] = []
 
     def walk(schema: Any, level: int) -> None:
@@ -109,6 +110,9 @@ def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]
             if isinstance(sub, dict):
                 out.append((name, sub))
                 walk(sub, level + 1)
+                items = sub.get("items")
+                if sub.get("type") == "array" and isinstance(items, dict):
+                    walk(items, level + 1)
 
     walk(tool.parameters, depth)
     return out

@@ -15,8 +15,9 @@ M7" for check_machine's `name`); a parameter that holds a phone number
 (`origin`, `departure_port`, `from_city`) takes the names written right
 after "from", and one named for its end (`destination`, `arrival_airport`,
 `to_city`) those after "to" ("from Lyon to Turin"), where the request
-writes them so. A message that writes neither leaves the parameter to its
-other rules.
+writes them so. A `first_name` takes the first words of the names written
+in full, a `last_name` their last. A message that writes neither leaves
+the parameter to its other rules.
 """
 
 from __future__ import annotations
@@ -105,6 +106,23 @@ def route_end(name: str, texts: list[str], names: list[str]) -> list[str]:
     return names
 
 
+_FIRST = frozenset("first given forename".split())
+_LAST = frozenset("last family surname".split())
+
+
+def name_part(name: str, names: list[str]) -> list[str]:
+    """For a `first_name` the first words of the people's names written in
+    full ("Ada" of "Ada Byrne"), for a `last_name` their last; `names`
+    as they are for any other parameter."""
+    said = set(words(name))
+    full = [n.split() for n in names if len(n.split()) >= 2]
+    if said & _FIRST and full:
+        return list(dict.fromkeys(parts[0] for parts in full))
+    if said & _LAST and full:
+        return list(dict.fromkeys(parts[-1] for parts in full))
+    return names
+
+
 def phone_numbers(text: str) -> list[str]:
     return [
         m.group(0)
@@ -143,11 +161,13 @@ class ProperNames:
                 elif facts.is_terminal(tool.name):
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
-                        decide(out, key, list(dict.fromkeys(found + results)), self.name)
+                        named = name_part(name, list(dict.fromkeys(found + results)))
+                        decide(out, key, named, self.name)
                 elif _name_like(name, schema):
                     # A `name` is also what the request calls by the tool's
                     # noun ("machine M7" for check_machine).
                     nouns = tuple(words(tool.name)[1:]) if words(name)[-1] == "name" else ()
                     called = [v for text in facts.requests for v in called_by(nouns, text)]
                     named = route_end(name, facts.requests, list(dict.fromkeys(called + found)))
+                    named = name_part(name, named)
                     decide(out, key, named, self.name)

@@ -523,3 +523,32 @@ def test_a_list_of_enum_members_named_by_their_gist() -> None:
     )
     f = facts([book], "Book my car in for its MOT, and do the tyres please.")
     assert preferred_values(f).values["book_service.jobs"] == [["tyre_rotation", "mot"]]
+
+
+def test_the_people_of_an_array_of_objects_get_their_names_and_dates() -> None:
+    person = {
+        "type": "object",
+        "properties": {
+            "first_name": STR,
+            "last_name": STR,
+            "born": {"type": "string", "format": "date"},
+        },
+        "required": ["first_name", "last_name", "born"],
+    }
+    register = ToolSpec(
+        "register_campers",
+        "Register children for camp",
+        {
+            "type": "object",
+            "properties": {"campers": {"type": "array", "items": person}},
+            "required": ["campers"],
+        },
+    )
+    f = facts(
+        [register],
+        "Please sign up Noor Haddad, born 2 May 2016, and Sami Haddad, born 9 June 2018.",
+    )
+    got = preferred_values(f).values
+    assert got["register_campers.first_name"] == ["Noor", "Sami"]
+    assert got["register_campers.last_name"] == ["Haddad"]
+    assert got["register_campers.born"] == ["2016-05-02", "2018-06-09"]
