@@ -8,9 +8,13 @@ value guardrails (forge_core/guardrails/registry.py: error_values,
 stated_booleans, quantities, dates, enum_mentions, identifier_provenance,
 example_shapes, file_edits, proper_names, listings, written_codes,
 clock_times), two loop rules: `destructive_inference` (only marked tools
-are destructive) and `decline` (no decline path), and `listing_entries`
+are destructive) and `decline` (no decline path), `listing_entries`
 (ids and id lists no longer narrowed to the listing entries the request
-describes: guardrails/entries.py). The run's outcomes are then measured from outside, with
+describes: guardrails/entries.py), and round 3's single mechanisms inside
+those guardrails (`MECHANISMS`: money_routing, relative_dates,
+digit_groups, requested_ids, subject_sentences, longest_member, enum_gist,
+spoken_hours, move_to, route_ends, name_parts, rejected_items, list_errors,
+array_objects; bench/RESULTS.md §27). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
@@ -21,6 +25,7 @@ patched out of this process before the server starts.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +33,25 @@ from typing import Any
 from forge_core.workflow import ToolSpec
 
 LOOP_RULES = ("destructive_inference", "decline", "listing_entries")
+# Round 3's mechanisms inside those guardrails (bench/RESULTS.md §27), one
+# name each: the module attribute a run without it replaces, and with what.
+_NEVER = re.compile(r"(?!x)x")
+MECHANISMS: dict[str, tuple[str, str, Any]] = {
+    "money_routing": ("destructive", "_MONEY_ROUTING", _NEVER),
+    "relative_dates": ("dates", "relative_dates", lambda text, today: []),
+    "digit_groups": ("grounding", "_grouped_numbers", lambda text: []),
+    "requested_ids": ("provenance", "_requested", None),
+    "subject_sentences": ("mentions", "_subjects", lambda requests: []),
+    "longest_member": ("mentions", "_longest", lambda named, worded, text_stems: named),
+    "enum_gist": ("mentions", "_partly_named", lambda members, requests: []),
+    "spoken_hours": ("times", "_AT_HOUR", _NEVER),
+    "move_to": ("times", "_new_sides", lambda requests: requests),
+    "route_ends": ("proper_names", "route_end", lambda name, texts, names: names),
+    "name_parts": ("proper_names", "name_part", lambda name, names: names),
+    "rejected_items": ("listings", "_rejected_items", lambda facts, tool, param: set()),
+    "list_errors": ("error_values", "_names_an_item", lambda args, error: False),
+    "array_objects": ("", "parameters", None),
+}
 
 
 def without(names: list[str]) -> None:
@@ -35,7 +59,7 @@ def without(names: list[str]) -> None:
     from forge_core import run_state
     from forge_core.guardrails import registry, tool_relevance
 
-    unknown = set(names) - set(registry.NAMES) - set(LOOP_RULES)
+    unknown = set(names) - set(registry.NAMES) - set(LOOP_RULES) - set(MECHANISMS)
     if unknown:
         raise SystemExit(f"--without: unknown guardrail(s) {sorted(unknown)}")
     registry.VALUE_GUARDRAILS = tuple(
@@ -55,6 +79,47 @@ def without(names: list[str]) -> None:
 
         setattr(listings, "described", _all_entries)  # noqa: B010 (a patch, not an API)
         setattr(provenance, "described", _all_entries)  # noqa: B010
+    for name in set(names) & set(MECHANISMS):
+        _take_out(name)
+
+
+def _take_out(mechanism: str) -> None:
+    import importlib
+
+    from forge_core import guardrails
+
+    module_name, attribute, replacement = MECHANISMS[mechanism]
+    if mechanism == "requested_ids":
+        from forge_core.guardrails import provenance
+
+        provenance._Conversation.requested = lambda self, values: values  # type: ignore[method-assign]
+        return
+    if mechanism == "array_objects":
+        # Every value guardrail module took `parameters` by name.
+        for module in list(sys.modules.values()):
+            if getattr(module, "parameters", None) is guardrails.parameters:
+                setattr(module, "parameters", _without_array_objects)  # noqa: B010 (a patch)
+        return
+    module = importlib.import_module(f"forge_core.guardrails.{module_name}")
+    setattr(module, attribute, replacement)
+    if mechanism == "digit_groups":
+        module._values_in.cache_clear()
+
+
+def _without_array_objects(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """guardrails.parameters as it was before it walked into arrays."""
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def walk(schema: Any, level: int) -> None:
+        if not isinstance(schema, dict) or level > 8:
+            return
+        for name, sub in (schema.get("properties") or {}).items():
+            if isinstance(sub, dict):
+                out.append((name, sub))
+                walk(sub, level + 1)
+
+    walk(tool.parameters, depth)
+    return out
 
 
 def _all_entries(values: list[str], *args: Any, **kwargs: Any) -> list[str]:
