@@ -96,8 +96,9 @@ def _take_out(mechanism: str) -> None:
         return
     if mechanism == "array_objects":
         # Every value guardrail module took `parameters` by name.
+        original = guardrails.parameters
         for module in list(sys.modules.values()):
-            if getattr(module, "parameters", None) is guardrails.parameters:
+            if getattr(module, "parameters", None) is original:
                 setattr(module, "parameters", _without_array_objects)  # noqa: B010 (a patch)
         return
     module = importlib.import_module(f"forge_core.guardrails.{module_name}")
