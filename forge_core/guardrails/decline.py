@@ -13,16 +13,25 @@ declines, one with a declining enum member, or the respond tool. The turn
 then offers only those, and an enum of theirs that has a declining member
 ("declined_out_of_scope", "rejected", "unsupported") takes it.
 
+The request is out of scope too when every such tool needs a number
+(a required integer or number with no enum and no default) and the
+request writes none: not in digits, not in words, and no word of time
+("next week", "Friday") a number could be read from. Asked "What is the
+boiling point of tin?" with only `convert_temperature(value, ...)`, no
+call can carry the user's values.
+
 A workflow without a decline path is not changed, nor a turn while a
 required step is pending.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from forge_core.guardrails import parameters
+from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.relevance import tool_document
 from forge_core.guardrails.text import contains_run, stems
 from forge_core.workflow import ToolSpec
@@ -62,6 +71,36 @@ def out_of_scope(
     common = set.intersection(*docs.values()) if len(docs) > 1 else set()
     wanted = _terms(request)
     return not any((doc - common) & wanted for doc in docs.values())
+
+
+# Words a number may be read from: times, dates, multiples.
+_NUMBER_WORDS = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|weeks?|months?|years?|days?|hours?|minutes?|"
+    r"annual(?:ly)?|monthly|weekly|daily|decade|century|dozen|half|double|twice|triple|once|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|"
+    r"june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
+
+
+def lacks_numbers(tools: list[ToolSpec], request: str) -> bool:
+    """Every tool needs a number the request does not write."""
+    if not tools or not request.strip():
+        return False
+    if re.search(r"\d", in_digits(request)) or _NUMBER_WORDS.search(request):
+        return False
+    return all(_needs_a_number(t) for t in tools)
+
+
+def _needs_a_number(tool: ToolSpec) -> bool:
+    props = tool.parameters.get("properties") or {}
+    return any(
+        isinstance(schema := props.get(name), dict)
+        and schema.get("type") in ("integer", "number")
+        and "enum" not in schema
+        and "default" not in schema
+        for name in tool.parameters.get("required") or []
+    )
 
 
 def decline_paths(terminals: list[ToolSpec], respond_tool: str) -> list[str]:

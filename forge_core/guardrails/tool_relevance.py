@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from forge_core.guardrails.decline import decline_paths, out_of_scope
+from forge_core.guardrails.decline import decline_paths, lacks_numbers, out_of_scope
 from forge_core.guardrails.destructive_policy import unasked_destructive
 from forge_core.guardrails.protocol import BaseGuardrail
 from forge_core.guardrails.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
@@ -75,7 +75,8 @@ def decline_if_out_of_scope(state: RunState, allowed: list[str]) -> list[str]:
         for t in state.wf.tools
         if t.name not in paths and t.name != RESPOND_TOOL and t.name not in withheld
     ]
-    if not out_of_scope(others, state.relevance_query()):
+    query = state.relevance_query()
+    if not (out_of_scope(others, query) or lacks_numbers(others, query)):
         return allowed
     base = allowed or state.all_tools()
     finish = [n for n in base if n in paths]

@@ -552,3 +552,17 @@ def test_the_people_of_an_array_of_objects_get_their_names_and_dates() -> None:
     assert got["register_campers.first_name"] == ["Noor", "Sami"]
     assert got["register_campers.last_name"] == ["Haddad"]
     assert got["register_campers.born"] == ["2016-05-02", "2018-06-09"]
+
+
+def test_a_request_without_the_number_every_tool_needs_is_out_of_scope() -> None:
+    from forge_core.guardrails.decline import lacks_numbers
+
+    convert = tool("convert_temperature", "Convert a temperature", value={"type": "number"})
+    area = tool("circle_area", "Area of a circle", radius={"type": "number"})
+    assert lacks_numbers([convert, area], "What is the boiling point of tin?")
+    assert not lacks_numbers([convert, area], "Convert 21 degrees to Fahrenheit")
+    assert not lacks_numbers([convert, area], "the area of a circle of radius three")
+    # A number may come from a word of time, or a tool may need none.
+    assert not lacks_numbers([convert], "What will it be next week?")
+    lookup = tool("find_element", "Find a chemical element", name=STR)
+    assert not lacks_numbers([convert, lookup], "What is the boiling point of tin?")
