@@ -1,14 +1,9 @@
 """Held out, second group: sixteen workflows in businesses neither `domains`
-nor `heldout` touches, written from the user's side only (README, docs, the
-scenario format; not the engine) after `heldout` had been tuned on, to
-measure generalization again before any tuning for them.
-This module: airline lost luggage, pet boarding, solar installs, blood
-donation, hearing-aid repairs, lift maintenance, grocery substitutions and
-lab instrument booking; heldout2_part2: coworking desks, boat charter,
-catering, tyre fitting, vaccine cold chain, removals quotes, taxi dispatch
-and church hall hire.
-Each is tagged `heldout2` plus one kind of failure (issue 34's list), with
-the same kind names as `heldout`.
+nor `heldout` touches, written from the user's side only (not the engine)
+after `heldout` had been tuned on. This module: lost luggage, pet boarding,
+solar installs, blood donation, hearing-aid repairs, lifts, grocery
+substitutions, instrument booking; heldout2_part2 the other eight. Each is
+tagged `heldout2` plus one failure kind of issue 34 (the names `heldout` uses).
 """
 
 from __future__ import annotations
