@@ -28,6 +28,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "relevance",
         "domains",
         "heldout",
+        "heldout2",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -100,6 +101,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "parking_permit_format",
         "court_filing_format",
         "plumbing_dispatch_format",
+        "catering_cost_centre_format",
+        "tyre_fitting_size_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

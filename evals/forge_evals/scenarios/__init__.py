@@ -1,6 +1,7 @@
 """Every built-in scenario, by group: plumbing, model quality, compaction, choice,
-domains (businesses no other group covers; outside_domains) and heldout
-(sixteen more businesses, written after domains was tuned on; heldout)."""
+domains (businesses no other group covers; outside_domains), heldout
+(sixteen more businesses, written after domains was tuned on; heldout) and
+heldout2 (sixteen more, written after heldout was tuned on; heldout2)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from forge_evals.scenarios import (
     choice,
     compaction,
     heldout,
+    heldout2,
     model_quality,
     outside_domains,
     plumbing,
@@ -21,6 +23,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *choice.SCENARIOS,
     *outside_domains.SCENARIOS,
     *heldout.SCENARIOS,
+    *heldout2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
