@@ -17,10 +17,12 @@ inferred. An explicit mark wins, and so does
 `"x-forge-destructive": false` (or true) in the tool's parameter schema,
 which every SDK passes through as written.
 
-**Questions.** Where the integrator marked some tools read-only, a request
-that only asks a question ("What is the status of order A1?") is not
-offered the tools that change something (not read-only, not a terminal tool
-or a pending step) unless it asks for their action (`unasked_writes`).
+**Questions.** A request that only asks a question ("What is the status of
+order A1?") is not offered the tools that change something (not read-only,
+not a terminal tool or a pending step) unless it asks for their action
+(`unasked_writes`). Read-only is the integrator's mark, or, unannotated,
+a name that starts with a reading verb (`get_`, `list_`, `check_`, but not
+`check_in_`).
 
 **Asked for.** A destructive tool is offered only when the user's own words
 ask for its *action*: a word of its name that no other, non-destructive
@@ -138,19 +140,51 @@ _QUESTION = re.compile(
 )
 
 
+# A sentence that asks for something to be done, not to be told something.
+_REQUESTING = re.compile(
+    r"^\W*(?:please|kindly|go ahead|let'?s|(?:i|we)(?:'d| would) like|(?:i|we) (?:want|need))\b",
+    re.IGNORECASE,
+)
+
+
 def asks_only(request: str) -> bool:
-    """The request is a question ("What is the status of order A1?"): it
-    asks to be told something, not to change anything."""
+    """The request asks to be told something, not to change anything: it
+    asks a question ("What is the status of order A1?"), and no sentence
+    asks for something to be done ("Please ...", "I'd like ..."); the
+    others only tell ("I sent it in last week.")."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", request.strip()) if s]
-    return bool(sentences) and all(_QUESTION.search(s) for s in sentences)
+    return any(_QUESTION.search(s) for s in sentences) and not any(
+        _REQUESTING.search(s) for s in sentences
+    )
+
+
+# A name that starts with one of these reads ("get_", "list_", "check_"),
+# unless the next word makes it an action ("check_in_guest").
+_READ_VERBS = frozenset(
+    "get list find search lookup look show view read fetch query count check track estimate "
+    "quote calculate compute preview describe browse".split()
+)
+_NOT_READING = frozenset("in out off".split())
+
+
+def inferred_read_only(tool: ToolSpec) -> bool:
+    """Marked read-only, or unannotated and named for reading."""
+    if tool.read_only or tool.destructive:
+        return tool.read_only
+    if isinstance((tool.parameters or {}).get(ANNOTATION), bool):
+        return False
+    said = words(tool.name)
+    return bool(said) and said[0] in _READ_VERBS and not (set(said[1:2]) & _NOT_READING)
 
 
 def unasked_writes(tools: list[ToolSpec], spared: set[str], request: str) -> set[str]:
-    """Of a workflow whose integrator marked tools read-only, the tools that
-    change something (neither read-only nor spared: terminal tools, pending
-    steps) when the request only asks a question and not for their action
-    ("What is the status of order A1?" does not add a note to it)."""
-    if not any(t.read_only for t in tools) or not asks_only(request):
+    """The tools that change something (neither read-only, marked or by a
+    name that reads, nor spared: terminal tools, pending steps) when the
+    request only asks a question and not for their action ("What is the
+    status of order A1?" does not add a note to it). A workflow none of
+    whose tools reads is left alone: there is nothing to tell apart."""
+    reads = {t.name for t in tools if inferred_read_only(t)}
+    if not reads or not asks_only(request):
         return set()
-    writes = {t.name for t in tools if not t.read_only and t.name not in spared}
+    writes = {t.name for t in tools if t.name not in reads and t.name not in spared}
     return writes - asked_for(tools, writes, request)

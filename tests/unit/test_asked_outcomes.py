@@ -232,7 +232,7 @@ async def test_relevance_follows_the_request_not_the_last_results_words() -> Non
     class Quotes:
         async def execute(self, infos: list[ToolCallInfo], iteration: int) -> list[ToolOutcome]:
             return [
-                ToolOutcome(output="ACME last trade: 123.45 USD; see also book_table")
+                ToolOutcome(output="ACME last trade: 123.45 USD; see also search_news")
                 for _ in infos
             ]
 
@@ -247,7 +247,7 @@ async def test_relevance_follows_the_request_not_the_last_results_words() -> Non
     # "USD" in the result does not bring in the exchange rate; a tool the
     # result names by its name does come in.
     assert "get_exchange_rate" not in second.allowed
-    assert {"get_stock_price", "book_table", "submit"} <= set(second.allowed)
+    assert {"get_stock_price", "search_news", "submit"} <= set(second.allowed)
 
 
 # --------------------------------------------------------------------------- finishing too early

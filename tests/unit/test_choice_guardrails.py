@@ -554,7 +554,9 @@ async def test_many_tools_are_narrowed_in_the_grammar_but_not_in_the_prompt() ->
             "What is the stock price of ACME? Ticker ACME.",
             backend=backend,
             executor=Executor({}),
-            options=RunOptions(tool_relevance=on),
+            # The question keeps writes out by the destructive policy; this
+            # test is about relevance alone.
+            options=RunOptions(tool_relevance=on, destructive_policy=False),
         )
         first = list(backend.requests)[-2]
         if on:

@@ -277,6 +277,15 @@ def test_a_question_is_not_offered_the_tools_that_change_something() -> None:
     spared = {"report_status"}
     assert unasked_writes(tools, spared, "What is the status of order A1?") == {"add_order_note"}
     assert unasked_writes(tools, spared, "Can you add a note to order A1?") == set()
-    # Nothing marked read-only: no integrator said which tools only read.
+    # Unmarked, a name that starts with a reading verb reads; the rest write.
     unmarked = [ToolSpec("get_order_status", "", SERVICE), note, report]
-    assert unasked_writes(unmarked, spared, "What is the status of order A1?") == set()
+    assert unasked_writes(unmarked, spared, "What is the status of order A1?") == {"add_order_note"}
+    # No tool reads by its name or mark: nothing to tell apart.
+    writers = [ToolSpec("order_status", "", SERVICE), note, report]
+    assert unasked_writes(writers, spared, "What is the status of order A1?") == set()
+    # Sentences that only tell do not make a question a request; "please" does.
+    told = "I ordered A1 last week. Has it shipped yet?"
+    assert unasked_writes(unmarked, spared, told) == {"add_order_note"}
+    assert not asks_only("Please check A1. Has it shipped?")
+    check_in = ToolSpec("check_in_guest", "Check a guest in", SERVICE)
+    assert unasked_writes([status, check_in, report], spared, "Is A1 here?") == {"check_in_guest"}
