@@ -16,6 +16,7 @@ import pytest
 from forge_core.backends.llama.pieces import (
     ARRAY_STOPS,
     KEY_STOPS,
+    RUNAWAY_STOPS,
     SCALAR_STOPS,
     STRING_STOPS,
     Piece,
@@ -101,10 +102,19 @@ async def test_forge_writes_the_keys_and_the_model_each_value() -> None:
     assert call == '{"tool":' and stops == STRING_STOPS
     assert '"\\"get_weather\\""' in name_grammar and '"\\"report\\""' in name_grammar
     # The prompt ends at the key's colon: the model's own ` "` token follows.
-    assert call2 == '{"tool": "get_weather", "args": {"city":' and stops2 == STRING_STOPS
+    assert call2 == '{"tool": "get_weather", "args": {"city":'
+    assert stops2 == STRING_STOPS + RUNAWAY_STOPS
     assert stops3 == KEY_STOPS
     assert '"\\"days\\""' in key_grammar and '"\\"unit\\""' in key_grammar
     assert '"}"' in key_grammar
+
+
+async def test_a_free_string_that_runs_away_in_one_digit_ends_where_the_run_begins() -> None:
+    # llama-server leaves the stop string out of the text it returns.
+    script = Script(Piece(' "string: 1', "word", "0" * 20, 40))
+    made = await make([REPORT], script)
+    assert made is not None and not made.truncated
+    assert json.loads(made.text) == {"tool": "report", "args": {"summary": "string: 1"}}
 
 
 @pytest.mark.parametrize(("stop", "keys"), [('"}', {"city"}), ('",', {"city", "days"})])
@@ -294,7 +304,7 @@ async def test_the_backend_makes_a_malformed_call_again_with_the_whole_call_gram
             return web.json_response({"tokens": [1, 2, 3]})
         if request.path == "/completion":
             assert body["prompt"] == '<prompt>{"tool": "report", "args": {"summary":'
-            assert body["stop"] == STRING_STOPS and "grammar" in body
+            assert body["stop"] == STRING_STOPS + RUNAWAY_STOPS and "grammar" in body
             # A value streams, as the model writes it.
             assert body["stream"] is True
             return sse(
@@ -545,7 +555,8 @@ async def test_a_nested_objects_keys_are_forges_and_its_values_the_models() -> N
     # The street was asked for inside the nested object, under its own grammar;
     # the zone, `to`'s end and the arguments' end came from the likeliest tokens.
     ((street_call, street_grammar, stops, _),) = script.asked
-    assert street_call == '{"tool": "ship", "args": {"to": {"street":' and stops == STRING_STOPS
+    assert street_call == '{"tool": "ship", "args": {"to": {"street":'
+    assert stops == STRING_STOPS + RUNAWAY_STOPS
     assert "rest" in street_grammar
     assert tokens.asked[-1].endswith('"zone": "south"}')
 

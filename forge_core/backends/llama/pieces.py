@@ -54,6 +54,10 @@ OPENING = '{"tool":'
 # Where a string value ends: its closing quote and what the model writes
 # after it. The opening quote is followed by the value, never by these.
 STRING_STOPS = ['",', '"}', '"\n', '" ']
+# A free string that runs away repeats one digit to the token limit
+# ("string: 1000000..."); twenty of one digit end it where the run begins
+# (a card number has at most fifteen).
+RUNAWAY_STOPS = [digit * 20 for digit in "0123456789"]
 # Where a number, boolean or null ends.
 SCALAR_STOPS = [",", "}", "\n"]
 # A key choice ends with the key's colon, or closes the arguments.
@@ -488,7 +492,7 @@ class _Writer:
         grammar = self.grammars.nested_value(tool, path, schema, tail)
         if grammar is None:
             raise _Malformed
-        stops = STRING_STOPS if stringy else SCALAR_STOPS
+        stops = STRING_STOPS + RUNAWAY_STOPS if stringy else SCALAR_STOPS
         piece = await self.ask(grammar, stops, self.left, stream=True)
         if _value(piece, stringy) is None:
             raise _Malformed
