@@ -115,6 +115,11 @@ async def test_a_free_string_that_runs_away_in_one_digit_ends_where_the_run_begi
     made = await make([REPORT], script)
     assert made is not None and not made.truncated
     assert json.loads(made.text) == {"tool": "report", "args": {"summary": "string: 1"}}
+    # So does a value the model goes on past with a chat template's marker.
+    script = Script(Piece(' "Ward 4', "word", "<|im_end|>", 12))
+    made = await make([REPORT], script)
+    assert made is not None and json.loads(made.text)["args"] == {"summary": "Ward 4"}
+    assert "<|im_start|>" in script.asked[0][2]
 
 
 @pytest.mark.parametrize(("stop", "keys"), [('"}', {"city"}), ('",', {"city", "days"})])

@@ -614,9 +614,17 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
     grammar = build_grammar([service], grounded=[])
     assert grammar is not None
     rule = "check-service-status-args-service"
-    for junk in ("service", "service_name", "service name", "check_service_status", "string"):
+    for junk in (
+        "service",
+        "service_name",
+        "service name",
+        "check_service_status",
+        "string",
+        "string: 1",
+    ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     assert accepts(grammar, rule, json.dumps("payments-api"))
+    assert accepts(grammar, rule, json.dumps("stringer-api"))
     off = build_grammar([service])  # grounding off: anything goes
     assert off is not None and accepts(off, rule, json.dumps("service_name"))
 

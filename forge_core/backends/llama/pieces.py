@@ -58,6 +58,9 @@ STRING_STOPS = ['",', '"}', '"\n', '" ']
 # ("string: 1000000..."); twenty of one digit end it where the run begins
 # (a card number has at most fifteen).
 RUNAWAY_STOPS = [digit * 20 for digit in "0123456789"]
+# A base model with no chat template writes the turn markers it was trained
+# on into a value; a value ends where one begins.
+RUNAWAY_STOPS += ["<|im_end|>", "<|im_start|>", "<end_of_turn>", "<start_of_turn>"]
 # Where a number, boolean or null ends.
 SCALAR_STOPS = [",", "}", "\n"]
 # A key choice ends with the key's colon, or closes the arguments.
