@@ -45,8 +45,11 @@ _LIMIT = re.compile(
     r"(\d+(?:\.\d+)?)\s*-?\s*([A-Za-z]+)",
     re.IGNORECASE,
 )
-# A list's heading: "Batch B-7, 6 samples: ...".
-_HEADING = re.compile(r"^[^:()]{0,80}:\s+")
+_LETTER_A = re.compile(r"(?<![.!?]\s)(?<!^)\bA\b")
+# A code that mixes letters and digits: "A3-07", "x2", "B1-12".
+_CODE = re.compile(r"\b(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*\b")
+# A list's heading: "Batch B-7, 6 samples: ...", "Dock House (S-2): ...".
+_HEADING = re.compile(r"^(?:[^:()]|\([^()]*\)){0,80}:\s+")
 
 
 def _outside_parentheses(text: str, separators: re.Pattern[str]) -> list[str]:
@@ -87,8 +90,10 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     negates ("no crane hook": neither crane nor hook)."""
     for value in values:
         entry = entry.replace(value, " ")
-    # Single letters are pieces of codes ("bin A3-07"), or "a": no words.
-    said = {w for w in stems(entry) if not w.isdigit() and len(w) > 1} - _NEGATORS
+    # Codes of letters and digits ("bin A3-07") say nothing of the entry;
+    # a letter on its own does ("lift B").
+    entry = _CODE.sub(" ", entry)
+    said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
     return said - _negated_words(entry)
 
 
@@ -102,7 +107,9 @@ def _negated_words(entry: str) -> set[str]:
 def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]]:
     """The request's words to match, strongest first: its clauses, then its
     sentences, that name the list's kind (`topic`), then all of it."""
-    every = {s for text in requests for s in stems(text) if not s.isdigit()}
+    # "a" is the article unless a capital A stands alone ("lift A").
+    article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
+    every = {s for text in requests for s in stems(text) if not s.isdigit()} - article
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):
@@ -114,6 +121,7 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
                 for s in stems(part)
                 if not s.isdigit()
             }
+            naming -= article
             if naming and naming not in out:
                 out.append(naming)
     return [*out, every] if every not in out else out

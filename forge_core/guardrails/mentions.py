@@ -29,7 +29,7 @@ from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.grounding import extract_candidates
-from forge_core.guardrails.text import contains_run, stems
+from forge_core.guardrails.text import contains_run, stems, words
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -131,10 +131,13 @@ def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:
 
 
 def _named_in(
-    members: list[Any], sources: list[list[str]], subjects: Sequence[str] = ()
+    members: list[Any], sources: list[list[str]], subjects: Sequence[str] = (), label: str = ""
 ) -> list[Any]:
     for source in sources:
         found = {m for text in source for m in named_members(members, text)}
+        if len(found) > 1 and label:
+            # "Status awaiting_parts" for `status`: the member its label names.
+            found = {m for m in found if any(_labelled(m, label, t) for t in source)} or found
         if len(found) > 1 and subjects:
             about = {
                 m
@@ -150,6 +153,16 @@ def _named_in(
 
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+")
+
+
+def _labelled(member: Any, label: str, text: str) -> bool:
+    """`text` writes `member` right after `label` ("status: on_hold",
+    "state is partly open")."""
+    if not isinstance(member, str) or not label:
+        return False
+    said = r"[ _-]".join(re.escape(w) for w in re.split(r"[ _-]+", member.lower()) if w)
+    pattern = rf"\b{re.escape(label)}\b\W{{0,3}}(?:(?:is|was|now)\s+)?{said}\b"
+    return bool(re.search(pattern, text.lower()))
 
 
 def _subjects(requests: list[str]) -> list[str]:
@@ -181,12 +194,13 @@ class EnumMentions:
             sources = _sources(facts, tool.name)
             about = subjects if facts.is_terminal(tool.name) else []
             for name, schema in parameters(tool):
+                label = words(name)[-1] if words(name) and facts.is_terminal(tool.name) else ""
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
                     continue
                 members = schema.get("enum")
                 if isinstance(members, list) and len(members) > 1:
-                    named = _named_in(members, sources, about)
+                    named = _named_in(members, sources, about, label)
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name

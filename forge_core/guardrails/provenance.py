@@ -131,6 +131,11 @@ def _id_shaped(value: str) -> bool:
     return any(c.isdigit() for c in value) or value.isupper() or "@" in value
 
 
+def _shape(value: str) -> str:
+    """Letters kept as their case, digit runs as one: HR-61852 -> AA-#."""
+    return re.sub(r"[0-9]+", "#", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
+
+
 def _skeleton(word: str) -> str:
     """A word's first letter and its consonants: room -> rm, item -> itm."""
     return word[:1] + re.sub(r"[aeiou]", "", word[1:])
@@ -209,12 +214,19 @@ class _Conversation:
             kinds=kinds,
         )
 
-    def requested(self, values: list[str]) -> list[str]:
+    def requested(self, values: list[str], same_shape: bool = False) -> list[str]:
         """Of equally good `values`, the ones the user's own messages name,
         when they name some but not all: the user's subject ("my claim
-        C-12"), not another a result mentions beside it ("replaces C-09")."""
+        C-12"), not another a result mentions beside it ("replaces C-09").
+        With `same_shape`, only over values shaped like those (the user's
+        e-mail does not push out the user id a lookup found for it)."""
         named = [v for v in values if any(v in t for t in self.texts[: self.requests])]
-        return named if 0 < len(named) < len(values) else values
+        if not 0 < len(named) < len(values):
+            return values
+        if same_shape:
+            shapes = {_shape(v) for v in named}
+            return [v for v in values if v in named or _shape(v) not in shapes]
+        return named
 
     def admissible(self, tool: str, param: str) -> list[str]:
         """The candidates `param` may take: not labelled as another kind of
@@ -290,6 +302,9 @@ class IdentifierProvenance:
             return self._closest(talk.requested(best), talk.texts, talk, name)
         if not id_param(name):
             return []
+        # The user's own id over others of its shape ("HR-61852" over the
+        # "HR-61853" a result lists beside it).
+        admissible = talk.requested(admissible, same_shape=True)
         if any_results:
             results = talk.texts[talk.requests :]
             best = self._closest(admissible, results, talk, name)

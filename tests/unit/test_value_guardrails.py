@@ -566,3 +566,36 @@ def test_a_request_without_the_number_every_tool_needs_is_out_of_scope() -> None
     assert not lacks_numbers([convert], "What will it be next week?")
     lookup = tool("find_element", "Find a chemical element", name=STR)
     assert not lacks_numbers([convert, lookup], "What is the boiling point of tin?")
+
+
+def test_a_report_takes_the_labelled_state_the_users_id_and_the_lettered_entry() -> None:
+    from forge_core.guardrails.entries import described
+
+    look = tool("get_return", "Get a return", return_ref=STR)
+    report = tool(
+        "report_return",
+        "Report a return",
+        return_ref=STR,
+        status={"type": "string", "enum": ["received", "inspecting", "refunded"]},
+    )
+    f = facts(
+        [look, report],
+        "I sent back my kettle, return RT-4410. Where is it at?",
+        [
+            (
+                "get_return",
+                "RT-4410 received 03-02. Status inspecting. Other parcel RT-4411 refunded.",
+            )
+        ],
+        terminal=["report_return"],
+    )
+    got = preferred_values(f).values
+    # The state its label names; the user's id over the one of its shape beside it.
+    assert got["report_return.status"] == ["inspecting"]
+    assert "RT-4411" not in got["report_return.return_ref"]
+    assert "RT-4410" in got["report_return.return_ref"]
+    # A letter on its own tells entries apart; a heading with parentheses goes.
+    listing = ["Dock House (S-2): gate A = GT-11, gate B = GT-12."]
+    assert described(["GT-11", "GT-12"], listing, ["At Dock House gate B is stuck."], set()) == [
+        "GT-12"
+    ]
