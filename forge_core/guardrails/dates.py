@@ -66,7 +66,30 @@ def takes_date(name: str, schema: dict[str, Any]) -> str | None:
         return "month"
     if words(name)[-1:] == ["month"] and "pattern" not in schema and "format" not in schema:
         return "month"
-    return "date" if words(name)[-1:] == ["date"] else None
+    if words(name)[-1:] == ["date"]:
+        return "date"
+    return None
+
+
+# The words of a range's ends in a parameter's name (`check_in`, `end_day`).
+_STARTS = frozenset("start begin from in arrival arrive since checkin".split())
+_ENDS = frozenset("end finish until till to out departure depart checkout".split())
+
+
+def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
+    """A plain string named for a range's end (`check_in`, `start`) of a
+    tool whose description gives dates as YYYY-MM-DD."""
+    return (
+        schema.get("type") == "string"
+        and not any(k in schema for k in ("enum", "format", "pattern", "description"))
+        and "YYYY-MM-DD" in tool_description.upper()
+        and bool(set(words(name)) & (_STARTS | _ENDS))
+    )
+
+
+def _role(name: str) -> str:
+    said = set(words(name))
+    return "start" if said & _STARTS else "end" if said & _ENDS else ""
 
 
 def _month_pattern(schema: dict[str, Any]) -> bool:
@@ -145,7 +168,8 @@ class Dates:
             (f"{tool.name}.{name}", kind)
             for tool in facts.workflow.tools
             for name, schema in parameters(tool)
-            if (kind := takes_date(name, schema)) is not None
+            if (kind := takes_date(name, schema))
+            or (kind := "date" if takes_date_by_tool(name, schema, tool.description) else None)
         ]
         if not wanted:
             return
@@ -155,4 +179,11 @@ class Dates:
             if not undecided(out, key):
                 continue
             read = functools.partial(_dates_written, kind, base, today)
-            decide(out, key, first_found((facts.requests, results), read), self.name)
+            found = first_found((facts.requests, results), read)
+            role = _role(key.split(".", 1)[1])
+            tool_name = key.split(".", 1)[0]
+            roles = {_role(k.split(".", 1)[1]) for k, _ in wanted if k.startswith(f"{tool_name}.")}
+            if role and roles >= {"start", "end"} and kind == "date" and len(found) == 2:
+                # "from Friday the 19th until Monday the 22nd": a range's ends.
+                found = found[:1] if role == "start" else found[1:]
+            decide(out, key, found, self.name)

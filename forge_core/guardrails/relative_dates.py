@@ -8,7 +8,8 @@ states as today ("Today is Monday 2031-05-12", "The current date is 12 May
 2031"), as real assistants are told, else the host's calendar date. A
 weekday alone or with "next"/"on"/"coming" is the first such day after
 today; "this Friday" may be today; "Friday 14 August" is the absolute
-date dates.py reads, not a relative one. Plurals ("on Mondays", "weekdays") are
+date dates.py reads, not a relative one; "Friday the 19th", with no month,
+is the next 19th that is a Friday. Plurals ("on Mondays", "weekdays") are
 recurring days, not dates, and are left alone.
 """
 
@@ -27,6 +28,8 @@ _DAY = "|".join(_WEEKDAYS)
 _MONTHS = "|".join(m for m in calendar.month_name if m)
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
+    rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
     rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
     r"|in\s+(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit>days?|weeks?))\b",
@@ -75,9 +78,19 @@ def relative_dates(text: str, today: date) -> list[date]:
     return out
 
 
+def _day_of_month(today: date, weekday: int, day: int) -> date | None:
+    """The first date from today on that falls on `day` of its month and on
+    `weekday` ("Friday the 19th"); else the first on `day`."""
+    ahead = [today + timedelta(days=n) for n in range(0, 400)]
+    on_day = [d for d in ahead if d.day == day]
+    return next((d for d in on_day if d.weekday() == weekday), on_day[0] if on_day else None)
+
+
 def _resolve(m: re.Match[str], today: date) -> date | None:
     if m.group("after"):
         return today + timedelta(days=2)
+    if m.group("wd"):
+        return _day_of_month(today, _WEEKDAYS[m.group("wd").lower()], int(m.group("dom")))
     word = (m.group("word") or "").lower()
     if word:
         shift = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[word]

@@ -599,3 +599,19 @@ def test_a_report_takes_the_labelled_state_the_users_id_and_the_lettered_entry()
     assert described(["GT-11", "GT-12"], listing, ["At Dock House gate B is stuck."], set()) == [
         "GT-12"
     ]
+
+
+def test_a_stays_ends_from_weekdays_with_their_day_of_the_month() -> None:
+    book = tool("quote_room", "Price a room (dates YYYY-MM-DD)", arrive=STR, leave_on=STR)
+    book.parameters["properties"] = {"check_in": STR, "check_out": STR}
+    wf = Workflow(
+        "wf",
+        [book],
+        terminal_tools=["quote_room"],
+        system_prompt="You quote rooms. Today is Monday 2031-03-03.",
+    )
+    got = preferred_values(
+        TurnFacts(wf, ["Can we come from Friday the 14th until Sunday the 16th?"], [], [])
+    ).values
+    assert got["quote_room.check_in"] == ["2031-03-14"]
+    assert got["quote_room.check_out"] == ["2031-03-16"]
