@@ -13,7 +13,9 @@ parentheses (so "(pug, kennel no. K-311)" stays with "Bramble"). At
 the first level where the entries holding the values share the request's
 words unequally, the values whose entries share the most are the ones
 meant; where every entry shares as much (or nothing), a finer level is
-read. A word the entry negates ("no crane hook") is not shared. The
+read. A word the entry negates ("no crane hook") is not shared, and an
+entry that says what the request leaves out ("apart from the milk") is
+not meant. The
 request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
 too ("I'm keeping Friday").
@@ -151,6 +153,42 @@ def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> 
     return kept or values
 
 
+# What a request leaves out: "apart from the milk", "except the blue one".
+_EXCLUDING = re.compile(
+    r"\b(?:apart from|except(?: for)?|other than|but not|besides|excluding|leave out|"
+    r"not including)\s+(?:the\s+|my\s+|our\s+|that\s+)?((?:[A-Za-z][\w-]*\s*){1,3})",
+    re.IGNORECASE,
+)
+_FILLER = frozenset(stems("just one ones that this it them one please and or"))
+
+
+def _excluded_words(requests: list[str]) -> set[str]:
+    """The stems of what the request leaves out."""
+    return {
+        w
+        for text in requests
+        for m in _EXCLUDING.finditer(text)
+        for w in stems(m.group(1))
+        if w not in _FILLER and len(w) > 2
+    }
+
+
+def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> list[str]:
+    """`values` less those whose finest entry says what the request leaves
+    out ("LN-2 semi-skimmed milk" for "apart from the milk"); all of them
+    when every one would go."""
+    if not excluded:
+        return values
+    gone = {
+        v
+        for text in texts
+        for entry in list(_levels(text))[-1]
+        for v in values
+        if v in entry and _affirmed(entry, values) & excluded
+    }
+    return [v for v in values if v not in gone] or values
+
+
 def described(
     values: list[str],
     texts: list[str],
@@ -165,8 +203,10 @@ def described(
     if len(values) < 2:
         return values
     values = _within_limits(values, texts, requests)
+    excluded = _excluded_words(requests) - ignore
+    values = _not_excluded(values, texts, excluded)
     for wanted in _request_words(requests, topic):
-        wanted = wanted - ignore
+        wanted = wanted - ignore - excluded
         for text in texts:
             holding = [v for v in values if v in text]
             if len(holding) < 2:

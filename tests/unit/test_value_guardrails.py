@@ -615,3 +615,17 @@ def test_a_stays_ends_from_weekdays_with_their_day_of_the_month() -> None:
     ).values
     assert got["quote_room.check_in"] == ["2031-03-14"]
     assert got["quote_room.check_out"] == ["2031-03-16"]
+
+
+def test_an_entry_the_request_leaves_out_is_not_meant() -> None:
+    from forge_core.guardrails.entries import described
+
+    listing = [
+        "Basket B-7: IT-11 oat milk (low stock); IT-12 rye bread (low stock); "
+        "IT-13 jam (in stock); IT-14 olive oil (low stock)."
+    ]
+    request = ["Reorder everything that is low stock, except the olive oil for now."]
+    assert described(["IT-11", "IT-12", "IT-13", "IT-14"], listing, request, set()) == [
+        "IT-11",
+        "IT-12",
+    ]
