@@ -14,7 +14,9 @@ describes: guardrails/entries.py), and round 3's single mechanisms inside
 those guardrails (`MECHANISMS`: money_routing, relative_dates,
 digit_groups, requested_ids, subject_sentences, longest_member, enum_gist,
 spoken_hours, move_to, route_ends, name_parts, rejected_items, list_errors,
-array_objects; bench/RESULTS.md §27). The run's outcomes are then measured from outside, with
+array_objects, read_only_names, labelled_enum, excluded_entries,
+date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
+§27). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
@@ -51,6 +53,13 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "rejected_items": ("listings", "_rejected_items", lambda facts, tool, param: set()),
     "list_errors": ("error_values", "_names_an_item", lambda args, error: False),
     "array_objects": ("", "parameters", None),
+    "read_only_names": ("destructive", "inferred_read_only", lambda tool: tool.read_only),
+    "labelled_enum": ("mentions", "_labelled", lambda member, label, text: False),
+    "excluded_entries": ("entries", "_excluded_words", lambda requests: set()),
+    "date_roles": ("dates", "_role", lambda name: ""),
+    "tool_dates": ("dates", "takes_date_by_tool", lambda name, schema, description: False),
+    "number_decline": ("tool_relevance", "lacks_numbers", lambda tools, request: False),
+    "runaway_stops": ("", "RUNAWAY_STOPS", None),
 }
 
 
@@ -92,7 +101,12 @@ def _take_out(mechanism: str) -> None:
     if mechanism == "requested_ids":
         from forge_core.guardrails import provenance
 
-        provenance._Conversation.requested = lambda self, values: values  # type: ignore[method-assign]
+        provenance._Conversation.requested = _all_requested  # type: ignore[method-assign]
+        return
+    if mechanism == "runaway_stops":
+        from forge_core.backends.llama import pieces
+
+        setattr(pieces, "RUNAWAY_STOPS", [])  # noqa: B010 (a patch, not an API)
         return
     if mechanism == "array_objects":
         # Every value guardrail module took `parameters` by name.
@@ -105,6 +119,10 @@ def _take_out(mechanism: str) -> None:
     setattr(module, attribute, replacement)
     if mechanism == "digit_groups":
         module._values_in.cache_clear()
+
+
+def _all_requested(self: Any, values: list[str], same_shape: bool = False) -> list[str]:
+    return values
 
 
 def _without_array_objects(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
