@@ -77,13 +77,16 @@ _ENDS = frozenset("end finish until till to out departure depart checkout".split
 
 
 def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
-    """A plain string named for a range's end (`check_in`, `start`) of a
-    tool whose description gives dates as YYYY-MM-DD."""
+    """A plain string named only for a range's end (`check_in`, `start`;
+    not `departure_port`) of a tool whose description gives dates as
+    YYYY-MM-DD."""
     return (
         schema.get("type") == "string"
         and not any(k in schema for k in ("enum", "format", "pattern", "description"))
         and "YYYY-MM-DD" in tool_description.upper()
-        and bool(set(words(name)) & (_STARTS | _ENDS))
+        # Only a range's words: `check_in`, `start`; not `departure_port`.
+        and bool(words(name))
+        and set(words(name)) <= _STARTS | _ENDS | {"check", "day"}
     )
 
 

@@ -629,3 +629,12 @@ def test_an_entry_the_request_leaves_out_is_not_meant() -> None:
         "IT-11",
         "IT-12",
     ]
+
+
+def test_a_place_named_for_a_ranges_end_takes_no_date() -> None:
+    from forge_core.guardrails.dates import takes_date_by_tool
+
+    described = "Find sailings (date YYYY-MM-DD) between two ports"
+    assert takes_date_by_tool("check_in", STR, described)
+    assert not takes_date_by_tool("departure_port", STR, described)
+    assert not takes_date_by_tool("check_in", STR, "Find sailings between two ports")
