@@ -409,6 +409,12 @@ def _named_in(
     return (), tuple(found)
 
 
+def id_shape(value: str) -> str:
+    """An id's shape: letters kept as their case, each run of digits one
+    `#` (BX-10204 and BX-10377 are both AA-#)."""
+    return re.sub(r"[0-9]+", "#", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
+
+
 def example_shape(example: str) -> re.Pattern[str] | None:
     """A pattern for values shaped like `example`: its letters and
     punctuation as written, each digit run as digits ("08:15" -> 2 digits,

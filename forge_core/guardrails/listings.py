@@ -20,15 +20,11 @@ from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.entries import described
-from forge_core.guardrails.grounding import extract_candidates, is_identifier_like
+from forge_core.guardrails.grounding import extract_candidates, id_shape, is_identifier_like
 from forge_core.guardrails.text import stems, topic_stems
 from forge_core.schema_rules import text_fits
 
 MAX_LISTING = 16
-
-
-def _shape(value: str) -> str:
-    return re.sub(r"[0-9]+", "#", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
 
 
 def listing(text: str, names: set[str]) -> list[str]:
@@ -36,7 +32,7 @@ def listing(text: str, names: set[str]) -> list[str]:
     groups: dict[str, list[str]] = {}
     for value in extract_candidates([text], names):
         if any(c.isdigit() for c in value):
-            groups.setdefault(_shape(value), []).append(value)
+            groups.setdefault(id_shape(value), []).append(value)
     best = max(groups.values(), key=len, default=[])
     return best[:MAX_LISTING] if len(best) >= 2 else []
 

@@ -42,6 +42,7 @@ from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import (
     emails_only,
     extract_candidates,
+    id_shape,
     is_email,
     is_identifier_like,
 )
@@ -129,11 +130,6 @@ def _id_shaped(value: str) -> bool:
     """Written like an id, not a word: a digit, capitals only ("JPYCHF"), or
     an e-mail address. "follow-up" is a word."""
     return any(c.isdigit() for c in value) or value.isupper() or "@" in value
-
-
-def _shape(value: str) -> str:
-    """Letters kept as their case, digit runs as one: HR-61852 -> AA-#."""
-    return re.sub(r"[0-9]+", "#", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
 
 
 def _skeleton(word: str) -> str:
@@ -224,8 +220,8 @@ class _Conversation:
         if not 0 < len(named) < len(values):
             return values
         if same_shape:
-            shapes = {_shape(v) for v in named}
-            return [v for v in values if v in named or _shape(v) not in shapes]
+            shapes = {id_shape(v) for v in named}
+            return [v for v in values if v in named or id_shape(v) not in shapes]
         return named
 
     def admissible(self, tool: str, param: str) -> list[str]:
