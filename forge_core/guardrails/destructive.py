@@ -142,7 +142,12 @@ _QUESTION = re.compile(
 
 # A sentence that asks for something to be done, not to be told something.
 _REQUESTING = re.compile(
-    r"^\W*(?:please|kindly|go ahead|let'?s|(?:i|we)(?:'d| would) like|(?:i|we) (?:want|need))\b",
+    r"^\W*(?:please|kindly|go ahead|let'?s|(?:i|we)(?:'d| would) like|(?:i|we) (?:want|need)|"
+    # An imperative: a sentence that starts with a verb of doing.
+    r"book|reserve|cancel|send|add|create|make|set|change|update|move|delete|remove|order|buy|"
+    r"pay|transfer|schedule|reschedule|put|give|assign|open|close|submit|register|sign|apply|"
+    r"request|file|email|notify|renew|extend|approve|reject|confirm|start|stop|turn|enable|"
+    r"disable|install|restart|reset|arrange|issue|raise|log|report|mark|switch|upgrade|refund)\b",
     re.IGNORECASE,
 )
 

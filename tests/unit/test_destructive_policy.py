@@ -287,5 +287,7 @@ def test_a_question_is_not_offered_the_tools_that_change_something() -> None:
     told = "I ordered A1 last week. Has it shipped yet?"
     assert unasked_writes(unmarked, spared, told) == {"add_order_note"}
     assert not asks_only("Please check A1. Has it shipped?")
+    # An imperative beside a question asks for something done too.
+    assert not asks_only("Reserve a table for four. Is there parking?")
     check_in = ToolSpec("check_in_guest", "Check a guest in", SERVICE)
     assert unasked_writes([status, check_in, report], spared, "Is A1 here?") == {"check_in_guest"}
