@@ -120,6 +120,10 @@ async def test_a_free_string_that_runs_away_in_one_digit_ends_where_the_run_begi
     made = await make([REPORT], script)
     assert made is not None and json.loads(made.text)["args"] == {"summary": "Ward 4"}
     assert "<|im_start|>" in script.asked[0][2]
+    # A marker after the model's own closing quote leaves the value whole.
+    script = Script(Piece(' "Ward 4"', "word", "<|im_end|>", 12))
+    made = await make([REPORT], script)
+    assert made is not None and json.loads(made.text)["args"] == {"summary": "Ward 4"}
 
 
 @pytest.mark.parametrize(("stop", "keys"), [('"}', {"city"}), ('",', {"city", "days"})])

@@ -502,7 +502,7 @@ class _Writer:
         after = piece.stopping_word.strip().removeprefix('"')[:1]
         # The value as the model wrote it (the client may have it already),
         # and the closing quote the stop string took.
-        closing = '"' if stringy and piece.stop == "word" else ""
+        closing = '"' if stringy and _open_string(piece) else ""
         await self.take(piece)
         return closing, after, ""
 
@@ -642,10 +642,24 @@ def _common_prefix(texts: list[str]) -> str:
     return first[:n]
 
 
+def _open_string(piece: Piece) -> bool:
+    """A string piece a stop string cut before its closing quote: one of
+    STRING_STOPS (which begin with it), or a runaway stop inside the value;
+    not a runaway stop the model wrote after its own closing quote."""
+    if piece.stop != "word":
+        return False
+    if piece.stopping_word not in RUNAWAY_STOPS:
+        return True
+    try:
+        return not isinstance(json.loads(piece.text.strip()), str)
+    except ValueError:
+        return True
+
+
 def _value(piece: Piece, stringy: bool) -> str | None:
     """The piece as compact JSON, or None when it is not one whole value."""
     raw = piece.text.strip()
-    if stringy and piece.stop == "word":
+    if stringy and _open_string(piece):
         # The stop string began with the closing quote.
         raw += '"'
     try:
