@@ -40,7 +40,9 @@ class PieceRequests:
         self._prefix_ids = prefix_ids
         self._slot = slot
         self._system = system
-        self._prompt = prompt
+        # The conversation as the model reads it: a call that Forge writes
+        # without a request (one tool, listed values) still counts it as input.
+        self.prompt = prompt
         # The first piece's prompt ends with Forge's opening of the call,
         # which is not the conversation's.
         self._opening_tokens = opening_tokens
@@ -68,7 +70,7 @@ class PieceRequests:
 
     def _body(self, call: str, params: dict[str, Any]) -> dict[str, Any]:
         return {
-            "prompt": self._prefix_ids.prompt(self._system, self._prompt, call),
+            "prompt": self._prefix_ids.prompt(self._system, self.prompt, call),
             "cache_prompt": True,
             "id_slot": self._slot,
             **params,

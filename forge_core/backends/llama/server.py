@@ -603,6 +603,8 @@ class LlamaServerBackend:
         if on_chunk is not None:
             await on_chunk(StreamChunk(ChunkType.FINAL))
         self._calibrate(body, requests.first_prompt or 0)
+        if requests.first_prompt is None:  # Forge wrote it all: the prompt is still the input.
+            requests.usage.prompt_tokens = await self._tokens(requests.prompt)
         response: LLMResponse = calls if calls else TextResponse(made.text)
         return BackendReply(
             response=response, usage=requests.usage, raw_text=made.text, truncated=made.truncated
