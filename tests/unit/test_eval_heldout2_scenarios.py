@@ -1,8 +1,7 @@
-"""The heldout2 group: sixteen scenarios in businesses neither `domains` nor
-`heldout` covers, selectable on their own (`--tags heldout2`), two per kind of
-failure, and strict about the wrong values they are there to catch. (That a
-perfect model passes each of them through the real server is checked with
-every scenario in test_eval_scenarios.)"""
+"""The heldout2 group is strict about the wrong values it is there to catch.
+(Its shape as a group is checked with heldout's in
+test_eval_heldout_scenarios; that a perfect model passes each scenario through
+the real server, with every scenario in test_eval_scenarios.)"""
 
 from __future__ import annotations
 
@@ -11,73 +10,7 @@ from typing import Any
 import pytest
 
 from forge_client import ToolResolutionError
-from forge_evals.scenario import select
-from forge_evals.scenarios import ALL_SCENARIOS, BY_NAME, heldout, heldout2, outside_domains
-
-HELDOUT2 = heldout2.SCENARIOS
-KINDS = {
-    "carry_id",
-    "user_value",
-    "report_agrees",
-    "list_match",
-    "decline",
-    "format_retry",
-    "schema",
-    "destructive",
-}
-EARLIER_GROUPS = {"plumbing", "model_quality", "compaction", "choice", "domains", "heldout"}
-
-
-def test_sixteen_heldout2_scenarios_run_as_their_own_group() -> None:
-    assert len(HELDOUT2) == 16
-    assert select(ALL_SCENARIOS, tags=["heldout2"]) == list(HELDOUT2)
-    assert all(BY_NAME[s.name] is s for s in HELDOUT2)
-    assert not any(EARLIER_GROUPS.intersection(s.tags) for s in HELDOUT2)
-
-
-def test_each_kind_has_two_scenarios_and_each_scenario_one_kind() -> None:
-    for kind in KINDS:
-        assert sum(kind in s.tags for s in HELDOUT2) == 2, kind
-    assert all(len(KINDS.intersection(s.tags)) == 1 for s in HELDOUT2)
-
-
-def test_no_workflow_reuses_a_tool_name_of_the_tuned_on_groups() -> None:
-    tuned = {n for s in (*outside_domains.SCENARIOS, *heldout.SCENARIOS) for n in s.build().tools}
-    fresh = {n for s in HELDOUT2 for n in s.build().tools} - {"decline_request"}
-    assert not tuned & fresh
-
-
-def test_workflows_have_four_to_seven_tools_and_a_system_prompt() -> None:
-    for scenario in HELDOUT2:
-        wf = scenario.build()
-        assert 4 <= len(wf.tools) <= 7, scenario.name
-        assert wf.system_prompt, scenario.name
-        assert 1 <= scenario.ideal_iterations <= 4
-
-
-def test_forbidden_tools_are_unannotated_and_never_terminal() -> None:
-    for scenario in (s for s in HELDOUT2 if s.forbidden_tools):
-        wf = scenario.build()
-        for name in scenario.forbidden_tools:
-            tool = wf.tools[name]
-            assert name not in wf.terminal_tools
-            assert not tool.destructive and not tool.read_only
-        assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
-
-
-def test_destructive_workflows_carry_no_annotation_at_all() -> None:
-    for scenario in (s for s in HELDOUT2 if "destructive" in s.tags):
-        tools = scenario.build().tools.values()
-        assert not any(t.destructive or t.read_only or t.idempotent for t in tools)
-
-
-def test_decline_scenarios_forbid_every_action_tool() -> None:
-    for scenario in (s for s in HELDOUT2 if "decline" in s.tags):
-        wf = scenario.build()
-        actions = set(wf.tools) - set(wf.terminal_tools)
-        assert set(scenario.forbidden_tools) == actions, scenario.name
-        assert len(actions) >= 3
-
+from forge_evals.scenarios import BY_NAME, heldout2
 
 _LUNCH = {"event_date": "2026-10-02", "headcount": 24, "menu": "sandwich_platter"}
 _FIT = {"vehicle_reg": "WK19 LHP", "quantity": 2, "date": "2026-05-20"}
@@ -266,4 +199,4 @@ def test_a_wrong_value_fails_validation(name: str, tool: str, args: dict[str, An
 
 
 def test_every_heldout2_scenario_has_a_wrong_value_listed() -> None:
-    assert {name for name, _, _ in WRONG} == {s.name for s in HELDOUT2}
+    assert {name for name, _, _ in WRONG} == {s.name for s in heldout2.SCENARIOS}

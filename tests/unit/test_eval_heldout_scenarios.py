@@ -1,6 +1,7 @@
-"""The heldout group: sixteen scenarios in businesses no other group covers,
-selectable on their own (`--tags heldout`), two per kind of failure, and
-strict about the wrong values they are there to catch. (That a perfect model
+"""The held-out groups (`heldout`, `heldout2`): sixteen scenarios each in
+businesses no earlier group covers, selectable on their own (`--tags
+heldout`), two per kind of failure; and the heldout group strict about the
+wrong values it is there to catch (heldout2's: test_eval_heldout2_scenarios). (That a perfect model
 passes each of them through the real server is checked with every scenario in
 test_eval_scenarios.)"""
 
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 
 from forge_client import ToolResolutionError
-from forge_evals.scenario import select
-from forge_evals.scenarios import ALL_SCENARIOS, BY_NAME, heldout, outside_domains
+from forge_evals.scenario import Scenario, select
+from forge_evals.scenarios import ALL_SCENARIOS, BY_NAME, heldout, heldout2, outside_domains
 
 HELDOUT = heldout.SCENARIOS
 KINDS = {
@@ -26,38 +27,65 @@ KINDS = {
     "destructive",
 }
 EARLIER_GROUPS = {"plumbing", "model_quality", "compaction", "choice", "domains"}
+# Each held-out group, and the groups written (and tuned on) before it.
+GROUPS = [
+    pytest.param("heldout", heldout.SCENARIOS, [outside_domains.SCENARIOS], id="heldout"),
+    pytest.param(
+        "heldout2",
+        heldout2.SCENARIOS,
+        [outside_domains.SCENARIOS, heldout.SCENARIOS],
+        id="heldout2",
+    ),
+]
+Group = tuple[Scenario, ...]
 
 
-def test_sixteen_heldout_scenarios_run_as_their_own_group() -> None:
-    assert len(HELDOUT) == 16
-    assert select(ALL_SCENARIOS, tags=["heldout"]) == list(HELDOUT)
-    assert all(BY_NAME[s.name] is s for s in HELDOUT)
-    assert not any(EARLIER_GROUPS.intersection(s.tags) for s in HELDOUT)
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_sixteen_scenarios_run_as_their_own_group(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    assert len(group) == 16
+    assert select(ALL_SCENARIOS, tags=[tag]) == list(group)
+    assert all(BY_NAME[s.name] is s for s in group)
+    earlier = EARLIER_GROUPS | ({"heldout"} if tag == "heldout2" else set())
+    assert not any(earlier.intersection(s.tags) for s in group)
 
 
-def test_each_kind_has_two_scenarios_and_each_scenario_one_kind() -> None:
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_each_kind_has_two_scenarios_and_each_scenario_one_kind(
+    tag: str, group: Group, before: list[Group]
+) -> None:
     for kind in KINDS:
-        assert sum(kind in s.tags for s in HELDOUT) == 2, kind
-    assert all(len(KINDS.intersection(s.tags)) == 1 for s in HELDOUT)
+        assert sum(kind in s.tags for s in group) == 2, kind
+    assert all(len(KINDS.intersection(s.tags)) == 1 for s in group)
 
 
-def test_no_workflow_reuses_a_domains_tool_name() -> None:
-    # Fresh businesses: no tool name of the tuned-on group comes back.
-    tuned = {n for s in outside_domains.SCENARIOS for n in s.build().tools}
-    fresh = {n for s in HELDOUT for n in s.build().tools} - {"decline_request"}
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_no_workflow_reuses_a_tool_name_of_the_tuned_on_groups(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    # Fresh businesses: no tool name of a group tuned on before comes back.
+    tuned = {n for scenarios in before for s in scenarios for n in s.build().tools}
+    fresh = {n for s in group for n in s.build().tools} - {"decline_request"}
     assert not tuned & fresh
 
 
-def test_workflows_have_four_to_seven_tools_and_a_system_prompt() -> None:
-    for scenario in HELDOUT:
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_workflows_have_four_to_seven_tools_and_a_system_prompt(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    for scenario in group:
         wf = scenario.build()
         assert 4 <= len(wf.tools) <= 7, scenario.name
         assert wf.system_prompt, scenario.name
         assert 1 <= scenario.ideal_iterations <= 4
 
 
-def test_forbidden_tools_are_unannotated_and_never_terminal() -> None:
-    for scenario in (s for s in HELDOUT if s.forbidden_tools):
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_forbidden_tools_are_unannotated_and_never_terminal(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    for scenario in (s for s in group if s.forbidden_tools):
         wf = scenario.build()
         for name in scenario.forbidden_tools:
             tool = wf.tools[name]
@@ -66,14 +94,20 @@ def test_forbidden_tools_are_unannotated_and_never_terminal() -> None:
         assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
 
 
-def test_destructive_workflows_carry_no_annotation_at_all() -> None:
-    for scenario in (s for s in HELDOUT if "destructive" in s.tags):
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_destructive_workflows_carry_no_annotation_at_all(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    for scenario in (s for s in group if "destructive" in s.tags):
         tools = scenario.build().tools.values()
         assert not any(t.destructive or t.read_only or t.idempotent for t in tools)
 
 
-def test_decline_scenarios_forbid_every_action_tool() -> None:
-    for scenario in (s for s in HELDOUT if "decline" in s.tags):
+@pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
+def test_decline_scenarios_forbid_every_action_tool(
+    tag: str, group: Group, before: list[Group]
+) -> None:
+    for scenario in (s for s in group if "decline" in s.tags):
         wf = scenario.build()
         actions = set(wf.tools) - set(wf.terminal_tools)
         assert set(scenario.forbidden_tools) == actions, scenario.name
