@@ -62,3 +62,9 @@ def id_list(**items: Any) -> dict[str, Any]:
 # businesses, written after `heldout` had been tuned on, run once before any
 # tuning for it.
 HELDOUT2_TAG = "heldout2"
+
+
+# The third held-out group (heldout3, heldout3_part2): sixteen more
+# businesses, written after `heldout2` had been tuned on, run once before any
+# tuning for it.
+HELDOUT3_TAG = "heldout3"
