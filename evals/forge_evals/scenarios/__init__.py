@@ -1,7 +1,8 @@
 """Every built-in scenario, by group: plumbing, model quality, compaction, choice,
 domains (businesses no other group covers; outside_domains), heldout
-(sixteen more businesses, written after domains was tuned on; heldout) and
-heldout2 (sixteen more, written after heldout was tuned on; heldout2)."""
+(sixteen more businesses, written after domains was tuned on; heldout),
+heldout2 (sixteen more, written after heldout was tuned on; heldout2) and
+heldout3 (sixteen more, written after heldout2 was tuned on; heldout3)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from forge_evals.scenarios import (
     compaction,
     heldout,
     heldout2,
+    heldout3,
     model_quality,
     outside_domains,
     plumbing,
@@ -24,6 +26,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *outside_domains.SCENARIOS,
     *heldout.SCENARIOS,
     *heldout2.SCENARIOS,
+    *heldout3.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
