@@ -1,9 +1,10 @@
-"""The held-out groups (`heldout`, `heldout2`): sixteen scenarios each in
-businesses no earlier group covers, selectable on their own (`--tags
-heldout`), two per kind of failure; and the heldout group strict about the
-wrong values it is there to catch (heldout2's: test_eval_heldout2_scenarios). (That a perfect model
-passes each of them through the real server is checked with every scenario in
-test_eval_scenarios.)"""
+"""The held-out groups (`heldout`, `heldout2`, `heldout3`): sixteen scenarios
+each in businesses no earlier group covers, selectable on their own (`--tags
+heldout`), two per kind of failure; and the heldout and heldout3 groups strict
+about the wrong values they are there to catch (heldout2's:
+test_eval_heldout2_scenarios; heldout3_part2's: test_eval_heldout3_part2).
+(That a perfect model passes each of them through the real server is checked
+with every scenario in test_eval_scenarios.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ import pytest
 
 from forge_client import ToolResolutionError
 from forge_evals.scenario import Scenario, select
-from forge_evals.scenarios import ALL_SCENARIOS, BY_NAME, heldout, heldout2, outside_domains
+from forge_evals.scenarios import (
+    ALL_SCENARIOS,
+    BY_NAME,
+    heldout,
+    heldout2,
+    heldout3,
+    heldout3_part2,
+    outside_domains,
+)
 
 HELDOUT = heldout.SCENARIOS
 KINDS = {
@@ -36,7 +45,16 @@ GROUPS = [
         [outside_domains.SCENARIOS, heldout.SCENARIOS],
         id="heldout2",
     ),
+    pytest.param(
+        "heldout3",
+        heldout3.SCENARIOS,
+        [outside_domains.SCENARIOS, heldout.SCENARIOS, heldout2.SCENARIOS],
+        id="heldout3",
+    ),
 ]
+# The held-out tags in the order the groups were written: a group carries
+# none of the tags of the groups before it.
+HELDOUT_TAGS = ["heldout", "heldout2", "heldout3"]
 Group = tuple[Scenario, ...]
 
 
@@ -44,17 +62,26 @@ Group = tuple[Scenario, ...]
 def test_sixteen_scenarios_run_as_their_own_group(
     tag: str, group: Group, before: list[Group]
 ) -> None:
+    _skip_heldout3_until_its_second_half_is_merged(tag)
     assert len(group) == 16
     assert select(ALL_SCENARIOS, tags=[tag]) == list(group)
     assert all(BY_NAME[s.name] is s for s in group)
-    earlier = EARLIER_GROUPS | ({"heldout"} if tag == "heldout2" else set())
+    earlier = EARLIER_GROUPS | set(HELDOUT_TAGS[: HELDOUT_TAGS.index(tag)])
     assert not any(earlier.intersection(s.tags) for s in group)
+
+
+def _skip_heldout3_until_its_second_half_is_merged(tag: str) -> None:
+    # heldout3_part2 is written on its own branch; until it is merged the
+    # placeholder holds none of its eight scenarios. (Delete at that merge.)
+    if tag == "heldout3" and not heldout3_part2.SCENARIOS:
+        pytest.skip("heldout3_part2 not merged yet")
 
 
 @pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
 def test_each_kind_has_two_scenarios_and_each_scenario_one_kind(
     tag: str, group: Group, before: list[Group]
 ) -> None:
+    _skip_heldout3_until_its_second_half_is_merged(tag)
     for kind in KINDS:
         assert sum(kind in s.tags for s in group) == 2, kind
     assert all(len(KINDS.intersection(s.tags)) == 1 for s in group)
@@ -314,3 +341,265 @@ def test_a_wrong_value_fails_validation(name: str, tool: str, args: dict[str, An
 
 def test_every_heldout_scenario_has_a_wrong_value_listed() -> None:
     assert {name for name, _, _ in WRONG} == {s.name for s in HELDOUT}
+
+
+# ── heldout3 (this half; heldout3_part2's table: test_eval_heldout3_part2) ──
+
+_HOLD = "6f1d2c84-3b7a-4e59-a0c2-91d5e7b38f40"
+_DOMAIN = {"account_id": "QN-48213-K", "hold_token": _HOLD, "years": 2}
+_CLEANS = {
+    "home_id": "HM-60291",
+    "frequency": "fortnightly",
+    "first_date": "2026-08-13",
+    "arrival_time": "08:45",
+    "hours": 3,
+    "bring_supplies": False,
+}
+_HOURS = {"description": "Brand refresh", "quantity": 12.5, "unit_price": 68}
+_INVOICE: dict[str, Any] = {
+    "client_id": "CL-0392",
+    "bill_to_email": "accounts@hartwellstudio.example",
+    "currency": "EUR",
+    "line_items": [_HOURS],
+    "vat_rate_percent": 21,
+    "due_date": "2026-10-15",
+    "send_now": False,
+}
+_STAGE = {
+    "reference": "VAC-LDN-2026-044817",
+    "stage": "documents_requested",
+    "outstanding_documents": 2,
+    "upload_deadline": "2026-05-12",
+}
+_BOX = {"container_number": "MSKU4812361", "status": "customs_hold", "free_storage_days_left": 3}
+_ARREARS = ["TEN-3302", "TEN-3309", "TEN-3318"]
+_REMIND = {"channel": "email", "attach_statement": True}
+_WEEK = {"subscription_id": "SUB-20931-PB", "week_start": "2026-03-23"}
+_CURRY, _RISOTTO = (
+    {"recipe_code": "R-2312", "servings": 2},
+    {"recipe_code": "R-2313", "servings": 2},
+)
+_TACOS = {"recipe_code": "R-2315", "servings": 4}
+
+# (scenario, terminal tool, arguments): a wrong value the scenario must reject.
+WRONG_HELDOUT3: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "domain_registration_token",
+        "register_domain",
+        {**_DOMAIN, "hold_token": "larkspurbakery.co.uk"},
+    ),
+    (
+        "domain_registration_token",
+        "register_domain",
+        {**_DOMAIN, "hold_token": "a4e09b7c-51f2-4d3e-8c6a-0f7b2e9d1c53"},
+    ),
+    ("domain_registration_token", "register_domain", {**_DOMAIN, "account_id": "CH-77102"}),
+    (
+        "domain_registration_token",
+        "register_domain",
+        {**_DOMAIN, "account_id": "fern.okafor@mailbox.example"},
+    ),
+    ("domain_registration_token", "register_domain", {**_DOMAIN, "years": 1}),
+    (
+        "web_return_label",
+        "create_return_label",
+        {"rma_number": "TF-2026-30917", "method": "parcel_shop_drop_off"},
+    ),
+    (
+        "web_return_label",
+        "create_return_label",
+        {"rma_number": "IT-5530", "method": "parcel_shop_drop_off"},
+    ),
+    (
+        "web_return_label",
+        "create_return_label",
+        {"rma_number": "RMA-88C4166", "method": "parcel_shop_drop_off"},
+    ),
+    (
+        "web_return_label",
+        "create_return_label",
+        {"rma_number": "RMA-88C4172", "method": "home_collection"},
+    ),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "frequency": "weekly"}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "first_date": "2026-08-20"}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "arrival_time": "08:15"}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "arrival_time": "09:45"}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "arrival_time": "20:45"}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "hours": 2}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "bring_supplies": True}),
+    ("home_cleaning_booking", "schedule_cleans", {**_CLEANS, "home_id": "HM-60219"}),
+    (
+        "freelance_invoice",
+        "create_invoice",
+        {**_INVOICE, "line_items": [{**_HOURS, "quantity": 12}]},
+    ),
+    (
+        "freelance_invoice",
+        "create_invoice",
+        {**_INVOICE, "line_items": [{**_HOURS, "unit_price": 82.28}]},
+    ),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "vat_rate_percent": 0.21}),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "due_date": "2026-09-29"}),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "due_date": "2026-10-14"}),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "send_now": True}),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "currency": "GBP"}),
+    ("visa_application_stage", "reply_application_stage", {**_STAGE, "stage": "under_review"}),
+    ("visa_application_stage", "reply_application_stage", {**_STAGE, "stage": "submitted"}),
+    ("visa_application_stage", "reply_application_stage", {**_STAGE, "outstanding_documents": 0}),
+    (
+        "visa_application_stage",
+        "reply_application_stage",
+        {**_STAGE, "upload_deadline": "2026-04-28"},
+    ),
+    ("container_customs_hold", "report_container_status", {**_BOX, "status": "at_port"}),
+    ("container_customs_hold", "report_container_status", {**_BOX, "status": "released"}),
+    ("container_customs_hold", "report_container_status", {**_BOX, "free_storage_days_left": 95}),
+    (
+        "container_customs_hold",
+        "report_container_status",
+        {**_BOX, "container_number": "MSKU 481220-7"},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": [*_ARREARS, "TEN-3304"]},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": [f"TEN-33{n:02}" for n in (1, 2, 4, 7, 9, 12, 18, 20)]},
+    ),
+    ("rent_arrears_reminders", "send_arrears_reminders", {**_REMIND, "tenancy_ids": _ARREARS[:2]}),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": ["3302", "3309", "3318"]},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": [*_ARREARS, "TEN-3302"]},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": _ARREARS, "channel": "letter"},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {"tenancy_ids": _ARREARS, "channel": "email", "attach_statement": False},
+    ),
+    (
+        "recipe_box_choices",
+        "choose_recipes",
+        {**_WEEK, "recipes": [_CURRY, _RISOTTO, _TACOS, {"recipe_code": "R-2318", "servings": 2}]},
+    ),
+    (
+        "recipe_box_choices",
+        "choose_recipes",
+        {**_WEEK, "recipes": [_CURRY, _RISOTTO, {**_TACOS, "servings": 2}]},
+    ),
+    (
+        "recipe_box_choices",
+        "choose_recipes",
+        {**_WEEK, "recipes": [_CURRY, _RISOTTO, _CURRY, _TACOS]},
+    ),
+    ("recipe_box_choices", "choose_recipes", {**_WEEK, "recipes": [_CURRY, _TACOS]}),
+    (
+        "recipe_box_choices",
+        "choose_recipes",
+        {
+            **_WEEK,
+            "recipes": [
+                {**r, "recipe_code": n}
+                for r, n in (
+                    (_CURRY, "Thai green chicken curry"),
+                    (_RISOTTO, "risotto"),
+                    (_TACOS, "tacos"),
+                )
+            ],
+        },
+    ),
+    (
+        "recipe_box_choices",
+        "choose_recipes",
+        {**_WEEK, "week_start": "2026-03-16", "recipes": [_CURRY, _RISOTTO, _TACOS]},
+    ),
+]
+
+# (scenario, terminal tool, arguments): another correct form the check must accept.
+RIGHT_HELDOUT3: list[tuple[str, str, dict[str, Any]]] = [
+    ("domain_registration_token", "register_domain", {**_DOMAIN, "hold_token": _HOLD.upper()}),
+    (
+        "web_return_label",
+        "create_return_label",
+        {"rma_number": "rma-88c4172", "method": "parcel_shop_drop_off"},
+    ),
+    (
+        "freelance_invoice",
+        "create_invoice",
+        {
+            **_INVOICE,
+            "line_items": [
+                {"description": "Brand refresh, 12.5 h", "quantity": 1, "unit_price": 850}
+            ],
+        },
+    ),
+    ("freelance_invoice", "create_invoice", {**_INVOICE, "vat_rate_percent": 21.0}),
+    (
+        "container_customs_hold",
+        "report_container_status",
+        {**_BOX, "container_number": "MSKU 481236-1"},
+    ),
+    (
+        "rent_arrears_reminders",
+        "send_arrears_reminders",
+        {**_REMIND, "tenancy_ids": _ARREARS[::-1]},
+    ),
+    ("recipe_box_choices", "choose_recipes", {**_WEEK, "recipes": [_TACOS, _CURRY, _RISOTTO]}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "args"),
+    WRONG_HELDOUT3,
+    ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(WRONG_HELDOUT3)],
+)
+def test_a_wrong_heldout3_value_fails_validation(
+    name: str, tool: str, args: dict[str, Any]
+) -> None:
+    assert not BY_NAME[name].check(tool, args)
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "args"),
+    RIGHT_HELDOUT3,
+    ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(RIGHT_HELDOUT3)],
+)
+def test_another_correct_heldout3_form_passes_validation(
+    name: str, tool: str, args: dict[str, Any]
+) -> None:
+    assert BY_NAME[name].check(tool, args)
+
+
+def test_every_heldout3_scenario_of_this_half_has_a_wrong_value_listed() -> None:
+    own = {s.name for s in heldout3.SCENARIOS} - {s.name for s in heldout3_part2.SCENARIOS}
+    assert {name for name, _, _ in WRONG_HELDOUT3} == own
+
+
+def test_the_hold_token_is_the_domain_asked_for() -> None:
+    check = BY_NAME["domain_registration_token"].build().tools["check_domain_availability"].fn
+    assert _HOLD in check(domain="larkspurbakery.co.uk")
+    assert _HOLD not in check(domain="larkspurbakery.uk")
+    assert "not available" in check(domain="larkspurbakery.com")
+
+
+def test_the_rma_number_is_the_item_returned() -> None:
+    open_return = BY_NAME["web_return_label"].build().tools["open_return"].fn
+    assert "RMA-88C4172" in open_return(order_number="TF-2026-30917", item_id="IT-5530", reason="x")
+    assert "RMA-88C4172" not in open_return(
+        order_number="TF-2026-30917", item_id="IT-5512", reason="x"
+    )
+    with pytest.raises(ToolResolutionError, match="no item"):
+        open_return(order_number="TF-2026-30917", item_id="TF-2026-30917", reason="x")
