@@ -62,7 +62,6 @@ Group = tuple[Scenario, ...]
 def test_sixteen_scenarios_run_as_their_own_group(
     tag: str, group: Group, before: list[Group]
 ) -> None:
-    _skip_heldout3_until_its_second_half_is_merged(tag)
     assert len(group) == 16
     assert select(ALL_SCENARIOS, tags=[tag]) == list(group)
     assert all(BY_NAME[s.name] is s for s in group)
@@ -70,18 +69,10 @@ def test_sixteen_scenarios_run_as_their_own_group(
     assert not any(earlier.intersection(s.tags) for s in group)
 
 
-def _skip_heldout3_until_its_second_half_is_merged(tag: str) -> None:
-    # heldout3_part2 is written on its own branch; until it is merged the
-    # placeholder holds none of its eight scenarios. (Delete at that merge.)
-    if tag == "heldout3" and not heldout3_part2.SCENARIOS:
-        pytest.skip("heldout3_part2 not merged yet")
-
-
 @pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
 def test_each_kind_has_two_scenarios_and_each_scenario_one_kind(
     tag: str, group: Group, before: list[Group]
 ) -> None:
-    _skip_heldout3_until_its_second_half_is_merged(tag)
     for kind in KINDS:
         assert sum(kind in s.tags for s in group) == 2, kind
     assert all(len(KINDS.intersection(s.tags)) == 1 for s in group)

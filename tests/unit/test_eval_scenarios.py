@@ -104,6 +104,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "plumbing_dispatch_format",
         "catering_cost_centre_format",
         "tyre_fitting_size_format",
+        "supplier_iban_format",
+        "driving_lesson_phone_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")
