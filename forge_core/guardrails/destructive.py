@@ -107,29 +107,51 @@ def destructive_tools(tools: list[ToolSpec], spared: set[str]) -> set[str]:
     return out
 
 
-def _action_words(tool: ToolSpec, benign: set[str]) -> set[str]:
+# Words of a name that ask for nothing ("add_to_list": "to").
+_NO_ACTION = frozenset(stem(w) for w in "to from of for in on at by with and or the a an".split())
+
+
+def _action_words(tool: ToolSpec, benign: set[str], synonyms: bool = True) -> set[str]:
     """The stems that ask for `tool`'s action: its name's words that no
-    benign tool has, and the verbs of the same kind as those."""
-    own = {stem(w) for w in words(tool.name)} - benign
+    benign tool has, and (with `synonyms`) the verbs of the same kind."""
+    own = {stem(w) for w in words(tool.name)} - benign - _NO_ACTION
     out = set(own)
-    for group in _SAME_ACTION:
+    for group in _SAME_ACTION if synonyms else ():
         if own & group:
             out |= group
     return out
 
 
-def asked_for(tools: list[ToolSpec], destructive: set[str], request: str) -> set[str]:
+# An action the request says not to do asks for nothing: "don't send it
+# yet", "no need to notify her", "without deleting".
+_NEGATED = re.compile(
+    r"\b(?:don'?t|do not|never|no need to|not|without)\s+"
+    r"(?:(?:actually|yet|need to|have to|want to|bother to|bother|be|go|to)\s+)*[A-Za-z]+",
+    re.IGNORECASE,
+)
+
+
+def asked_for(
+    tools: list[ToolSpec],
+    destructive: set[str],
+    request: str,
+    literal: frozenset[str] = frozenset(),
+) -> set[str]:
     """The destructive tools whose action the request asks for. With no
-    benign tool to tell them apart from, any word of the name asks."""
+    benign tool to tell them apart from, any word of the name asks. The
+    `literal` ones only by a word of their own name: a side tool the
+    workflow is not for ("remove her from the list" asks for the
+    unsubscribe the workflow ends with, not for `delete_contact`)."""
     benign: set[str] = set()
     for tool in tools:
         if tool.name not in destructive:
             benign |= set(stems(f"{' '.join(words(tool.name))} {tool.description}"))
-    wanted = set(stems(request))
+    wanted = set(stems(_NEGATED.sub(" ", request)))
     return {
         tool.name
         for tool in tools
-        if tool.name in destructive and _action_words(tool, benign) & wanted
+        if tool.name in destructive
+        and _action_words(tool, benign, tool.name not in literal) & wanted
     }
 
 
@@ -163,6 +185,10 @@ def asks_only(request: str) -> bool:
     )
 
 
+# Switch (bench.value_ablation `unasked_actions`): the writes a workflow
+# with terminal tools does not ask for are left out for every request.
+_UNASKED_ACTIONS = True
+
 # A name that starts with one of these reads ("get_", "list_", "check_"),
 # unless the next word makes it an action ("check_in_guest").
 _READ_VERBS = frozenset(
@@ -170,6 +196,16 @@ _READ_VERBS = frozenset(
     "quote calculate compute preview describe browse".split()
 )
 _NOT_READING = frozenset("in out off".split())
+# Verbs of a name that change something, whatever its description says.
+_WRITE_NAME_WORDS = _IRREVERSIBLE_NAME_WORDS | frozenset(
+    stem(w)
+    for w in (
+        "create add update set send book submit cancel post pay transfer assign reassign move "
+        "schedule reserve order issue open close place register enrol enroll apply approve "
+        "reject file log write save edit change replace confirm renew extend freeze pause start "
+        "stop reset grant top charge refund dispatch request arrange"
+    ).split()
+)
 
 
 def inferred_read_only(tool: ToolSpec) -> bool:
@@ -179,17 +215,37 @@ def inferred_read_only(tool: ToolSpec) -> bool:
     if isinstance((tool.parameters or {}).get(ANNOTATION), bool):
         return False
     said = words(tool.name)
-    return bool(said) and said[0] in _READ_VERBS and not (set(said[1:2]) & _NOT_READING)
+    if said and said[0] in _READ_VERBS:
+        return not (set(said[1:2]) & _NOT_READING)
+    # A name with no verb ("page", "weather") reads when its description
+    # starts with a reading verb ("List a page of records").
+    described = words(tool.description or "")
+    return (
+        bool(described)
+        and described[0] in _READ_VERBS
+        and not (set(described[1:2]) & _NOT_READING)
+        and not ({stem(w) for w in said} & _WRITE_NAME_WORDS)
+    )
 
 
-def unasked_writes(tools: list[ToolSpec], spared: set[str], request: str) -> set[str]:
+def unasked_writes(
+    tools: list[ToolSpec], spared: set[str], request: str, ends: bool = False
+) -> set[str]:
     """The tools that change something (neither read-only, marked or by a
-    name that reads, nor spared: terminal tools, pending steps) when the
-    request only asks a question and not for their action ("What is the
-    status of order A1?" does not add a note to it). A workflow none of
-    whose tools reads is left alone: there is nothing to tell apart."""
+    name that reads, nor spared: terminal tools, pending steps) whose action
+    the request does not ask for, when it only asks a question ("What is
+    the status of order A1?" does not add a note to it), or, in a workflow
+    that `ends` with its terminal tools, whatever it asks: the terminal
+    tool and the required steps are the writes the workflow is for; another
+    write runs only when the user's words ask for its action ("send the
+    invoice", not an invoice to draft). A workflow none of whose tools reads
+    is left alone: there is nothing to tell apart."""
     reads = {t.name for t in tools if inferred_read_only(t)}
-    if not reads or not asks_only(request):
+    if not reads or not (asks_only(request) or (ends and _UNASKED_ACTIONS)):
         return set()
     writes = {t.name for t in tools if t.name not in reads and t.name not in spared}
-    return writes - asked_for(tools, writes, request)
+    if asks_only(request) and ends:
+        # A question's words name what it asks about ("how long before we
+        # start paying storage?"), not an action to take.
+        return writes
+    return writes - asked_for(tools, writes, request, frozenset(writes) if ends else frozenset())

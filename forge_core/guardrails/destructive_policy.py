@@ -60,11 +60,12 @@ class DestructivePolicy(BaseGuardrail):
 
 
 def unasked_write_tools(state: RunState) -> set[str]:
-    """Tools that change something, when the request only asks a question
+    """Tools that change something the request does not ask for
     (guardrails/destructive.py), minus pending required steps."""
     if state.unasked_write_tools is None:
+        terminal = set(state.wf.terminal_set)
         state.unasked_write_tools = unasked_writes(
-            state.wf.tools, set(state.wf.terminal_set), "\n".join(state.user_texts())
+            state.wf.tools, terminal, "\n".join(state.user_texts()), ends=bool(terminal)
         )
     return state.unasked_write_tools - set(state.steps.pending())
 
@@ -74,7 +75,16 @@ def unasked_destructive(state: RunState) -> set[str]:
     required steps (the workflow itself asks for those)."""
     if state.asked_destructive is None:
         asked = state.user_texts()
-        state.asked_destructive = asked_for(state.wf.tools, state.destructive, "\n".join(asked))
+        wf = state.wf
+        # In a workflow that ends, a side tool's action is asked for in its
+        # own words only.
+        side = state.destructive - set(wf.terminal_set) - set(wf.required_steps)
+        state.asked_destructive = asked_for(
+            wf.tools,
+            state.destructive,
+            "\n".join(asked),
+            frozenset(side if wf.terminal_set else ()),
+        )
     return state.destructive - state.asked_destructive - set(state.steps.pending())
 
 

@@ -291,3 +291,23 @@ def test_a_question_is_not_offered_the_tools_that_change_something() -> None:
     assert not asks_only("Reserve a table for four. Is there parking?")
     check_in = ToolSpec("check_in_guest", "Check a guest in", SERVICE)
     assert unasked_writes([status, check_in, report], spared, "Is A1 here?") == {"check_in_guest"}
+
+
+def test_a_workflow_that_ends_offers_only_the_writes_the_request_asks_for() -> None:
+    from forge_core.guardrails.destructive import unasked_writes
+
+    look = ToolSpec("find_invoice", "Find an invoice", SERVICE)
+    draft = ToolSpec("draft_invoice", "Draft an invoice for a client. Ends the task.", SERVICE)
+    send = ToolSpec("send_invoice", "Email an invoice to the client", SERVICE)
+    credit = ToolSpec("issue_credit_note", "Credit part of an invoice back", SERVICE)
+    tools = [look, draft, send, credit]
+    spared = {"draft_invoice"}
+    request = "Please draft an invoice for 12 hours of design work, don't send it yet."
+    # The terminal tool is what the workflow is for; the other writes wait
+    # for words that ask for their action.
+    unasked = unasked_writes(tools, spared, request, ends=True)
+    assert unasked == {"send_invoice", "issue_credit_note"}
+    asked = "Draft the invoice and send it to the client, please."
+    assert unasked_writes(tools, spared, asked, ends=True) == {"issue_credit_note"}
+    # Without terminal tools (a chat's tools) only a question holds writes back.
+    assert unasked_writes(tools, spared, request) == set()
