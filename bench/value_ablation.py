@@ -16,7 +16,8 @@ digit_groups, requested_ids, subject_sentences, longest_member, enum_gist,
 spoken_hours, move_to, route_ends, name_parts, rejected_items, list_errors,
 array_objects, read_only_names, labelled_enum, excluded_entries,
 date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
-§27). The run's outcomes are then measured from outside, with
+§27; unasked_actions, sent_elsewhere, one_word_labels, report_tools,
+hour_ranges: §28). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
@@ -60,6 +61,12 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "tool_dates": ("dates", "takes_date_by_tool", lambda name, schema, description: False),
     "number_decline": ("tool_relevance", "lacks_numbers", lambda tools, request: False),
     "runaway_stops": ("", "RUNAWAY_STOPS", None),
+    # Round 3, session 4 (bench/RESULTS.md §28).
+    "unasked_actions": ("destructive", "_UNASKED_ACTIONS", False),
+    "sent_elsewhere": ("provenance", "_sent_as", lambda sent: {}),
+    "one_word_labels": ("provenance", "_one_word_apart", lambda topic, said: False),
+    "report_tools": ("mentions", "reports", lambda facts, tool: facts.is_terminal(tool)),
+    "hour_ranges": ("times", "_HOUR_RANGE", _NEVER),
 }
 
 

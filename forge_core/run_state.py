@@ -230,12 +230,14 @@ class RunState:
         arguments there ("Claim refused: check the cabin id")."""
         failures = [FailedValue(f.name, f.args, f.error) for f in self.failed.values()]
         results = []
+        sent = []
         for name, args, output in self.outcomes:
             if reports_nothing(output):
                 failures.append(FailedValue(name, args, output))
             else:
                 results.append((name, output))
-        return TurnFacts(self.wf, self.user_texts(), results, failures)
+                sent.append((name, args))
+        return TurnFacts(self.wf, self.user_texts(), results, failures, sent)
 
     def failed_strings(self) -> set[str]:
         """String values that failed: of a call that may not run again, the

@@ -443,7 +443,20 @@ def placeholders(param: str, tool: str) -> set[str]:
     conversation: the parameter's own name (as `city`, `city_name`,
     `service name`), the tool's name, the word "string"."""
     words = param.replace("_", " ")
-    return {param, f"{param}_name", f"{words} name", tool, "string"}
+    return {param, f"{param}_name", f"{words} name", tool, "string", *_FORMAT_TOKENS}
+
+
+# A description's format written out ("YYYY-MM-DD", "HH:MM") is no date or
+# time: copied whole or in parts, it is a placeholder.
+_FORMAT_TOKENS = frozenset(
+    form
+    for upper in (
+        "YYYY-MM-DD YYYY-MM YYYY MM DD YY HH HH:MM HH:MM:SS DD/MM/YYYY MM/DD/YYYY YYYY/MM/DD "
+        "YYYYMMDD YYYY-MM-DDTHH:MM YYYY-MM-DDTHH:MM:SS"
+    ).split()
+    for form in (upper, upper.lower())
+)
+_FORMAT_PREFIXES = ("YYYY", "yyyy", "HH:", "hh:", "DD/", "DD-", "MM/", "MM-", "dd/", "mm/")
 
 
 TRAILING_PUNCTUATION = ",.;:!?"
@@ -458,6 +471,7 @@ def placeholder_prefixes(param: str, tool: str) -> set[str]:
     prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
     # A type's name as a label ("string: 1"): the schema's words, no value.
     prefixes |= {f"{kind}:" for kind in ("string", "str", "integer", "number", "text")}
+    prefixes |= set(_FORMAT_PREFIXES)
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)
     return prefixes

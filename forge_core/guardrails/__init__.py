@@ -52,6 +52,8 @@ class TurnFacts:
     requests: list[str]
     results: list[tuple[str, str]]
     failures: list[FailedValue] = field(default_factory=list)
+    # The arguments of the calls that ran ((tool, args), oldest first).
+    sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.workflow.tools if t.name == name), None)

@@ -62,18 +62,26 @@ _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
 _CAPS = re.compile(r"[A-Z]{2,5}")
 # Quantities (a price, a rate), clock times and calendar dates are values of
 # their own kind, not identifiers.
-_NOT_AN_ID = re.compile(r"[-+]?\d+\.\d+|\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?")
+_NOT_AN_ID = re.compile(
+    r"[-+]?\d+\.\d+|\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?"
+    # An ordinal ("the 1st"), a span of time ("08:00-13:00") or of dates.
+    r"|\d{1,3}(?:st|nd|rd|th)"
+    r"|\d{1,2}:\d{2}[-\u2013]\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}[-\u2013/]\d{4}-\d{2}-\d{2}"
+)
 
 
 _IDENTIFIER = re.compile(
     r"(^|_|-)(id|ids|uuid|guid|code|key|sku|ref|reference|number|no|email|ticker|symbol|"
-    r"username|handle|slug)$|[a-z0-9](Id|ID|Code|Key|Ref|Number|Email)$",
+    r"username|handle|slug|serial|barcode|locator)$|[a-z0-9](Id|ID|Code|Key|Ref|Number|Email|Serial)$"
+    # A tag that belongs to something (`bag_tag`, `asset_tag`) is its label's
+    # code; a bare `tag` may be a word ("latest").
+    r"|[a-z0-9][_-]tag$|[a-z0-9]Tag$",
 )
 # Narrower: names whose values are almost never ordinary words, so limiting
 # them to seen identifiers cannot lock out the right value.
 _GROUNDABLE = re.compile(
-    r"(^|_|-)(id|ids|uuid|guid|sku|ref|reference|number|no|email|code|ticker|symbol)$|"
-    r"[a-z0-9](Id|ID|Ref|Number|Email|Code)$",
+    r"(^|_|-)(id|ids|uuid|guid|sku|ref|reference|number|no|email|code|ticker|symbol|serial|"
+    r"barcode|locator)$|[a-z0-9](Id|ID|Ref|Number|Email|Code|Serial)$|[a-z0-9][_-]tag$|[a-z0-9]Tag$",
 )
 
 

@@ -125,9 +125,26 @@ def _longest(named: list[Any], worded: list[str], text_stems: tuple[str, ...]) -
     return [m for m in named if m not in runs or alone(m)]
 
 
+# A tool whose name or description starts with one of these tells the user
+# what was found ("report_state", "Tell the rider ...").
+_TELLING = frozenset("report reply answer respond tell inform summarize summarise explain".split())
+
+
+def reports(facts: TurnFacts, tool: str) -> bool:
+    """A terminal tool that tells what was found, rather than one that acts
+    on the request ("book_donation": the user's "platelets" over the
+    "whole-blood" a donor's record mentions)."""
+    spec = facts.tool(tool)
+    if spec is None or not facts.is_terminal(tool):
+        return False
+    described = words(spec.description)
+    # "Give the final answer to the traveller: ..."
+    return bool(set(words(tool)[:1] + described[:1]) & _TELLING) or "answer" in described[:4]
+
+
 def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:
     results = [text for _, text in reversed(facts.results)]
-    return [results, facts.requests] if facts.is_terminal(tool) else [facts.requests, results]
+    return [results, facts.requests] if reports(facts, tool) else [facts.requests, results]
 
 
 def _named_in(

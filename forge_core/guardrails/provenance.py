@@ -99,21 +99,60 @@ def _labels(value: str, text: str, size: int) -> list[tuple[str, ...]]:
     return out
 
 
-def _label_score(param: str, value: str, text: str, tool_nouns: frozenset[str]) -> int:
+# "The invoice's record id.": the words before an id word of a description.
+_DESCRIBED_ID = re.compile(
+    r"\b([A-Za-z]+)\s+(?:id|identifier|number|code|reference|token)\b", re.IGNORECASE
+)
+
+
+def described_label(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The label a parameter's description gives its id ("The invoice's
+    record id." -> record), when it is no word of the name's: an
+    integrator's own word for which of the ids it is."""
+    m = _DESCRIBED_ID.search(str(schema.get("description", "")))
+    if m is None or stem(m.group(1)) in GENERIC | _LINKING:
+        return ()
+    return (stem(m.group(1)),)
+
+
+def _label_score(
+    param: str,
+    value: str,
+    text: str,
+    tool_nouns: frozenset[str],
+    described: tuple[str, ...] = (),
+) -> int:
     """How strongly `text` labels `value` as `param`'s (0: not at all): its
     words (LABEL), its head noun (HEAD_LABEL), or, for a parameter whose
     own words label nothing, a noun of the tool's name ("kiln
     kl-3f1" for set_kiln_program's `device_id`; TOOL_LABEL)."""
     topic = topic_stems(param)
     best = 0
-    for said in _labels(value, text, max(len(topic), 1)):
-        if topic and said[-len(topic) :] == topic:
+    for said in _labels(value, text, max(len(topic) + 1, 1)):
+        if topic and (said[-len(topic) :] == topic or _one_word_apart(topic, said)):
             best = max(best, LABEL)
         elif topic and said[-1] == topic[-1]:
             best = max(best, HEAD_LABEL)
+        elif described and said[-1:] == described[-1:]:
+            best = max(best, LABEL)
         elif said[-1] in tool_nouns:
             best = max(best, TOOL_LABEL)
     return best
+
+
+# Words that join a label to something else ("survey at 42" is no survey's id).
+_LINKING = frozenset(
+    stem(w)
+    for w in "at in on of for to from with by near the a an my our your their and or".split()
+)
+
+
+def _one_word_apart(topic: tuple[str, ...], said: tuple[str, ...]) -> bool:
+    """The label holds the parameter's words with one more between or after
+    them: "donor card number" for `donor_number`, "bag tag" for `bag_id`."""
+    return len(said) == len(topic) + 1 and any(
+        said[:i] + said[i + 1 :] == topic and said[i] not in _LINKING for i in range(1, len(said))
+    )
 
 
 def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
@@ -141,7 +180,9 @@ def _abbreviates(param: str, value: str) -> bool:
     """The value's leading letters (two or more) begin a word of the
     parameter, or its first letter and consonants: CB-204 and RM-101 for
     `cabin_id` and `room_id`, INV-7 for `invoice_ref`."""
-    prefix = re.match(r"[A-Za-z]{2,}", value)
+    # Letters alone ("BA", an airline's code) abbreviate nothing: the
+    # prefix heads a code of letters and digits.
+    prefix = re.match(r"[A-Za-z]{2,}(?=\S*\d)", value)
     if prefix is None:
         return False
     letters = prefix.group(0).lower()
@@ -150,6 +191,15 @@ def _abbreviates(param: str, value: str) -> bool:
         for w in words(param)
         if w not in GENERIC and len(w) > 2
     )
+
+
+def _sent_as(sent: list[tuple[str, dict[str, Any]]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for _, args in sent:
+        for name, value in args.items():
+            if isinstance(value, str):
+                out.setdefault(value, set()).add(name)
+    return out
 
 
 @dataclass
@@ -166,6 +216,8 @@ class _Conversation:
     failed: set[tuple[str, str, str]]
     refused: set[str]
     kinds: dict[str, set[tuple[str, ...]]]
+    # value -> the parameters calls that ran sent it as.
+    sent_as: dict[str, set[str]]
 
     @classmethod
     def of(cls, facts: TurnFacts) -> _Conversation:
@@ -188,6 +240,12 @@ class _Conversation:
             }
             for v in candidates
         }
+        for spaced in [v for v in candidates if " " in v]:
+            # "8830 1562" is labelled where it is written; its joined
+            # spelling is the same id, of the same kind.
+            joined = spaced.replace(" ", "")
+            if joined in kinds:
+                kinds[joined] |= kinds[spaced]
         return cls(
             texts=texts,
             requests=len(facts.requests),
@@ -208,7 +266,13 @@ class _Conversation:
                 if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
             },
             kinds=kinds,
+            sent_as=_sent_as(facts.sent),
         )
+
+    def sent_elsewhere(self, value: str, param: str) -> bool:
+        """`value` went to a call as another parameter only: the card number
+        a lookup took as `donor_number` is not the `donor_id` it returned."""
+        return bool(self.sent_as.get(value)) and param not in self.sent_as[value]
 
     def requested(self, values: list[str], same_shape: bool = False) -> list[str]:
         """Of equally good `values`, the ones the user's own messages name,
@@ -248,7 +312,10 @@ class IdentifierProvenance:
             params = [(n, s) for n, s in parameters(tool) if _free_string(s) and id_param(n, s)]
             required = set(tool.parameters.get("required") or [])
             nouns = frozenset(topic_stems(tool.name)[1:])
-            scores = {n: self._scores(n, talk.candidates, talk.texts, nouns) for n, _ in params}
+            scores = {
+                n: self._scores(n, talk.candidates, talk.texts, nouns, described_label(s))
+                for n, s in params
+            }
             for name, schema in params:
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
@@ -289,6 +356,11 @@ class IdentifierProvenance:
         """The values with the most evidence; without evidence, for an id,
         the listing entry the request describes, else the admissible ids
         when some candidates are not."""
+        # One id does not fill two different parameters while another has
+        # evidence for this one.
+        fresh = {v: s for v, s in mine.items() if not talk.sent_elsewhere(v, name)}
+        if max(fresh.values(), default=0) >= ABBREVIATION:
+            mine = fresh
         top = max(mine.values(), default=0)
         if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]
@@ -312,11 +384,17 @@ class IdentifierProvenance:
 
     @staticmethod
     def _scores(
-        param: str, candidates: list[str], texts: list[str], tool_nouns: frozenset[str]
+        param: str,
+        candidates: list[str],
+        texts: list[str],
+        tool_nouns: frozenset[str],
+        described: tuple[str, ...] = (),
     ) -> dict[str, int]:
         out: dict[str, int] = {}
         for value in candidates:
-            score = max((_label_score(param, value, t, tool_nouns) for t in texts), default=0)
+            score = max(
+                (_label_score(param, value, t, tool_nouns, described) for t in texts), default=0
+            )
             if score < LABEL and _abbreviates(param, value):
                 score = max(score, ABBREVIATION)
             if score:

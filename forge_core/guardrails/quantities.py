@@ -30,6 +30,7 @@ from forge_core.guardrails import (
     undecided,
 )
 from forge_core.guardrails.text import GENERIC, stem, words
+from forge_core.schema_rules import text_fits
 
 # Unit families and how people write them. Single letters only count where a
 # parameter's name ends with them (`target_c`); in text they follow a number.
@@ -94,6 +95,12 @@ _PINT_UNITS = {
 }
 
 
+# A sum of money whose currency the parameter leaves open (`amount`,
+# `total_price`) takes an amount in any currency; a sibling says which.
+_MONEY = frozenset(stem(w) for w in "amount price cost total fee payment budget charge".split())
+_CURRENCIES = ("eur", "usd", "gbp", "jpy", "chf")
+
+
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     """The unit families a parameter names, and the stems of the nouns it
     counts (`crates`, `nights`)."""
@@ -109,6 +116,8 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
         # "in Celsius", "in euros", "minutes": a unit word of two letters or more.
         if fam:
             families.add(fam)
+    if not families and {stem(w) for w in name_words} & _MONEY:
+        families = set(_CURRENCIES)
     counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
     if counted & _PEOPLE:
         counted |= _PEOPLE
@@ -206,6 +215,13 @@ class Quantities:
             for name, schema in parameters(tool):
                 kind = schema.get("type")
                 key = f"{tool.name}.{name}"
+                if takes_currency(name, schema) and undecided(out, key):
+                    written = first_found((facts.requests, results), currencies_in)
+                    fits = [c for c in written if text_fits(schema, c)]
+                    if "enum" in schema:
+                        fits = [c for c in fits if c in schema["enum"]]
+                    decide(out, key, fits, self.name)
+                    continue
                 if kind not in ("integer", "number") or not undecided(out, key):
                     continue
                 families, counted = _families(name, schema)
@@ -224,6 +240,22 @@ class Quantities:
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
                 decide(out, key, found, self.name)
+
+
+def currencies_in(text: str) -> list[str]:
+    """The ISO codes of the currencies `text` writes amounts in ("€1,284.60"
+    -> EUR, "300 pounds" -> GBP), in the order written."""
+    out = []
+    for m in _QUANTITY.finditer(in_digits(text)):
+        fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get((m.group("unit") or "").lower())
+        if fam in _CURRENCIES and fam.upper() not in out:
+            out.append(fam.upper())
+    return out
+
+
+def takes_currency(name: str, schema: dict[str, Any]) -> bool:
+    """A string parameter for a currency code (`currency`, `payout_currency`)."""
+    return schema.get("type") == "string" and words(name)[-1:] == ["currency"]
 
 
 def only_a_quantity(value: str, texts: list[str]) -> bool:

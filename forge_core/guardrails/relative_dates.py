@@ -32,7 +32,10 @@ _RELATIVE = re.compile(
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
     rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
-    r"|in\s+(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit>days?|weeks?))\b",
+    r"|(?:in|within)\s+(?:(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+)?"
+    r"(?P<unit>days?|weeks?|months?|fortnight)(?:\s+(?:from|of)\s+(?:today|now))?"
+    r"|(?P<count2>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit2>days?|weeks?|months?)"
+    r"\s+from\s+(?:today|now)|(?P<fortnight>a fortnight from (?:today|now)))\b",
     re.IGNORECASE,
 )
 # Where a system prompt states today's date.
@@ -70,8 +73,11 @@ def _written_date(clause: str) -> date | None:
 
 def relative_dates(text: str, today: date) -> list[date]:
     """The dates `text`'s relative phrases name, in the order written."""
+    from forge_core.guardrails.quantities import in_digits
+
     out: list[date] = []
-    for m in _RELATIVE.finditer(text):
+    # "in thirty days" is "in 30 days" (text2num).
+    for m in _RELATIVE.finditer(in_digits(text)):
         when = _resolve(m, today)
         if when is not None and when not in out:
             out.append(when)
@@ -101,6 +107,16 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
         if ahead == 0 and (m.group("which") or "").lower() != "this":
             ahead = 7
         return today + timedelta(days=ahead)
-    count = m.group("count").lower()
-    n = int(count) if count.isdigit() else _NUMBER_WORDS[count]
-    return today + timedelta(days=n * (7 if m.group("unit").lower().startswith("week") else 1))
+    if m.group("fortnight"):
+        return today + timedelta(days=14)
+    count = (m.group("count") or m.group("count2") or "").lower()
+    unit = (m.group("unit") or m.group("unit2")).lower()
+    if not count and unit != "fortnight":
+        return None  # "in days": no count
+    n = int(count) if count.isdigit() else _NUMBER_WORDS.get(count, 1)
+    if unit.startswith("month"):
+        # The same day n months on, or that month's last day.
+        year, month = divmod(today.month - 1 + n, 12)
+        last = calendar.monthrange(today.year + year, month + 1)[1]
+        return date(today.year + year, month + 1, min(today.day, last))
+    return today + timedelta(days=n * (14 if unit == "fortnight" else 7 if unit[0] == "w" else 1))

@@ -45,13 +45,24 @@ _HOUR = re.compile(
     re.I,
 )
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
-_TO = re.compile(rf"\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I)
+# "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE).
+_TO = re.compile(
+    rf"(?<!from )(?<!between )\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
+)
 _NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 # "at 10" as a time: followed by the end of a clause or a word that
 # belongs to a day, not by a noun ("at 10 Main Street", "at 5 stars").
 _AT_HOUR = re.compile(
     r"\bat (?P<h>\d{1,2})(?=\s*(?:$|[.,;!?)]|on\b|tomorrow\b|today\b|tonight\b|sharp\b|"
     r"please\b|instead\b|if\b|or\b|and\b))",
+    re.I,
+)
+# "from 9 till 12", "between 10 and 2": bare hours as a range's ends, read
+# in business hours like "at ten"; not "from 2 to 4 guests".
+_HOUR_RANGE = re.compile(
+    r"\b(?:from|between) (?P<h>\d{1,2})(?P<join>\s*(?:to|till|until|and|-|\u2013)\s*)"
+    r"(?P<h2>\d{1,2})(?P<half>\s*(?:am|pm|a\.m\.|p\.m\.))?"
+    r"(?=\s*(?:$|[.,;!?)]|on\b|tomorrow\b|today\b|tonight\b|please\b|if\b|and\b|or\b|\w+day\b))",
     re.I,
 )
 _EVENING = re.compile(r"\b(?:tonight|evening|dinner|supper|night)\b", re.I)
@@ -125,11 +136,12 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         found.append((m.start(), m.end(), (hour, 60 - minutes)))
     evening = bool(_EVENING.search(text))
     for m in _AT_HOUR.finditer(text):
-        hour = int(m.group("h"))
-        if 1 <= hour <= 11 and (hour <= 6 or evening):
-            found.append((m.start(), m.end(), (hour + 12, 0)))
-        elif 8 <= hour <= 12:
-            found.append((m.start(), m.end(), (hour, 0)))
+        if (spoken := _business_hour(int(m.group("h")), evening)) is not None:
+            found.append((m.start(), m.end(), (spoken, 0)))
+    for m in _HOUR_RANGE.finditer(text):
+        if (ends := _range_hours(m, evening)) is not None:
+            found.append((m.start("h"), m.end("h"), (ends[0], 0)))
+            found.append((m.start("h2"), m.end(), (ends[1], 0)))
     for word, when in _NAMED.items():
         for m in re.finditer(rf"\b{word}\b", text, re.I):
             found.append((m.start(), m.end(), when))
@@ -139,6 +151,34 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         if not kept or start >= kept[-1][1]:
             kept.append((start, end, when))
     return [(a, b, (h, m)) for a, b, (h, m) in kept if 0 <= h < 24 and 0 <= m < 60]
+
+
+def _business_hour(hour: int, evening: bool) -> int | None:
+    """A bare hour ("at ten") in business hours: 8-12 as written, 1-6 in the
+    afternoon, 1-11 in the evening where the request speaks of one; None
+    for the rest ("at 7" alone)."""
+    if 1 <= hour <= 11 and (hour <= 6 or evening):
+        return hour + 12
+    if 8 <= hour <= 12:
+        return hour
+    return None
+
+
+def _range_hours(m: re.Match[str], evening: bool) -> tuple[int, int] | None:
+    """The hours of "from 9 till 12" (business hours) or "from 2 to 3pm"
+    (the second end's half of the day, for the first too where it is
+    earlier: "from 11 to 1pm" is 11:00-13:00)."""
+    first, second = int(m.group("h")), int(m.group("h2"))
+    half = (m.group("half") or "").strip().lower()
+    if not half:
+        a, b = _business_hour(first, evening), _business_hour(second, evening)
+        return None if a is None or b is None else (a, b)
+    if not (1 <= first <= 12 and 1 <= second <= 12):
+        return None
+    if half.startswith("p"):
+        later = second % 12 + 12
+        return (first % 12 + 12 if first % 12 < second % 12 else first % 12), later
+    return first % 12, second % 12
 
 
 def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:

@@ -621,9 +621,17 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
         "check_service_status",
         "string",
         "string: 1",
+        # A description's format, copied whole or in parts.
+        "YYYY-MM-DD",
+        "YYYY",
+        "DD",
+        "HH:MM",
+        "YYYY-05-01",
+        "dd/mm/yyyy",
     ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     assert accepts(grammar, rule, json.dumps("payments-api"))
+    assert accepts(grammar, rule, json.dumps("DDX-204"))
     assert accepts(grammar, rule, json.dumps("stringer-api"))
     off = build_grammar([service])  # grounding off: anything goes
     assert off is not None and accepts(off, rule, json.dumps("service_name"))

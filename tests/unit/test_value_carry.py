@@ -1,0 +1,209 @@
+"""Values carried from one call to the next, and the user's own values kept
+(forge_core/guardrails/: provenance, grounding, mentions, times).
+
+Pure logic on hand-made workflows (a library of tools, a glass studio, a
+climbing gym, a print shop): no model is needed to say which values a
+parameter may take.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forge_core.guardrails import TurnFacts
+from forge_core.guardrails.grounding import extract_candidates, is_grounded, is_identifier_like
+from forge_core.guardrails.registry import preferred_values
+from forge_core.guardrails.times import range_ends, times_in
+from forge_core.workflow import ToolSpec, Workflow
+
+STR: dict[str, Any] = {"type": "string"}
+
+
+def tool(tool_name: str, description: str, /, **props: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        tool_name, description, {"type": "object", "properties": props, "required": list(props)}
+    )
+
+
+def facts(
+    tools: list[ToolSpec],
+    request: str,
+    results: list[tuple[str, str]] | None = None,
+    sent: list[tuple[str, dict[str, Any]]] | None = None,
+) -> TurnFacts:
+    wf = Workflow("wf", tools, terminal_tools=[tools[-1].name])
+    return TurnFacts(wf, [request], results or [], [], sent or [])
+
+
+def test_a_tag_or_serial_of_something_is_an_id_and_takes_only_seen_values() -> None:
+    for name in ("crate_tag", "assetTag", "serial", "meter_serial", "sensorSerial", "locator"):
+        assert is_identifier_like(name), name
+        assert is_grounded(name, STR), name
+    # A bare tag may be a word ("latest"): no id, no grounding.
+    assert not is_identifier_like("tag") and not is_grounded("tag", STR)
+    assert not is_identifier_like("tags")
+
+
+def test_a_tag_takes_the_value_its_label_names_not_an_airline_code() -> None:
+    find = tool("get_shipment", "Open a shipment by its reference", shipment_reference=STR)
+    slots = tool("list_pickup_slots", "List pickup slots for a crate", crate_tag=STR)
+    f = facts(
+        [find, slots],
+        "Where can I pick up shipment SHP88120?",
+        [("get_shipment", "Shipment SHP88120 via KL 1204: 1 crate, tag no 77Q4401X, at dock D.")],
+        [("get_shipment", {"shipment_reference": "SHP88120"})],
+    )
+    # "KL" heads no code ("KL 1204" is a flight): letters alone abbreviate nothing.
+    assert preferred_values(f).values["list_pickup_slots.crate_tag"] == ["77Q4401X"]
+
+
+def test_an_id_a_lookup_took_is_not_the_different_id_it_returned() -> None:
+    find = tool("find_climber", "Look a climber up by their wristband number", wristband_number=STR)
+    book = tool("book_session", "Book a session", climber_id=STR, wall=STR)
+    request = "My climber wristband number is 5512 0093, please book me on the north wall."
+    # Before the lookup the wristband is the only id the request labels.
+    assert preferred_values(facts([find, book], request)).values[
+        "find_climber.wristband_number"
+    ] == ["5512 0093"]
+    after = facts(
+        [find, book],
+        request,
+        [("find_climber", "Climber id CLB-3307 (wristband 5512 0093), member since 2024.")],
+        [("find_climber", {"wristband_number": "5512 0093"})],
+    )
+    assert preferred_values(after).values["book_session.climber_id"] == ["CLB-3307"]
+
+
+def test_the_next_person_is_the_free_one_not_the_one_the_request_names() -> None:
+    jobs = tool("list_courier_jobs", "List a courier's jobs", courier_number=STR)
+    free = tool("list_free_couriers", "List couriers free now", area=STR)
+    give = tool("reassign_job", "Give a job to another courier", job_id=STR, courier_id=STR)
+    f = facts(
+        [jobs, free, give],
+        "Courier 318 is ill: give his lunchtime job to someone free with a cargo bike.",
+        [
+            ("list_courier_jobs", "Courier 318: JOB-4410 12:30 lunch drop; JOB-4415 17:00."),
+            ("list_free_couriers", "Free: CR-207 Ana (cargo bike), CR-116 Tom (scooter)."),
+        ],
+        [("list_courier_jobs", {"courier_number": "318"}), ("list_free_couriers", {"area": "x"})],
+    )
+    assert preferred_values(f).values["reassign_job.courier_id"] == ["CR-207"]
+
+
+def test_a_number_written_in_groups_is_of_its_labels_kind_joined_too() -> None:
+    find = tool("find_member", "Find a member by card number", card_number=STR)
+    rooms = tool("list_studio_slots", "List a studio's slots", studio_id=STR, day=STR)
+    book = tool("book_slot", "Book a slot", member_id=STR, slot_id=STR)
+    f = facts(
+        [find, rooms, book], "My card number is 4410 2291; any kiln slots at my usual studio?"
+    )
+    assert {"4410 2291", "44102291"} <= set(extract_candidates(["card number is 4410 2291"]))
+    # Neither spelling is a studio: the studio waits for the member's record.
+    assert "list_studio_slots" in preferred_values(f).blocked
+
+
+def test_an_action_takes_the_users_enum_word_over_a_records() -> None:
+    find = tool("find_donor", "Find a donor", donor_number=STR)
+    kinds = {"type": "string", "enum": ["glazing", "throwing", "firing"]}
+    book = tool("book_class", "Book a pottery class for a member. Ends the task.", kind=kinds)
+    report = tool("report_last_class", "Tell the member what their last class was", kind=kinds)
+    request = "I'd like to book a throwing class, please."
+    record = [("find_donor", "Member M-1: last class glazing, 2026-02-01.")]
+    got = preferred_values(facts([find, book], request, record)).values
+    assert got["book_class.kind"] == ["throwing"]
+    # A report tells what the record says.
+    got = preferred_values(facts([find, report], "What was my last class?", record)).values
+    assert got["report_last_class.kind"] == ["glazing"]
+
+
+def test_bare_hours_of_a_range_and_a_shared_half_of_the_day() -> None:
+    assert times_in("Print it from 9 till 12 tomorrow.") == [(9, 0), (12, 0)]
+    assert range_ends("Is the booth free from 2 to 3pm?") == ([(14, 0)], [(15, 0)])
+    assert range_ends("from 11 to 1pm please") == ([(11, 0)], [(13, 0)])
+    # A count is no time, and "from 9 to 5" is no "nine minutes to five".
+    assert times_in("a table from 2 to 4 guests") == []
+    assert times_in("open from 9 to 5.") == [(9, 0), (17, 0)]
+
+
+def test_a_span_of_times_is_no_id_and_makes_no_listing() -> None:
+    found = extract_candidates(["Kiln K-2 2026-05-20: free 08:00-13:00, booked 13:00-18:00."])
+    assert "08:00-13:00" not in found and "13:00-18:00" not in found
+    assert "K-2" in found
+
+
+def test_an_id_its_description_labels_over_the_one_the_user_wrote() -> None:
+    find = tool("find_bill", "Look a bill up by the number printed on it", bill_number=STR)
+    pay = tool(
+        "pay_bill",
+        "Pay a bill",
+        bill_id={"type": "string", "description": "The bill's ledger id."},
+    )
+    f = facts(
+        [find, pay],
+        "Please pay bill B-5531 today.",
+        [("find_bill", "Bill B-5531 from Northgate Water: 88.10 GBP, ledger id LG-20931.")],
+        [("find_bill", {"bill_number": "B-5531"})],
+    )
+    assert preferred_values(f).values["pay_bill.bill_id"] == ["LG-20931"]
+
+
+def test_an_amount_with_no_unit_and_its_currency_code_come_from_the_request() -> None:
+    pay = tool(
+        "schedule_transfer",
+        "Schedule a transfer",
+        amount={"type": "number"},
+        currency={"type": "string", "pattern": "^[A-Z]{3}$"},
+    )
+    got = preferred_values(facts([pay], "Send the studio £2,310.50 on Monday.")).values
+    assert got["schedule_transfer.amount"] == [2310.5]
+    assert got["schedule_transfer.currency"] == ["GBP"]
+    listed = tool("quote", "Quote", currency={"type": "string", "enum": ["USD", "CHF"]})
+    assert "quote.currency" not in preferred_values(facts([listed], "About 40 euros.")).values
+
+
+def test_a_code_written_in_many_groups_is_one_code() -> None:
+    from forge_core.guardrails.codes import codes_in
+
+    assert codes_in("My IBAN is de44 5001 0517 5407 3249 31, thanks.")[0] == (
+        "de44 5001 0517 5407 3249 31"
+    )
+    assert codes_in("I live at NE4 7QP and drive YT62 WBN") == ["NE4 7QP", "YT62 WBN"]
+    assert codes_in("we are at the bar for two") == []
+
+
+def test_relative_dates_in_words_and_in_months() -> None:
+    from datetime import date
+
+    from forge_core.guardrails.relative_dates import relative_dates
+
+    today = date(2027, 1, 31)
+    assert relative_dates("make it due in thirty days", today) == [date(2027, 3, 2)]
+    assert relative_dates("payable within 14 days", today) == [date(2027, 2, 14)]
+    assert relative_dates("a fortnight from today", today) == [date(2027, 2, 14)]
+    assert relative_dates("in one month", today) == [date(2027, 2, 28)]
+    assert relative_dates("in days to come", today) == []
+
+
+def test_an_ordinal_is_no_id() -> None:
+    found = extract_candidates(["Rent RO-1 goes out on the 1st and the gym's on the 23rd."])
+    assert "RO-1" in found and "1st" not in found and "23rd" not in found
+
+
+def test_a_side_tool_is_asked_for_in_its_own_words_and_never_by_a_negated_one() -> None:
+    from forge_core.guardrails.destructive import asked_for, unasked_writes
+
+    find = ToolSpec("find_member", "Find a member", {"type": "object", "properties": {}})
+    leave = ToolSpec("leave_group", "Take a member off one group. Ends the task.", find.parameters)
+    delete = ToolSpec("delete_member", "Remove a member and all their data", find.parameters)
+    join = ToolSpec("add_to_group", "Add a member to a group", find.parameters)
+    tools = [find, leave, delete, join]
+    request = "Please remove Ana from the chess group; she wants to stay in the book group."
+    # "remove" is delete_'s kind of verb, but delete_member is a side tool here.
+    assert asked_for(tools, {"delete_member"}, request) == {"delete_member"}
+    assert asked_for(tools, {"delete_member"}, request, frozenset({"delete_member"})) == set()
+    # "to" asks for nothing.
+    assert unasked_writes(tools, {"leave_group"}, request, ends=True) == {
+        "delete_member",
+        "add_to_group",
+    }
+    assert asked_for(tools, {"delete_member"}, "Don't delete her account.") == set()
