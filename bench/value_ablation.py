@@ -17,7 +17,8 @@ spoken_hours, move_to, route_ends, name_parts, rejected_items, list_errors,
 array_objects, read_only_names, labelled_enum, excluded_entries,
 date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
 §27; unasked_actions, sent_elsewhere, one_word_labels, report_tools,
-hour_ranges: §28). The run's outcomes are then measured from outside, with
+hour_ranges, deadline_dates, latest_entry, frequencies: §28; the value
+guardrails phone_numbers and addresses go by their own names). The run's outcomes are then measured from outside, with
 the outside workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
@@ -67,6 +68,9 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "one_word_labels": ("provenance", "_one_word_apart", lambda topic, said: False),
     "report_tools": ("mentions", "reports", lambda facts, tool: facts.is_terminal(tool)),
     "hour_ranges": ("times", "_HOUR_RANGE", _NEVER),
+    "deadline_dates": ("dates", "_DEADLINE_WORDS", frozenset()),
+    "latest_entry": ("mentions", "latest_dated", lambda members, texts: None),
+    "frequencies": ("mentions", "_FREQUENCIES", []),
 }
 
 

@@ -31,6 +31,7 @@ from forge_core.guardrails import (
     parameters,
     undecided,
 )
+from forge_core.guardrails.mentions import reports
 from forge_core.guardrails.relative_dates import relative_dates, today_of
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
@@ -88,6 +89,23 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
         and bool(words(name))
         and set(words(name)) <= _STARTS | _ENDS | {"check", "day"}
     )
+
+
+# A deadline's parameter (`upload_deadline`, `due_date`, `expires_on`)
+# takes the dates a text writes after "by", "until", "due", "deadline".
+_DEADLINE_WORDS = frozenset("deadline due expiry expires expiration until latest".split())
+_DEADLINE_CUE = re.compile(
+    r"\b(?:by|until|till|before|due(?: on| by)?|deadline(?: is)?|expires?(?: on)?|expiry)\b:?\s*",
+    re.IGNORECASE,
+)
+
+
+def _after_deadline(text: str, read: Any) -> list[str]:
+    """The dates `read` finds right after a deadline's cue in `text`."""
+    out: list[str] = []
+    for m in _DEADLINE_CUE.finditer(text):
+        out += read(text[m.end() : m.end() + 30])[:1]
+    return out
 
 
 def _role(name: str) -> str:
@@ -182,9 +200,24 @@ class Dates:
             if not undecided(out, key):
                 continue
             read = functools.partial(_dates_written, kind, base, today)
-            found = first_found((facts.requests, results), read)
-            role = _role(key.split(".", 1)[1])
-            tool_name = key.split(".", 1)[0]
+            tool_name, param = key.split(".", 1)
+            # A report tells the dates the results give ("upload by ...").
+            sources = (results, facts.requests) if reports(facts, tool_name) else None
+            found = first_found(sources or (facts.requests, results), read)
+            # A date a call already sent as another parameter (a date of
+            # birth a lookup took) is not this one while others are found.
+            elsewhere = {
+                d
+                for _, args in facts.sent
+                for k, v in args.items()
+                if k != param and isinstance(v, str)
+                for d in read(v)
+            }
+            found = [d for d in found if d not in elsewhere] or found
+            if set(words(param)) & _DEADLINE_WORDS:
+                due = [d for t in results + facts.requests for d in _after_deadline(t, read)]
+                found = [d for d in found if d in due] or found
+            role = _role(param)
             roles = {_role(k.split(".", 1)[1]) for k, _ in wanted if k.startswith(f"{tool_name}.")}
             if role and roles >= {"start", "end"} and kind == "date" and len(found) == 2:
                 # "from Friday the 19th until Monday the 22nd": a range's ends.

@@ -78,8 +78,27 @@ def _named_months(text: str) -> set[int]:
     }
 
 
+# How often, as people say it and as enums spell it ("every other week"
+# for `fortnightly` or `biweekly`).
+_FREQUENCIES = [
+    (
+        re.compile(
+            r"\b(?:every (?:other|second|two|2) weeks?|bi-?weekly|fortnightly|once a fortnight)\b",
+            re.I,
+        ),
+        "fortnightly biweekly",
+    ),
+    (re.compile(r"\b(?:every|each|once a) week\b", re.I), "weekly"),
+    (re.compile(r"\b(?:every|each|once a) month\b", re.I), "monthly"),
+    (re.compile(r"\b(?:every|each) day\b", re.I), "daily"),
+]
+
+
 def named_members(members: list[Any], text: str) -> list[Any]:
     """The members of an enum that `text` names, in the enum's order."""
+    for phrase, said in _FREQUENCIES:
+        # The phrase becomes the enum's words: "every other week" names no `weekly`.
+        text = phrase.sub(said, text)
     text_stems = stems(text)
     days = None
     months = None
@@ -147,11 +166,38 @@ def _sources(facts: TurnFacts, tool: str) -> list[list[str]]:
     return [results, facts.requests] if reports(facts, tool) else [facts.requests, results]
 
 
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2})?")
+_SEGMENT = re.compile(r"[;\n]|\.\s")
+
+
+def latest_dated(members: list[Any], texts: Sequence[str]) -> Any:
+    """In a timeline ("2026-04-02 submitted; 2026-04-16 under_review"),
+    the member named beside the latest date, where two or more dated
+    segments each name one; else None."""
+    dated: dict[str, Any] = {}
+    for text in texts:
+        for segment in _SEGMENT.split(text):
+            days = _ISO_DAY.findall(segment)
+            named = named_members(members, segment)
+            if days and len(named) == 1:
+                # An entry's own date comes first ("2026-04-28 documents
+                # requested, upload by 2026-05-12").
+                dated[days[0]] = named[0]
+    return dated[max(dated)] if len(set(dated.values())) > 1 else None
+
+
 def _named_in(
-    members: list[Any], sources: list[list[str]], subjects: Sequence[str] = (), label: str = ""
+    members: list[Any],
+    sources: list[list[str]],
+    subjects: Sequence[str] = (),
+    label: str = "",
+    dated: bool = False,
 ) -> list[Any]:
     for source in sources:
         found = {m for text in source for m in named_members(members, text)}
+        if len(found) > 1 and dated and (latest := latest_dated(members, source)) is not None:
+            # A report tells where things stand now: the latest entry.
+            found = {latest}
         if len(found) > 1 and label:
             # "Status awaiting_parts" for `status`: the member its label names.
             found = {m for m in found if any(_labelled(m, label, t) for t in source)} or found
@@ -217,7 +263,7 @@ class EnumMentions:
                     continue
                 members = schema.get("enum")
                 if isinstance(members, list) and len(members) > 1:
-                    named = _named_in(members, sources, about, label)
+                    named = _named_in(members, sources, about, label, reports(facts, tool.name))
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name

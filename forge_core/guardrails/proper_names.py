@@ -162,6 +162,16 @@ class ProperNames:
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
                         named = name_part(name, list(dict.fromkeys(found + results)))
+                        # A name a lookup took as another parameter (the
+                        # instructor found by `name`) is not this person.
+                        other = {
+                            part
+                            for _, args in facts.sent
+                            for k, v in args.items()
+                            if k != name and isinstance(v, str)
+                            for part in v.split()
+                        }
+                        named = [n for n in named if not set(n.split()) & other] or named
                         decide(out, key, named, self.name)
                 elif _name_like(name, schema):
                     # A `name` is also what the request calls by the tool's

@@ -71,10 +71,13 @@ _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 # A number, optionally after a currency sign, and the word or sign after it
 # ("2 more weeks": one filler word may stand between).
 _QUANTITY = re.compile(
-    r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?)"
+    # Not the day of a date or the end of a range ("2026-04-28 documents").
+    r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])(?<!\d[-/])\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+    r"|(?<![\w.])(?<!\d[-/])\d+(?:\.\d+)?)"
     r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
     r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
-    r"(?P<unit>°[cCfF]|%|[A-Za-z]+)?(?P<compound>(?:-[A-Za-z]+)+)?"
+    # A unit is a whole word: "18 Göteborg" is no 18 g.
+    r"(?P<unit>°[cCfF]|%|[A-Za-z]+(?![^\W\d_]))?(?P<compound>(?:-[A-Za-z]+)+)?"
 )
 # Families pint converts between (2 weeks are 14 days): their pint units.
 _PINT_UNITS = {

@@ -1,16 +1,19 @@
 """The value guardrails, strongest evidence first (guardrails/__init__.py).
 
-An error that names the value beats everything: the tool said what it
-wants. Then what the request states (booleans, quantities with units, dates, clock times,
-enum members, which also read results for reports), codes the user wrote
-(postcodes, plates), then ids by their labels,
-names shaped like the schema's example, files and their edits, the names
-the user wrote, then lists by their listing.
+Phone numbers the request writes come first, in the form the schema or an
+error asks for (phones.py). An error that names the value beats everything
+else: the tool said what it wants. Then what the request states (booleans,
+quantities with units, dates, clock times, enum members, which also read
+results for reports), codes the user wrote (postcodes, plates), web
+domains and countries' codes, then ids by their labels, names shaped like
+the schema's example, files and their edits, the names the user wrote,
+then lists by their listing.
 """
 
 from __future__ import annotations
 
 from forge_core.guardrails import Preferred, TurnFacts, ValueGuardrail
+from forge_core.guardrails.addresses import Addresses
 from forge_core.guardrails.codes import WrittenCodes
 from forge_core.guardrails.dates import Dates
 from forge_core.guardrails.edits import FileEdits
@@ -18,6 +21,7 @@ from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
 from forge_core.guardrails.listings import Listings
 from forge_core.guardrails.mentions import EnumMentions
+from forge_core.guardrails.phones import PhoneNumbers
 from forge_core.guardrails.proper_names import ProperNames
 from forge_core.guardrails.provenance import IdentifierProvenance
 from forge_core.guardrails.quantities import Quantities
@@ -25,6 +29,9 @@ from forge_core.guardrails.times import ClockTimes
 from forge_core.guardrails.yes_no import StatedBooleans
 
 VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
+    # A phone number read with libphonenumber beats an error's words about
+    # its form: the error tells the form, the request the number.
+    PhoneNumbers(),
     ErrorValues(),
     StatedBooleans(),
     Quantities(),
@@ -32,6 +39,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     ClockTimes(),
     EnumMentions(),
     WrittenCodes(),
+    Addresses(),
     IdentifierProvenance(),
     ExampleShapes(),
     FileEdits(),

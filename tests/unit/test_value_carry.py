@@ -207,3 +207,96 @@ def test_a_side_tool_is_asked_for_in_its_own_words_and_never_by_a_negated_one() 
         "add_to_group",
     }
     assert asked_for(tools, {"delete_member"}, "Don't delete her account.") == set()
+
+
+def test_a_phone_in_the_international_form_the_tool_asks_for() -> None:
+    from forge_core.guardrails import FailedValue
+    from forge_core.guardrails.phones import phones_in, region_of
+
+    book = tool("book_fitting", "Book a fitting", customer_name=STR, mobile=STR)
+    request = "I'm Ada Lund, mobile 0612 345 678 (Netherlands); book me for Friday."
+    assert region_of([request]) == "NL"
+    assert phones_in(request, "NL") == [("0612 345 678", "+31612345678")]
+    # Not directed: as written and international both.
+    got = preferred_values(facts([book], request)).values["book_fitting.mobile"]
+    assert got == ["0612 345 678", "+31612345678"]
+    # An error that asks for the international form: that form only.
+    failed = FailedValue(
+        "book_fitting", {"customer_name": "Ada", "mobile": "0612"}, "use the country code"
+    )
+    wf = Workflow("wf", [book], terminal_tools=["book_fitting"])
+    after = TurnFacts(wf, [request], [], [failed])
+    assert preferred_values(after).values["book_fitting.mobile"] == ["+31612345678"]
+    # Dates and account numbers are no phones; a national number needs its country.
+    assert phones_in("on 2026-04-22, account 4099 1276", "GB") == []
+    assert phones_in("call 0612 345 678", None) == []
+
+
+def test_a_person_a_lookup_took_is_not_the_person_a_booking_is_for() -> None:
+    find = tool("find_trainer", "Find a trainer by first name", name=STR)
+    book = tool("book_session", "Book a session. Ends the task.", trainer_id=STR, client_name=STR)
+    request = "Book me a session with Omar. I'm Lena Fischer."
+    f = facts(
+        [find, book],
+        request,
+        [("find_trainer", "Omar Haddad, trainer id TR-12.")],
+        [("find_trainer", {"name": "Omar"})],
+    )
+    assert preferred_values(f).values["book_session.client_name"][0] == "Lena Fischer"
+    assert "Omar Haddad" not in preferred_values(f).values["book_session.client_name"]
+
+
+def test_a_report_tells_the_latest_entry_and_the_deadline_a_result_gives() -> None:
+    look = tool("track_permit", "Read a permit's record", reference=STR, date_of_birth=STR)
+    stages = {"type": "string", "enum": ["received", "site_visit", "approved", "refused"]}
+    reply = tool(
+        "reply_permit_stage",
+        "Tell the applicant where their permit stands. Ends the task.",
+        stage=stages,
+        open_items={"type": "integer"},
+        reply_deadline={"type": "string", "format": "date"},
+    )
+    record = (
+        "PMT-88 for J. Okoro. Timeline: 2027-01-04 received; 2027-01-19 site_visit; "
+        "2027-02-02 approved: 3 conditions to sign, reply by 2027-02-20. Fee paid."
+    )
+    f = facts(
+        [look, reply],
+        "Permit PMT-88, born 2 May 1980. Where is it at?",
+        [("track_permit", record)],
+        [("track_permit", {"reference": "PMT-88", "date_of_birth": "1980-05-02"})],
+    )
+    got = preferred_values(f).values
+    assert got["reply_permit_stage.stage"] == ["approved"]
+    # Not the birth date the lookup took, nor the entries' own dates.
+    assert got["reply_permit_stage.reply_deadline"] == ["2027-02-20"]
+    # "2027-02-02 approved: 3 conditions": the 02 is a date's day, no count.
+    assert (
+        "reply_permit_stage.open_items" not in got or 2 not in got["reply_permit_stage.open_items"]
+    )
+
+
+def test_how_often_as_people_say_it() -> None:
+    from forge_core.guardrails.mentions import named_members
+
+    often = ["daily", "weekly", "biweekly", "monthly"]
+    assert named_members(often, "Water them every other week, please.") == ["biweekly"]
+    assert named_members(often, "Once a week is fine.") == ["weekly"]
+    assert named_members(often, "each month") == ["monthly"]
+
+
+def test_web_domains_and_country_codes_the_request_writes() -> None:
+    from forge_core.guardrails.addresses import countries_in, web_addresses
+
+    text = "I'm ana@mail.example; please renew https://kite-school.co.nz/home, 2.5 years."
+    assert web_addresses(text, whole=False) == ["kite-school.co.nz"]
+    assert web_addresses(text, whole=True) == ["https://kite-school.co.nz/home"]
+    assert countries_in("Ship to Porto, Portugal, then on to Spain.") == ["PT", "ES"]
+    renew = tool("renew_domain", "Renew a domain", domain=STR)
+    code = {"type": "string", "pattern": "^[A-Z]{2}$"}
+    ship = tool("ship", "Ship a parcel", country_code=code, weight_kg={"type": "number"})
+    got = preferred_values(facts([renew, ship], text + " Ship it to Portugal, 18 Göteborg")).values
+    assert got["renew_domain.domain"] == ["kite-school.co.nz"]
+    assert got["ship.country_code"] == ["PT"]
+    # "18 Göteborg" weighs nothing: a unit is a whole word.
+    assert "ship.weight_kg" not in got

@@ -1,0 +1,109 @@
+"""Addresses the user wrote that no id rule reads: web domains and
+countries.
+
+"Could you register larkspur-ceramics.co.uk?" fills `domain`; "Storgatan
+12, Göteborg, Sweden" fills a two-letter `country_code` with `SE`. A small
+model writes an id it saw ("QL-1") for the domain, and a number for the
+country code, since every seen id is admissible to the grammar and no
+id rule knows either. Here:
+
+- a string parameter for a web address (`domain`, `hostname`, `website`,
+  `url`, or `format: hostname`/`uri`) takes the domains the request writes
+  (the results' when it writes none), e-mail addresses aside; a URL
+  parameter takes them as written with their scheme where they have one;
+- a string parameter for a country's code (`country_code`, `countryCode`,
+  or `country` whose schema wants two capitals: a pattern, `maxLength` 2,
+  "ISO" or "two-letter" in its description) takes the ISO 3166 codes of
+  the countries the conversation names, read with libphonenumber's
+  country names (phones.py), results after the request.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, decide, first_found, parameters, undecided
+from forge_core.guardrails.phones import country_names
+from forge_core.guardrails.text import words
+from forge_core.schema_rules import text_fits
+
+_WEB_WORDS = frozenset("domain hostname host website site url homepage".split())
+# "larkspur-ceramics.co.uk", "https://shop.example.com/path": labels of
+# letters, digits and dashes joined by dots, ending in a letter-only label.
+_DOMAIN = re.compile(
+    r"(?<![@\w.-])(?:https?://)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}"
+    r"(?:/[^\s,;)]*)?(?![\w@-])",
+    re.IGNORECASE,
+)
+
+
+def takes_web_address(name: str, schema: dict[str, Any]) -> bool:
+    if schema.get("type") != "string" or "enum" in schema:
+        return False
+    return bool(set(words(name)[-1:]) & _WEB_WORDS) or schema.get("format") in ("hostname", "uri")
+
+
+def web_addresses(text: str, whole: bool) -> list[str]:
+    """The domains `text` writes; with `whole`, as written (scheme and
+    path), else the host alone. Numbers ("4.5") are no domains."""
+    out = []
+    for m in _DOMAIN.finditer(text):
+        written = m.group(0).rstrip(".")
+        host = re.sub(r"^https?://", "", written, flags=re.I).split("/")[0]
+        if not re.search(r"[a-z]", host.rsplit(".", 1)[0], re.I):
+            continue
+        value = written if whole else host.lower()
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def takes_country_code(name: str, schema: dict[str, Any]) -> bool:
+    if schema.get("type") != "string" or "enum" in schema:
+        return False
+    said = words(name)
+    return said[-2:] == ["country", "code"] or (said[-1:] == ["country"] and _two_letters(schema))
+
+
+def _two_letters(schema: dict[str, Any]) -> bool:
+    described = str(schema.get("description", "")).lower()
+    return (
+        schema.get("maxLength") == 2
+        or "iso" in described
+        or "two-letter" in described
+        or ("pattern" in schema and text_fits(schema, "SE") and not text_fits(schema, "Sweden"))
+    )
+
+
+def countries_in(text: str) -> list[str]:
+    """The ISO codes of the countries `text` names, in the order written."""
+    lowered = text.lower()
+    found = []
+    for name, region in country_names().items():
+        m = re.search(rf"\b{re.escape(name)}\b", lowered)
+        if m and region != "001":
+            found.append((m.start(), region))
+    return list(dict.fromkeys(region for _, region in sorted(found)))
+
+
+class Addresses:
+    name = "addresses"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        results = [text for _, text in reversed(facts.results)]
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if not undecided(out, key):
+                    continue
+                if takes_web_address(name, schema):
+                    whole = words(name)[-1:] == ["url"] or schema.get("format") == "uri"
+                    read = functools.partial(web_addresses, whole=whole)
+                    found = first_found((facts.requests, results), read)
+                elif takes_country_code(name, schema):
+                    found = first_found((facts.requests, results), countries_in)
+                else:
+                    continue
+                decide(out, key, [v for v in found if text_fits(schema, v)], self.name)

@@ -1,0 +1,124 @@
+"""Phone numbers the user wrote, in the form the parameter takes: "my mobile
+is 07700 900123 (UK)" is `+447700900123` where the tool wants the
+international form.
+
+A small model fills a phone parameter with a fragment ("07700"), the
+instructor's hours or the country ("UK"), and after an error that says
+"international format, a plus sign and the country code, without the
+leading 0" it pastes pieces of that sentence. Here the numbers are read
+with the maintained `phonenumbers` library (Google's libphonenumber
+metadata): a string parameter named for a phone (`phone`, `mobile_number`,
+`tel`) takes the numbers the request writes (the results' when it writes
+none). The country of a national number ("07700 ...") is the one the
+conversation names ("UK", "Germany"), else the country code the schema or
+an error shows ("+44"); with neither, a national number stays as written.
+Written in the international E.164 form (`+447700900123`) when the
+schema's pattern or description, or an error about the parameter, asks
+for it ("international", "E.164", "country code", a leading `\\+`), else
+as written and in E.164 both, of which the schema's pattern keeps those it
+fits.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
+from forge_core.guardrails.text import words
+from forge_core.schema_rules import text_fits
+
+_PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp".split())
+_INTERNATIONAL = re.compile(r"international|e\.?164|country code|\\\+|^\^?\+", re.IGNORECASE)
+# Short names people give countries that are not their display names.
+_ALIASES = {"uk": "GB", "britain": "GB", "england": "GB", "scotland": "GB", "usa": "US"}
+_CALLING_CODE = re.compile(r"\+(\d{1,3})\b")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def takes_phone(name: str, schema: dict[str, Any]) -> bool:
+    if schema.get("type") != "string" or "enum" in schema:
+        return False
+    return bool(set(words(name)) & _PHONE_WORDS) or schema.get("format") == "phone"
+
+
+@functools.lru_cache(maxsize=1)
+def country_names() -> dict[str, str]:
+    """Lower-case English country name -> region code (libphonenumber's
+    own names), with the common short forms."""
+    import phonenumbers
+    from phonenumbers import geocoder
+
+    out = {}
+    for region in phonenumbers.SUPPORTED_REGIONS:
+        name = geocoder._region_display_name(region, "en")
+        if name:
+            out[name.lower()] = region
+    return out | _ALIASES
+
+
+def region_of(texts: list[str]) -> str | None:
+    """The country the texts name ("(UK)", "in Germany") or whose calling
+    code they show ("+44"), as a region code."""
+    import phonenumbers
+
+    names = country_names()
+    for text in texts:
+        lowered = text.lower()
+        for name, region in names.items():
+            if re.search(rf"\b{re.escape(name)}\b", lowered):
+                return region
+    for text in texts:
+        for code in _CALLING_CODE.findall(text):
+            region = phonenumbers.region_code_for_country_code(int(code))
+            if region and region != "ZZ":
+                return str(region)
+    return None
+
+
+def phones_in(text: str, region: str | None) -> list[tuple[str, str]]:
+    """The phone numbers `text` writes, (as written, E.164): international
+    ones ("+49 30 901820") always, national ones ("07700 900123") where the
+    `region` is known; nine digits or more, and no date."""
+    import phonenumbers
+    from phonenumbers import Leniency, PhoneNumberFormat
+
+    out: list[tuple[str, str]] = []
+    matcher = phonenumbers.PhoneNumberMatcher(text, region or "ZZ", leniency=Leniency.POSSIBLE)
+    for match in matcher:
+        raw = match.raw_string.strip()
+        digits = re.sub(r"\D", "", raw)
+        if len(digits) < 9 or _ISO_DATE.search(raw) or raw[:1] not in "+0(":
+            continue
+        full = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
+        if (raw, full) not in out:
+            out.append((raw, full))
+    return out
+
+
+class PhoneNumbers:
+    name = "phone_numbers"
+
+    def prefer(self, facts: TurnFacts, out: Preferred) -> None:
+        results = [text for _, text in reversed(facts.results)]
+        prompt = [facts.workflow.system_prompt or ""]
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                if not takes_phone(name, schema) or not undecided(out, key):
+                    continue
+                errors = [f.error for f in facts.failures if f.tool == tool.name and name in f.args]
+                directions = [str(schema.get("pattern", "")), str(schema.get("description", ""))]
+                international = any(_INTERNATIONAL.search(t) for t in directions + errors)
+                region = region_of(facts.requests + prompt + directions + errors + results)
+                for source in (facts.requests, results):
+                    found = [p for text in source for p in phones_in(text, region)]
+                    if found:
+                        break
+                forms = [full for _, full in found]
+                if not international:
+                    forms = [raw for raw, _ in found] + forms
+                tried = {str(f.args.get(name)) for f in facts.failures if f.tool == tool.name}
+                fits = [v for v in dict.fromkeys(forms) if text_fits(schema, v) and v not in tried]
+                decide(out, key, fits, self.name)
