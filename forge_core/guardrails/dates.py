@@ -32,7 +32,7 @@ from forge_core.guardrails import (
     undecided,
 )
 from forge_core.guardrails.mentions import reports
-from forge_core.guardrails.relative_dates import relative_dates, today_of
+from forge_core.guardrails.relative_dates import relative_dates, today_of, week_starts
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
@@ -81,9 +81,15 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
     """A plain string named only for a range's end (`check_in`, `start`;
     not `departure_port`) of a tool whose description gives dates as
     YYYY-MM-DD."""
+    plain = schema.get("type") == "string" and not any(
+        k in schema for k in ("enum", "format", "pattern", "description")
+    )
+    if plain and re.search(rf"\b{re.escape(name)}\b[^.;)]{{0,40}}YYYY-MM-DD", tool_description):
+        # The description gives this parameter's form: "(week_start: that
+        # Monday, YYYY-MM-DD)".
+        return True
     return (
-        schema.get("type") == "string"
-        and not any(k in schema for k in ("enum", "format", "pattern", "description"))
+        plain
         and "YYYY-MM-DD" in tool_description.upper()
         # Only a range's words: `check_in`, `start`; not `departure_port`.
         and bool(words(name))
@@ -106,6 +112,12 @@ def _after_deadline(text: str, read: Any) -> list[str]:
     for m in _DEADLINE_CUE.finditer(text):
         out += read(text[m.end() : m.end() + 30])[:1]
     return out
+
+
+def _names_a_week(name: str, schema: dict[str, Any]) -> bool:
+    """`week_start`, `week_of`, or a date its description calls a week's start."""
+    described = str(schema.get("description", "")).lower()
+    return "week" in words(name) or "week start" in described or "monday" in described
 
 
 def _role(name: str) -> str:
@@ -185,6 +197,11 @@ class Dates:
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         results = [t for _, t in reversed(facts.results)]
+        schemas = {
+            f"{tool.name}.{name}": schema
+            for tool in facts.workflow.tools
+            for name, schema in parameters(tool)
+        }
         wanted = [
             (f"{tool.name}.{name}", kind)
             for tool in facts.workflow.tools
@@ -214,6 +231,10 @@ class Dates:
                 for d in read(v)
             }
             found = [d for d in found if d not in elsewhere] or found
+            if kind == "date" and _names_a_week(param, schemas[key]):
+                # "next week's box" for `week_start`: that week's Monday.
+                weeks = [d.isoformat() for t in facts.requests for d in week_starts(t, today)]
+                found = weeks or found
             if set(words(param)) & _DEADLINE_WORDS:
                 due = [d for t in results + facts.requests for d in _after_deadline(t, read)]
                 found = [d for d in found if d in due] or found

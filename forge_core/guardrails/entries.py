@@ -106,12 +106,21 @@ def _negated_words(entry: str) -> set[str]:
     return out
 
 
+# Words that describe no entry ("so", "the", "from").
+_FUNCTION = frozenset(
+    stems(
+        "the an so is it its my me we our you your i ve of at for with by be are was "
+        "this that from to and or as please can could would will just"
+    )
+)
+
+
 def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]]:
     """The request's words to match, strongest first: its clauses, then its
     sentences, that name the list's kind (`topic`), then all of it."""
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
-    every = {s for text in requests for s in stems(text) if not s.isdigit()} - article
+    every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):
@@ -123,7 +132,7 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
                 for s in stems(part)
                 if not s.isdigit()
             }
-            naming -= article
+            naming -= article | _FUNCTION
             if naming and naming not in out:
                 out.append(naming)
     return [*out, every] if every not in out else out
@@ -156,7 +165,8 @@ def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> 
 # What a request leaves out: "apart from the milk", "except the blue one".
 _EXCLUDING = re.compile(
     r"\b(?:apart from|except(?: for)?|other than|but not|besides|excluding|leave out|"
-    r"not including)\s+(?:the\s+|my\s+|our\s+|that\s+)?((?:[A-Za-z][\w-]*\s*){1,3})",
+    r"not including|leave|keep|(?:don't|do not) touch|not)\s+"
+    r"(?:the\s+|my\s+|our\s+|that\s+)((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
 )
 _FILLER = frozenset(stems("just one ones that this it them one please and or"))

@@ -176,7 +176,7 @@ def _skeleton(word: str) -> str:
     return word[:1] + re.sub(r"[aeiou]", "", word[1:])
 
 
-def _abbreviates(param: str, value: str) -> bool:
+def _abbreviates(param: str, value: str, phrases: tuple[tuple[str, ...], ...] = ()) -> bool:
     """The value's leading letters (two or more) begin a word of the
     parameter, or its first letter and consonants: CB-204 and RM-101 for
     `cabin_id` and `room_id`, INV-7 for `invoice_ref`."""
@@ -186,10 +186,19 @@ def _abbreviates(param: str, value: str) -> bool:
     if prefix is None:
         return False
     letters = prefix.group(0).lower()
+    own = [w for w in words(param) if w not in GENERIC]
+    if any(w.startswith(letters) or _skeleton(w).startswith(letters) for w in own if len(w) > 2):
+        return True
+    # Initials: SO-5512 for `standing_order_id`; DW-3391 for `window_id`
+    # where a tool names the "delivery windows".
+    head = own[-1].rstrip("s") if own else ""
+    runs = [tuple(own)] + [p for p in phrases if head]
     return any(
-        w.startswith(letters) or _skeleton(w).startswith(letters)
-        for w in words(param)
-        if w not in GENERIC and len(w) > 2
+        "".join(w[0] for w in run[i : j + 1]) == letters
+        for run in runs
+        for j, w in enumerate(run)
+        if w.rstrip("s") == head
+        for i in range(j)
     )
 
 
@@ -218,6 +227,7 @@ class _Conversation:
     kinds: dict[str, set[tuple[str, ...]]]
     # value -> the parameters calls that ran sent it as.
     sent_as: dict[str, set[str]]
+    phrases: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, facts: TurnFacts) -> _Conversation:
@@ -225,6 +235,8 @@ class _Conversation:
         tools = facts.workflow.tools
         names = {t.name for t in tools} | {n for t in tools for n, _ in parameters(t)}
         candidates = [c for c in extract_candidates(texts, names) if not only_a_quantity(c, texts)]
+        # What the tools name, their verbs aside ("delivery windows").
+        phrases = tuple(tuple(words(t.name)[1:]) for t in tools)
         topics = {
             topic_stems(n): n
             for t in tools
@@ -235,7 +247,7 @@ class _Conversation:
             v: {
                 topic
                 for topic, n in topics.items()
-                if _abbreviates(n, v)
+                if _abbreviates(n, v, phrases)
                 or any(_label_score(n, v, t, frozenset()) == LABEL for t in texts)
             }
             for v in candidates
@@ -267,6 +279,7 @@ class _Conversation:
             },
             kinds=kinds,
             sent_as=_sent_as(facts.sent),
+            phrases=phrases,
         )
 
     def sent_elsewhere(self, value: str, param: str) -> bool:
@@ -313,7 +326,9 @@ class IdentifierProvenance:
             required = set(tool.parameters.get("required") or [])
             nouns = frozenset(topic_stems(tool.name)[1:])
             scores = {
-                n: self._scores(n, talk.candidates, talk.texts, nouns, described_label(s))
+                n: self._scores(
+                    n, talk.candidates, talk.texts, nouns, described_label(s), talk.phrases
+                )
                 for n, s in params
             }
             for name, schema in params:
@@ -389,13 +404,14 @@ class IdentifierProvenance:
         texts: list[str],
         tool_nouns: frozenset[str],
         described: tuple[str, ...] = (),
+        phrases: tuple[tuple[str, ...], ...] = (),
     ) -> dict[str, int]:
         out: dict[str, int] = {}
         for value in candidates:
             score = max(
                 (_label_score(param, value, t, tool_nouns, described) for t in texts), default=0
             )
-            if score < LABEL and _abbreviates(param, value):
+            if score < LABEL and _abbreviates(param, value, phrases):
                 score = max(score, ABBREVIATION)
             if score:
                 out[value] = score

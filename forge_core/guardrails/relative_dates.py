@@ -120,3 +120,19 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
         last = calendar.monthrange(today.year + year, month + 1)[1]
         return date(today.year + year, month + 1, min(today.day, last))
     return today + timedelta(days=n * (14 if unit == "fortnight" else 7 if unit[0] == "w" else 1))
+
+
+def week_starts(text: str, today: date) -> list[date]:
+    """The Mondays of the weeks `text` names relative to today: "this
+    week", "next week" (the one after this), "the week after next"."""
+    out: list[date] = []
+    monday = today - timedelta(days=today.weekday())
+    for m in re.finditer(
+        r"\b(this|next|coming|following)\s+week(?:'s)?\b|\bthe week after next\b", text, re.I
+    ):
+        which = (m.group(1) or "after next").lower()
+        shift = {"this": 0, "next": 7, "coming": 7, "following": 7}.get(which, 14)
+        start = monday + timedelta(days=shift)
+        if start not in out:
+            out.append(start)
+    return out

@@ -300,3 +300,32 @@ def test_web_domains_and_country_codes_the_request_writes() -> None:
     assert got["ship.country_code"] == ["PT"]
     # "18 Göteborg" weighs nothing: a unit is a whole word.
     assert "ship.weight_kg" not in got
+
+
+def test_initials_name_an_ids_kind_and_the_entry_the_request_keeps_is_left() -> None:
+    orders = tool("list_direct_debits", "List an account's direct debits", account_number=STR)
+    cancel = tool("cancel_direct_debit", "Cancel one direct debit", direct_debit_id=STR)
+    listing = (
+        "Account 5521: DD-301 Riverside Rentals 700.00 GBP monthly (ref RENT 4); "
+        "DD-318 Riverside Pool & Gym 35.00 GBP monthly (ref M 22); DD-340 K Lee 9.00 GBP weekly."
+    )
+    f = facts(
+        [orders, cancel],
+        "Cancel the monthly debit to Riverside Pool from account 5521; leave the rent alone.",
+        [("list_direct_debits", listing)],
+        [("list_direct_debits", {"account_number": "5521"})],
+    )
+    # DD for direct debit; "the", "to" and "from" describe nothing; the rent is kept.
+    assert preferred_values(f).values["cancel_direct_debit.direct_debit_id"] == ["DD-318"]
+
+
+def test_a_tools_phrase_gives_initials_too() -> None:
+    slots = tool("list_pickup_windows", "List pickup windows", depot=STR)
+    book = tool("book_pickup", "Book a pickup. Ends the task.", window_id=STR)
+    f = facts(
+        [slots, book],
+        "Book the first pickup window at the north depot, flight KL 1204 lands at 9.",
+        [("list_pickup_windows", "North depot: PW-11 09:00-10:00; PW-12 10:00-11:00.")],
+        [("list_pickup_windows", {"depot": "north"})],
+    )
+    assert set(preferred_values(f).values["book_pickup.window_id"]) <= {"PW-11", "PW-12"}
