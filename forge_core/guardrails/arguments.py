@@ -1,8 +1,9 @@
 """A call must name a known tool with arguments its JSON Schema accepts.
 
-Near misses are repaired first (coercion.py: "42" for an integer; switch
-`coercion`), and, under grounding, optional arguments whose value the
-conversation never gave are dropped so the tool's default applies
+Near misses are repaired first (coercion.py: "42" for an integer, a
+list's repeated items dropped; switch `coercion`), and, under grounding,
+optional arguments whose value the conversation never gave are dropped so
+the tool's default applies
 (value_pools.py, `invented_optionals`). Whatever still fails is refused
 with the schema's best error. Not switchable: an invalid call never runs.
 """
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from jsonschema.exceptions import best_match
 
 from forge_core.guardrails import nudges
-from forge_core.guardrails.coercion import coerce_arguments
+from forge_core.guardrails.coercion import coerce_arguments, drop_repeated_items
 from forge_core.guardrails.protocol import BaseGuardrail, Refusal
 from forge_core.guardrails.value_pools import invented_optionals
 from forge_core.messages import MessageType, ToolCallInfo
@@ -45,6 +46,13 @@ class Arguments(BaseGuardrail):
                 args, coercions = coerce_arguments(spec.validator, call.args)
                 if coercions:
                     call = infos[i] = replace(call, args=args, coercions=tuple(coercions))
+            if state.opts.coercion:
+                # A list runs on repeating its items: the repeats go.
+                args, dropped = drop_repeated_items(spec.validator, call.args)
+                if dropped:
+                    coerced = (*call.coercions, *dropped)
+                    call = infos[i] = replace(call, args=args, coercions=coerced)
+                    valid = spec.validator.is_valid(call.args)
             invented: list[str] = []
             if state.opts.grounding:
                 # Optional values the conversation never gave: the tool's

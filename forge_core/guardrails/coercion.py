@@ -120,3 +120,38 @@ def _set(root: Any, path: list[Any], value: Any) -> None:
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
+
+
+def drop_repeated_items(
+    validator: Draft202012Validator, args: dict[str, Any]
+) -> tuple[dict[str, Any], list[Coercion]]:
+    """`args` with every array's repeated items dropped (a small model
+    repeats the last item to the array's cap: `[A, B, B, B, ...]`), where
+    the schema still accepts the shorter array; the coercions applied."""
+    applied: list[Coercion] = []
+
+    def walk(value: Any, pointer: str) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, f"{pointer}/{_escape(str(k))}") for k, v in value.items()}
+        if not isinstance(value, list):
+            return value
+        items = [walk(v, f"{pointer}/{i}") for i, v in enumerate(value)]
+        seen: set[str] = set()
+        kept = []
+        for item in items:
+            key = json.dumps(item, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                kept.append(item)
+        if len(kept) < len(items):
+            applied.append(Coercion(pointer or "/", value, kept))
+        return kept
+
+    fixed = walk(args, "")
+    if not applied or (validator.is_valid(args) and not validator.is_valid(fixed)):
+        return args, []
+    return fixed, applied
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

@@ -64,8 +64,11 @@ def unasked_write_tools(state: RunState) -> set[str]:
     (guardrails/destructive.py), minus pending required steps."""
     if state.unasked_write_tools is None:
         terminal = set(state.wf.terminal_set)
+        # A required step stays offered once done: a hold that was refused
+        # is held again.
+        spared = terminal | set(state.wf.required_steps)
         state.unasked_write_tools = unasked_writes(
-            state.wf.tools, terminal, "\n".join(state.user_texts()), ends=bool(terminal)
+            state.wf.tools, spared, "\n".join(state.user_texts()), ends=bool(terminal)
         )
     return state.unasked_write_tools - set(state.steps.pending())
 

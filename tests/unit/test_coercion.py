@@ -184,3 +184,26 @@ def test_pointer_escapes_slash_and_tilde() -> None:
     props = {"a/b": {"type": "integer"}, "c~d": {"type": "integer"}}
     _, applied = coerce(props, {"a/b": "1", "c~d": "2"})
     assert {c.path for c in applied} == {"/a~1b", "/c~0d"}
+
+
+def test_repeated_items_of_a_list_are_dropped_where_the_schema_allows() -> None:
+    from forge_core.guardrails.coercion import drop_repeated_items
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "boxes": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"kg": {"type": "number"}}},
+            },
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+        },
+    }
+    checker = Draft202012Validator(schema)
+    args = {"boxes": [{"kg": 4.5}, {"kg": 2}, {"kg": 2}, {"kg": 2}], "tags": ["a", "b", "a"]}
+    fixed, applied = drop_repeated_items(checker, args)
+    assert fixed == {"boxes": [{"kg": 4.5}, {"kg": 2}], "tags": ["a", "b"]}
+    assert [c.path for c in applied] == ["/boxes", "/tags"]
+    # Not where the shorter list would break a valid call (minItems 2).
+    same = {"tags": ["x", "x"]}
+    assert drop_repeated_items(checker, same) == (same, [])

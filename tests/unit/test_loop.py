@@ -1070,7 +1070,15 @@ async def test_allowed_tools_follow_steps_and_prerequisites() -> None:
     backend = ScriptedBackend(
         scripts={WF: [call("check"), call("fetch", id="1"), call("submit", answer="x")]}
     )
-    await run([], wf=constraint_workflow(), backend=backend)
+    # Steps and prerequisites alone: the write policy (which would hold back
+    # 'note' and 'update', writes "Report on record 42." does not ask for)
+    # is tested in test_destructive_policy.
+    await run(
+        [],
+        wf=constraint_workflow(),
+        backend=backend,
+        options=RunOptions(destructive_policy=False),
+    )
     allowed = [r.allowed for r in backend.requests]
     # Before fetch: no terminal (step pending), no 'note' (name-only prerequisite
     # unmet); 'update' only has a match_arg prerequisite, so it stays.
