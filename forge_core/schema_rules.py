@@ -470,7 +470,11 @@ def placeholder_prefixes(param: str, tool: str) -> set[str]:
     seps = ("_", ".", " ", ":", "-", "(", "=", *"0123456789")
     prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
     # A type's name as a label ("string: 1"): the schema's words, no value.
-    prefixes |= {f"{kind}:" for kind in ("string", "str", "integer", "number", "text")}
+    prefixes |= {
+        f"{kind}{sep}"
+        for kind in ("string", "str", "integer", "number", "text")
+        for sep in (":", " (", "(")
+    }
     prefixes |= set(_FORMAT_PREFIXES)
     if any(sep in tool for sep in "_-."):
         prefixes.add(tool)

@@ -73,6 +73,9 @@ class Preferred:
     reasons: dict[str, str] = field(default_factory=dict)
     # Tools that cannot be called yet: a required id has no value of its kind.
     blocked: set[str] = field(default_factory=set)
+    # "tool.param" -> the most items an array of objects takes: the count
+    # the request states ("my two children").
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class ValueGuardrail(Protocol):

@@ -218,6 +218,12 @@ class Quantities:
             for name, schema in parameters(tool):
                 kind = schema.get("type")
                 key = f"{tool.name}.{name}"
+                if _object_array(schema) and key not in out.counts:
+                    # "my two children" for `children`: at most two items.
+                    stated = _stated_count(name, facts.requests)
+                    if stated is not None:
+                        out.counts[key] = stated
+                    continue
                 if takes_currency(name, schema) and undecided(out, key):
                     written = first_found((facts.requests, results), currencies_in)
                     fits = [c for c in written if text_fits(schema, c)]
@@ -243,6 +249,19 @@ class Quantities:
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
                 decide(out, key, found, self.name)
+
+
+def _object_array(schema: dict[str, Any]) -> bool:
+    items = schema.get("items")
+    return schema.get("type") == "array" and isinstance(items, dict) and "properties" in items
+
+
+def _stated_count(name: str, requests: list[str]) -> int | None:
+    """The one count the request writes of what an array's name says it
+    holds ("two children", "3 rooms"), else None."""
+    counted = {stem(w) for w in words(name) if w not in GENERIC and len(w) > 2}
+    found = {n for text in requests for n in quantities(text, set(), counted, integer=True)}
+    return found.pop() if len(found) == 1 and 0 < next(iter(found)) <= 50 else None
 
 
 def currencies_in(text: str) -> list[str]:

@@ -3,6 +3,7 @@
 Each value guardrail reads the turn's facts and says which values a
 parameter takes (guardrails/__init__.py, `ValueGuardrail`); this plug-in
 hands their merged say to the turn: preferred values and array items,
+the most items of an array of objects the request counts,
 the decline paths' members while the run is declining, and the tools that
 cannot be called yet because a required id has no value of its kind.
 Switch: `grounding` (they shape values under a grammar as grounding does).
@@ -10,15 +11,40 @@ Switch: `grounding` (they shape values under a grammar as grounding does).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import copy
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from forge_core.guardrails.decline import declining_members
 from forge_core.guardrails.protocol import BaseGuardrail, narrowed
 from forge_core.guardrails.registry import preferred_values
+from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
     from forge_core.backends.base import ChatRequest
     from forge_core.run_state import RunState
+
+
+def bounded(tool: ToolSpec, counts: dict[str, int]) -> ToolSpec:
+    """`tool` with each array of objects the request counts ("two
+    children") taking at most that many items (its `maxItems`)."""
+    mine = {k.split(".", 1)[1]: n for k, n in counts.items() if k.startswith(f"{tool.name}.")}
+    if not mine:
+        return tool
+    parameters = copy.deepcopy(tool.parameters)
+
+    def walk(schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        for name, sub in (schema.get("properties") or {}).items():
+            if isinstance(sub, dict) and name in mine and sub.get("type") == "array":
+                sub["maxItems"] = min(int(sub.get("maxItems", mine[name])), mine[name])
+                sub["minItems"] = min(int(sub.get("minItems", 0)), sub["maxItems"])
+            walk(sub)
+        walk(schema.get("items"))
+
+    walk(parameters)
+    return dataclasses.replace(tool, parameters=parameters)
 
 
 class ValueGuardrails(BaseGuardrail):
@@ -35,6 +61,8 @@ class ValueGuardrails(BaseGuardrail):
                 preferred.values.setdefault(key, members)
         request.preferred_values, request.preferred_items = preferred.values, preferred.items
         request.preferred_reasons = preferred.reasons
+        if preferred.counts:
+            request.tools = [bounded(t, preferred.counts) for t in request.tools]
         if preferred.blocked:
             # A tool whose required id has no value of its kind yet.
             narrowed(state, request, preferred.blocked)

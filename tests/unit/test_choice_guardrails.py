@@ -621,6 +621,7 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
         "check_service_status",
         "string",
         "string: 1",
+        "string (100% of the fridge)",
         # A description's format, copied whole or in parts.
         "YYYY-MM-DD",
         "YYYY",

@@ -329,3 +329,23 @@ def test_a_tools_phrase_gives_initials_too() -> None:
         [("list_pickup_windows", {"depot": "north"})],
     )
     assert set(preferred_values(f).values["book_pickup.window_id"]) <= {"PW-11", "PW-12"}
+
+
+def test_an_array_of_objects_takes_as_many_items_as_the_request_counts() -> None:
+    from forge_core.guardrails.values import bounded
+
+    person = {"type": "object", "properties": {"first_name": STR}}
+    enrol = tool(
+        "enrol_pupils",
+        "Enrol pupils",
+        pupils={"type": "array", "items": person, "minItems": 1, "maxItems": 6},
+    )
+    f = facts([enrol], "Please enrol my three pupils, Ana, Bo and Cy, for spring.")
+    counts = preferred_values(f).counts
+    assert counts == {"enrol_pupils.pupils": 3}
+    narrowed = bounded(enrol, counts).parameters["properties"]["pupils"]
+    assert (narrowed["minItems"], narrowed["maxItems"]) == (1, 3)
+    assert enrol.parameters["properties"]["pupils"]["maxItems"] == 6  # the workflow's own
+    # Two counts, or none: no bound.
+    two = facts([enrol], "Enrol 2 pupils now and 3 pupils in May.")
+    assert preferred_values(two).counts == {}
