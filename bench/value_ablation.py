@@ -17,9 +17,10 @@ spoken_hours, move_to, route_ends, name_parts, rejected_items, list_errors,
 array_objects, read_only_names, labelled_enum, excluded_entries,
 date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
 §27; unasked_actions, sent_elsewhere, one_word_labels, report_tools,
-hour_ranges, deadline_dates, latest_entry, frequencies, week_starts: §28; the value
-guardrails phone_numbers and addresses go by their own names). The run's outcomes are then measured from outside, with
-the outside workflows' runner or `forge-eval run --address`, against the
+hour_ranges, deadline_dates, latest_entry, frequencies, week_starts: §28;
+the value guardrails phone_numbers and addresses go by their own names).
+The run's outcomes are then measured from outside, with the outside
+workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
 
 This is a benchmark harness, not a product switch: the guardrails are
