@@ -164,12 +164,14 @@ def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> 
 
 # What a request leaves out: "apart from the milk", "except the blue one".
 _EXCLUDING = re.compile(
-    r"\b(?:apart from|except(?: for)?|other than|but not|besides|excluding|leave out|"
-    r"not including|leave|keep|(?:don't|do not) touch|not)\s+"
-    r"(?:the\s+|my\s+|our\s+|that\s+)((?:[A-Za-z][\w-]*\s*){1,3})",
+    r"\b(?:(?:apart from|except(?: for)?|other than|but not|besides|excluding|leave out|"
+    r"not including)\s+(?:the\s+|my\s+|our\s+|that\s+)?"
+    # "leave the rent as it is", "keep my gym": what stays as it is.
+    r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+)"
+    r"((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
 )
-_FILLER = frozenset(stems("just one ones that this it them one please and or"))
+_FILLER = frozenset(stems("just one ones that this it them one please and or out alone as"))
 
 
 def _excluded_words(requests: list[str]) -> set[str]:

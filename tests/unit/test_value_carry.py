@@ -349,3 +349,14 @@ def test_an_array_of_objects_takes_as_many_items_as_the_request_counts() -> None
     # Two counts, or none: no bound.
     two = facts([enrol], "Enrol 2 pupils now and 3 pupils in May.")
     assert preferred_values(two).counts == {}
+
+
+def test_leave_that_one_out_excludes_the_named_entry_only() -> None:
+    from forge_core.guardrails.entries import described
+
+    listing = (
+        "Basket B-7: LN-1 apples (in stock); LN-2 oat milk (out of stock, sub: soy milk); "
+        "LN-3 rye bread (out of stock, sub: spelt bread); LN-4 eggs (in stock)."
+    )
+    request = ["Take the swaps for what's out of stock, apart from the milk, leave that one out."]
+    assert described(["LN-1", "LN-2", "LN-3", "LN-4"], [listing], request, set()) == ["LN-3"]
