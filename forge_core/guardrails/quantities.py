@@ -148,12 +148,21 @@ def _factor(source: str, target: str) -> float | None:
         return None
 
 
+_NUMBER_WORD_HYPHEN = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|sixty|ninety|hundred)-(?=[a-z])(?!off\b)",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=4096)
 def in_digits(text: str) -> str:
     """Numbers written in words as digits ("three more days" -> "3 more
     days"; text2num)."""
     from text_to_num import alpha2digit
 
+    # "a two-hour lesson": text2num reads no number glued to its noun.
+    text = _NUMBER_WORD_HYPHEN.sub(r"\1 ", text)
     out: str = alpha2digit(text, "en", threshold=0)
     return out
 

@@ -360,3 +360,11 @@ def test_leave_that_one_out_excludes_the_named_entry_only() -> None:
     )
     request = ["Take the swaps for what's out of stock, apart from the milk, leave that one out."]
     assert described(["LN-1", "LN-2", "LN-3", "LN-4"], [listing], request, set()) == ["LN-3"]
+
+
+def test_a_number_word_glued_to_its_unit() -> None:
+    from forge_core.guardrails.quantities import quantities
+
+    text = "Book a three-hour session for twenty-two guests, a one-off."
+    assert quantities(text, {"minute"}, set(), True) == [180]
+    assert quantities(text, set(), {"guest"}, True) == [22]
