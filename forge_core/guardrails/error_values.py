@@ -20,8 +20,10 @@ import re
 
 from forge_core.guardrails import Preferred, TurnFacts, undecided
 from forge_core.guardrails.codes import codes_in, names_a_code
+from forge_core.guardrails.composed_formats import composed
 from forge_core.guardrails.grounding import extract_candidates, reshaped
 from forge_core.guardrails.quantities import in_digits
+from forge_core.guardrails.relative_dates import today_of
 from forge_core.guardrails.text import stems, words
 
 _SUGGESTED = re.compile(
@@ -174,10 +176,14 @@ class ErrorValues:
                 # The code the user wrote, as the error directs: the model's
                 # own value may have been anything.
                 sources += [c for text in facts.requests for c in codes_in(text)]
+            # A format spelled out part by part ("the year, 'CV' and the
+            # number zero-padded to 6 digits, joined by dashes") first.
+            year = today_of(facts.workflow.system_prompt).year
+            spelled = composed(strings[param], f.error, facts.requests, year)
             values = [
                 v
-                for source in dict.fromkeys(sources)
-                for v in repaired(source, f.error)
+                for v in spelled
+                + [v for source in dict.fromkeys(sources) for v in repaired(source, f.error)]
                 if v not in sent
             ]
             values = values or suggested_values(f.error, sent)
