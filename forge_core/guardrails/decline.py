@@ -116,6 +116,21 @@ def decline_paths(terminals: list[ToolSpec], respond_tool: str) -> list[str]:
     return out
 
 
+def only_declines(terminals: list[ToolSpec], respond_tool: str) -> bool:
+    """Every terminal tool is itself a decline ("decline_request"; not the
+    respond tool, nor a tool with a declining enum member, which also ends
+    a run that was served): such a workflow can only end by declining, so
+    no other tool can serve its request."""
+    return bool(terminals) and all(
+        t.name != respond_tool and bool(set(stems(t.name)) & _DECLINE_NAMES) for t in terminals
+    )
+
+
+# A tool named for declining the request itself ("decline_request",
+# "refuse"), not for an action that rejects something ("reject_samples").
+_DECLINE_NAMES = frozenset(stems("decline declined refuse refusal"))
+
+
 def declining_members(tools: list[ToolSpec]) -> dict[str, list[Any]]:
     """Per enum parameter of `tools` ("tool.param"): its declining members."""
     out: dict[str, list[Any]] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from forge_core.guardrails.decline import decline_paths, lacks_numbers, out_of_scope
+from forge_core.guardrails.decline import decline_paths, lacks_numbers, only_declines, out_of_scope
 from forge_core.guardrails.destructive_policy import unasked_destructive
 from forge_core.guardrails.protocol import BaseGuardrail
 from forge_core.guardrails.relevance import MAX_RELEVANT_TOOLS, asked_among, relevant
@@ -76,7 +76,10 @@ def decline_if_out_of_scope(state: RunState, allowed: list[str]) -> list[str]:
         if t.name not in paths and t.name != RESPOND_TOOL and t.name not in withheld
     ]
     query = state.relevance_query()
-    if not (out_of_scope(others, query) or lacks_numbers(others, query)):
+    # A workflow that can only end by declining, and requires no step,
+    # declines at once: no other tool can serve it.
+    ends_declining = not state.wf.required_steps and only_declines(terminals, RESPOND_TOOL)
+    if not (ends_declining or out_of_scope(others, query) or lacks_numbers(others, query)):
         return allowed
     base = allowed or state.all_tools()
     finish = [n for n in base if n in paths]

@@ -638,3 +638,24 @@ def test_a_place_named_for_a_ranges_end_takes_no_date() -> None:
     assert takes_date_by_tool("check_in", STR, described)
     assert not takes_date_by_tool("departure_port", STR, described)
     assert not takes_date_by_tool("check_in", STR, "Find sailings between two ports")
+
+
+async def test_a_workflow_that_can_only_end_by_declining_declines_at_once() -> None:
+    from forge_core.guardrails.decline import only_declines
+
+    van = tool("get_van", "Get a van's record", van_id=STR)
+    decline = tool("decline_request", "Tell the user this desk cannot help", reason=STR)
+    close = tool(
+        "close", "Close", outcome={"type": "string", "enum": ["done", "declined_out_of_scope"]}
+    )
+    reject = tool("reject_parcels", "Reject damaged parcels", reason=STR)
+    assert only_declines([decline], "respond")
+    # A tool that also ends a served run, or acts on something, is no decline.
+    assert not only_declines([close], "respond")
+    assert not only_declines([reject], "respond")
+    assert not only_declines([decline, close], "respond")
+    wf = Workflow("fleet", [van, decline], terminal_tools=["decline_request"])
+    backend = ScriptedBackend(scripts={"fleet": [call("decline_request", reason="no")]})
+    # It shares "van" with get_van, yet nothing but a decline can end the run.
+    await run_workflow(wf, "Can you paint my van red?", backend=backend, executor=_Executor())
+    assert backend.requests[0].allowed == ["decline_request"]
