@@ -18,7 +18,7 @@ array_objects, read_only_names, labelled_enum, excluded_entries,
 date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
 §27; unasked_actions, sent_elsewhere, one_word_labels, report_tools,
 hour_ranges, deadline_dates, latest_entry, frequencies, week_starts,
-composed_formats, unit_words, only_declines: §28; the value guardrails phone_numbers
+composed_formats, unit_words, only_declines, day_parts: §28; the value guardrails phone_numbers
 and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -77,6 +77,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "composed_formats": ("error_values", "composed", lambda value, error, requests, year: []),
     "unit_words": ("quantities", "_NUMBER_WORD_HYPHEN", re.compile(r"(?!x)(x)")),
     "only_declines": ("tool_relevance", "only_declines", lambda terminals, respond: False),
+    "day_parts": ("entries", "_day_parts", lambda entry: set()),
 }
 
 

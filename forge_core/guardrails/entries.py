@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 
 from forge_core.guardrails.quantities import measured_as, quantities
-from forge_core.guardrails.text import stems
+from forge_core.guardrails.text import stem, stems
 
 # A sentence ends at . ! ? before a capital or a digit, unless the word
 # before the stop is a short abbreviation ("no. K-311", "Dr. Abara").
@@ -96,7 +96,22 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # a letter on its own does ("lift B").
     entry = _CODE.sub(" ", entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
-    return said - _negated_words(entry)
+    return (said | _day_parts(entry)) - _negated_words(entry)
+
+
+# The part of the day a clock time starts in ("18:00-22:00" is evening).
+_CLOCK_START = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d")
+
+
+def _day_parts(entry: str) -> set[str]:
+    """The parts of the day the times an entry starts with fall in, so that
+    "this evening" describes the window "18:00-22:00"."""
+    m = _CLOCK_START.search(entry)
+    if m is None:
+        return set()
+    hour = int(m.group(1))
+    part = "morning" if hour < 12 else "afternoon" if hour < 17 else "evening"
+    return {stem(part)}
 
 
 def _negated_words(entry: str) -> set[str]:
@@ -174,15 +189,25 @@ _EXCLUDING = re.compile(
 _FILLER = frozenset(stems("just one ones that this it them one please and or out alone as"))
 
 
+# When the user is not there: "I'm out all afternoon", "busy in the morning".
+_AWAY = re.compile(
+    r"\b(?:out|away|busy|at work|not (?:in|home|around|free|available))\s+"
+    r"(?:all|the whole|for the|in the|during the)?\s*(morning|afternoon|evening)\b",
+    re.IGNORECASE,
+)
+
+
 def _excluded_words(requests: list[str]) -> set[str]:
-    """The stems of what the request leaves out."""
-    return {
+    """The stems of what the request leaves out, and the parts of the day
+    it says the user is away."""
+    left_out = {
         w
         for text in requests
         for m in _EXCLUDING.finditer(text)
         for w in stems(m.group(1))
         if w not in _FILLER and len(w) > 2
     }
+    return left_out | {stem(m.group(1)) for text in requests for m in _AWAY.finditer(text)}
 
 
 def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> list[str]:

@@ -368,3 +368,15 @@ def test_a_number_word_glued_to_its_unit() -> None:
     text = "Book a three-hour session for twenty-two guests, a one-off."
     assert quantities(text, {"minute"}, set(), True) == [180]
     assert quantities(text, set(), {"guest"}, True) == [22]
+
+
+def test_a_part_of_the_day_describes_the_entries_it_starts_in() -> None:
+    from forge_core.guardrails.entries import described
+
+    listing = "Slots: PK-1 today 13:00-17:00; PK-2 today 17:30-21:00; PK-3 tomorrow 08:00-11:00."
+    values = ["PK-1", "PK-2", "PK-3"]
+    assert described(values, [listing], ["Could it come this evening?"], set()) == ["PK-2"]
+    assert described(values, [listing], ["Any morning slot will do."], set()) == ["PK-3"]
+    # The part the user is away is no wish.
+    away = ["I'm out all afternoon, so not before the evening."]
+    assert described(values, [listing], away, set()) == ["PK-2"]
