@@ -99,12 +99,15 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     return (said | _day_parts(entry)) - _negated_words(entry)
 
 
-# The part of the day a clock time starts in ("18:00-22:00" is evening).
-_CLOCK_START = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d")
+# The part of the day a window of time starts in ("18:00-22:00" is
+# evening); a single time is an event's ("deployed 08:12"), no window.
+_CLOCK_START = re.compile(
+    r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s*[-\u2013]\s*(?:[01]?\d|2[0-3]):[0-5]\d"
+)
 
 
 def _day_parts(entry: str) -> set[str]:
-    """The parts of the day the times an entry starts with fall in, so that
+    """The part of the day an entry's window of time starts in, so that
     "this evening" describes the window "18:00-22:00"."""
     m = _CLOCK_START.search(entry)
     if m is None:

@@ -380,3 +380,13 @@ def test_a_part_of_the_day_describes_the_entries_it_starts_in() -> None:
     # The part the user is away is no wish.
     away = ["I'm out all afternoon, so not before the evening."]
     assert described(values, [listing], away, set()) == ["PK-2"]
+
+
+def test_a_single_time_is_an_events_not_a_window_of_the_day() -> None:
+    from forge_core.guardrails.entries import described
+
+    listing = (
+        "web-api, newest first: build f00d1 deployed today 08:12 (failing); build beef2 3 days ago."
+    )
+    request = ["The release that went out this morning broke checkout: roll back one."]
+    assert described(["f00d1", "beef2"], [listing], request, set()) == ["f00d1", "beef2"]
