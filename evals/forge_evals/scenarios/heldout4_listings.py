@@ -264,7 +264,7 @@ def _team_app() -> Workflow:
     @wf.tool(required=True, read_only=True)
     def list_fixtures(squad_id: str) -> str:
         """List a squad's upcoming fixtures with ids, dates and kick-off times."""
-        if not mentions(squad_id, "vets"):
+        if not mentions(squad_id, "vets", "veteran"):
             raise ToolResolutionError(f"no squad {squad_id!r}")
         return (
             "Sunday Veterans fixtures:\n"
