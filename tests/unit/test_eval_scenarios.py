@@ -30,6 +30,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout",
         "heldout2",
         "heldout3",
+        "heldout4",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 

@@ -1,8 +1,9 @@
 """Every built-in scenario, by group: plumbing, model quality, compaction, choice,
 domains (businesses no other group covers; outside_domains), heldout
 (sixteen more businesses, written after domains was tuned on; heldout),
-heldout2 (sixteen more, written after heldout was tuned on; heldout2) and
-heldout3 (sixteen more, written after heldout2 was tuned on; heldout3)."""
+heldout2 (sixteen more, written after heldout was tuned on; heldout2),
+heldout3 (sixteen more, written after heldout2 was tuned on; heldout3) and
+heldout4 (sixteen more, written after heldout3 was tuned on; heldout4)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from forge_evals.scenarios import (
     heldout,
     heldout2,
     heldout3,
+    heldout4,
     model_quality,
     outside_domains,
     plumbing,
@@ -27,6 +29,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout.SCENARIOS,
     *heldout2.SCENARIOS,
     *heldout3.SCENARIOS,
+    *heldout4.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}

@@ -68,3 +68,9 @@ HELDOUT2_TAG = "heldout2"
 # businesses, written after `heldout2` had been tuned on, run once before any
 # tuning for it.
 HELDOUT3_TAG = "heldout3"
+
+
+# The fourth held-out group (heldout4, heldout4_part2): sixteen more
+# businesses, written after `heldout3` had been tuned on, run once before any
+# tuning for it.
+HELDOUT4_TAG = "heldout4"
