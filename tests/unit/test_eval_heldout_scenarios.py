@@ -23,7 +23,6 @@ from forge_evals.scenarios import (
     heldout3,
     heldout3_part2,
     heldout4,
-    heldout4_part2,
     outside_domains,
 )
 
@@ -67,13 +66,6 @@ HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4"]
 Group = tuple[Scenario, ...]
 
 
-def _skip_while_half_written(tag: str) -> None:
-    """heldout4_part2 is written on another branch; until it is merged this
-    branch holds a placeholder, and the whole-group counts cannot hold yet."""
-    if tag == "heldout4" and not heldout4_part2.SCENARIOS:
-        pytest.skip("heldout4_part2 is still the placeholder")
-
-
 @pytest.mark.parametrize(("tag", "group", "before"), GROUPS)
 def test_sixteen_scenarios_run_as_their_own_group(
     tag: str, group: Group, before: list[Group]
@@ -82,7 +74,6 @@ def test_sixteen_scenarios_run_as_their_own_group(
     assert all(BY_NAME[s.name] is s for s in group)
     other_groups = EARLIER_GROUPS | (set(HELDOUT_TAGS) - {tag})
     assert not any(other_groups.intersection(s.tags) for s in group)
-    _skip_while_half_written(tag)
     assert len(group) == 16
 
 
@@ -91,7 +82,6 @@ def test_each_kind_has_two_scenarios_and_each_scenario_one_kind(
     tag: str, group: Group, before: list[Group]
 ) -> None:
     assert all(len(KINDS.intersection(s.tags)) == 1 for s in group)
-    _skip_while_half_written(tag)
     for kind in KINDS:
         assert sum(kind in s.tags for s in group) == 2, kind
 

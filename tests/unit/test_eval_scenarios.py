@@ -107,6 +107,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "tyre_fitting_size_format",
         "supplier_iban_format",
         "driving_lesson_phone_format",
+        "ski_pass_birthdate_format",
+        "charity_gift_pence_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")
