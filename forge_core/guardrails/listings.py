@@ -74,16 +74,23 @@ class Listings:
         sources = list(facts.requests) + [t for _, t in reversed(facts.results)]
         # Which tool wrote each result (a listing's own words are its tool's).
         writers = {t: tool_name for tool_name, t in facts.results}
-        found: tuple[str, list[str]] | None = None
+        listed = {t: listing(t, names) for t in sources}
         for tool in tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
                 if not _id_array(name, schema) or not undecided(out, key):
                     continue
-                if found is None:
-                    found = next(((t, g) for t in sources if (g := listing(t, names))), ("", []))
-                text, group = found
-                fitting = [v for v in group if _item_fits(schema, v)]
+                # The first source with a listing of ids this array's items
+                # fit: not the digit groups of a phone number the request
+                # writes when the items are "FX-" and five digits.
+                text, fitting = next(
+                    (
+                        (t, fit)
+                        for t in sources
+                        if (fit := [v for v in listed[t] if _item_fits(schema, v)])
+                    ),
+                    ("", []),
+                )
                 if not fitting:
                     continue
                 # The entries the request describes: "the Tuesday crates".

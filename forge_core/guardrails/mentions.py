@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
 from forge_core.guardrails.grounding import extract_candidates
 from forge_core.guardrails.text import contains_run, stems, words
 
@@ -42,6 +42,14 @@ _GROUPS = {
 }
 _YEAR_MONTH = re.compile(r"(\d{4})-(\d{2})")
 _WORD = re.compile(r"[a-z]+")
+
+
+def _takes_weekday(name: str, schema: dict[str, Any]) -> bool:
+    """A free string for a day of the week (`weekday`, `day_of_week`)."""
+    said = words(name)
+    return schema.get("type") == "string" and (
+        said[-1:] == ["weekday"] or said[-3:] == ["day", "of", "week"]
+    )
 
 
 def _day_index(member: str) -> int | None:
@@ -262,6 +270,11 @@ class EnumMentions:
                 if not undecided(out, key):
                     continue
                 members = schema.get("enum")
+                if members is None and _takes_weekday(name, schema):
+                    # A free `weekday`: the days the request names, by name.
+                    days = [_DAYS[i].capitalize() for t in facts.requests for i in _named_days(t)]
+                    decide(out, key, list(dict.fromkeys(days)), self.name)
+                    continue
                 if isinstance(members, list) and len(members) > 1:
                     named = _named_in(members, sources, about, label, reports(facts, tool.name))
                     if named and len(named) < len(members):

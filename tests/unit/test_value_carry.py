@@ -390,3 +390,18 @@ def test_a_single_time_is_an_events_not_a_window_of_the_day() -> None:
     )
     request = ["The release that went out this morning broke checkout: roll back one."]
     assert described(["f00d1", "beef2"], [listing], request, set()) == ["f00d1", "beef2"]
+
+
+def test_a_free_weekday_takes_the_day_the_request_names_and_a_list_its_own_listing() -> None:
+    courses = tool("list_classes", "List a day's classes", weekday=STR)
+    fx = {"type": "string", "pattern": "^GM-[0-9]{4}$"}
+    skip = tool("skip_games", "Skip games", game_ids={"type": "array", "items": fx})
+    f = facts(
+        [courses, skip],
+        "My number is 07700 900111. Skip the Tuesday games, please.",
+        [("list_classes", "Tuesday: GM-1001 18:00, GM-1002 19:00.")],
+    )
+    got = preferred_values(f)
+    assert got.values["list_classes.weekday"] == ["Tuesday"]
+    # The phone's digit groups are no listing of "GM-" ids.
+    assert got.items["skip_games.game_ids"] == ["GM-1001", "GM-1002"]
