@@ -57,17 +57,21 @@ class _Part:
     width: int = 0
 
 
-def _directive(error: str) -> str:
+def _directive(error: str, value: str = "") -> str:
     """The error's words after the value it quotes and the colon or verb
-    that introduce the format ("... is not valid: write ...")."""
-    after = error.split(":", 1)[1] if ":" in error else error
+    that introduce the format ("... '4512' is not valid: write ...");
+    whatever wraps the error before it ("file_document failed: ...") aside."""
+    quoted = max(error.rfind(f"'{value}'"), error.rfind(f'"{value}"')) if value else -1
+    start = quoted + len(value) + 2 if quoted >= 0 else 0
+    rest = error[start:]
+    after = rest.split(":", 1)[1] if ":" in rest else rest
     return re.sub(r"^\s*(?:write|give|use|enter|send)\s+(?:it\s+as\s+)?", "", after.strip())
 
 
-def parts_of(error: str) -> tuple[list[_Part], str] | None:
+def parts_of(error: str, value: str = "") -> tuple[list[_Part], str] | None:
     """The parts an error's directive names, and what joins them; None when
     it names no number or no separator or literal."""
-    directive = _directive(error)
+    directive = _directive(error, value)
     joined = _JOINED.search(directive)
     joiner = _SEPARATORS[joined.group(1).lower()] if joined else ""
     directive = _NOISE.sub("", _JOINED.sub("", directive)).strip(" .;")
@@ -107,7 +111,7 @@ def _number_sets(value: str, requests: list[str]) -> list[list[str]]:
 def composed(value: str, error: str, requests: list[str], year: int) -> list[str]:
     """The value the error's directive composes from the user's numbers
     (module doc); [] when it composes none."""
-    read = parts_of(error)
+    read = parts_of(error, value)
     if read is None:
         return []
     parts, joiner = read

@@ -150,6 +150,7 @@ class ErrorValues:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         if not facts.failures:
             return
+        self._corrected_elsewhere(facts, out)
         tried: dict[str, set[str]] = {}
         for f in facts.failures:
             for k, v in f.args.items():
@@ -190,6 +191,34 @@ class ErrorValues:
             if values:
                 out.values[key] = values
                 out.reasons[key] = self.name
+
+    def _corrected_elsewhere(self, facts: TurnFacts, out: Preferred) -> None:
+        """A string a tool's error corrected ("205/55R16" after "205 55 16"
+        was refused) is the value of the same parameter of the other tools
+        (the booking after the stock check)."""
+        failed = {
+            (f.tool, k, v)
+            for f in facts.failures
+            for k, v in f.args.items()
+            if k == self._about(f.error, {a: b for a, b in f.args.items() if isinstance(b, str)})
+        }
+        corrected: dict[str, str] = {}
+        for tool, args in facts.sent:
+            for name, value in args.items():
+                refused = {v for t, k, v in failed if t == tool and k == name}
+                if isinstance(value, str) and refused and value not in refused:
+                    corrected[name] = value
+        for spec in facts.workflow.tools:
+            for name, value in corrected.items():
+                key = f"{spec.name}.{name}"
+                schema = (spec.parameters.get("properties") or {}).get(name)
+                if (
+                    isinstance(schema, dict)
+                    and schema.get("type") == "string"
+                    and undecided(out, key)
+                ):
+                    out.values[key] = [value]
+                    out.reasons[key] = self.name
 
     @staticmethod
     def _about(error: str, strings: dict[str, str]) -> str | None:

@@ -64,3 +64,26 @@ def test_the_composed_value_leads_the_retry() -> None:
         [FailedValue("renew_licence", {"ref": "88"}, error)],
     )
     assert preferred_values(facts).values["renew_licence.ref"][0] == "2031-LIC-00088"
+
+
+def test_a_wrapped_error_and_a_correction_carried_to_the_next_tool() -> None:
+    error = (
+        "renew_licence failed: ref '88' is not valid: write the year, 'LIC' and the number "
+        "padded to 5 digits, joined by dashes"
+    )
+    # The failed value quoted in the wrapper is no literal of the format.
+    assert composed("88", error, ["Licence 88 of 2030."], YEAR) == ["2030-LIC-00088"]
+    props = {"type": "object", "properties": {"ref": {"type": "string"}}, "required": ["ref"]}
+    check = ToolSpec("check_licence", "Check a licence", props)
+    renew = ToolSpec("renew_licence", "Renew a licence", props)
+    wf = Workflow("wf", [check, renew], terminal_tools=["renew_licence"])
+    failed = FailedValue("check_licence", {"ref": "88"}, "ref '88' is not valid: LIC-00088")
+    facts = TurnFacts(
+        wf,
+        ["Renew licence 88."],
+        [("check_licence", "valid")],
+        [failed],
+        [("check_licence", {"ref": "LIC-00088"})],
+    )
+    # The value the error corrected goes to the same parameter of the next tool.
+    assert preferred_values(facts).values["renew_licence.ref"] == ["LIC-00088"]
