@@ -16,7 +16,7 @@ Written in the international E.164 form (`+447700900123`) when the
 schema's pattern or description, or an error about the parameter, asks
 for it ("international", "E.164", "country code", a leading `\\+`), else
 as written and in E.164 both, of which the schema's pattern keeps those it
-fits.
+fits; a national number whose country nobody names, as written.
 """
 
 from __future__ import annotations
@@ -29,7 +29,11 @@ from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, unde
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
-_PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp".split())
+_PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp fax".split())
+# A phone number as people write it, for a national number whose country
+# the conversation does not say: "0151 2234 778", "+44 20 7946 0958".
+_WRITTEN = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
+_DOTTED_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 _INTERNATIONAL = re.compile(r"international|e\.?164|country code|\\\+|^\^?\+", re.IGNORECASE)
 # Short names people give countries that are not their display names.
 _ALIASES = {"uk": "GB", "britain": "GB", "england": "GB", "scotland": "GB", "usa": "US"}
@@ -77,6 +81,16 @@ def region_of(texts: list[str]) -> str | None:
     return None
 
 
+def written_phones(text: str) -> list[str]:
+    """Numbers written like phone numbers (seven digits or more, no date),
+    as written: a national number's form where its country is unknown."""
+    return [
+        m.group(0)
+        for m in _WRITTEN.finditer(text)
+        if sum(c.isdigit() for c in m.group(0)) >= 7 and not _DOTTED_DATE.fullmatch(m.group(0))
+    ]
+
+
 def phones_in(text: str, region: str | None) -> list[tuple[str, str]]:
     """The phone numbers `text` writes, (as written, E.164): international
     ones ("+49 30 901820") always, national ones ("07700 900123") where the
@@ -119,6 +133,9 @@ class PhoneNumbers:
                 forms = [full for _, full in found]
                 if not international:
                     forms = [raw for raw, _ in found] + forms
+                if not forms and not international:
+                    # No country to read a national number by: as written.
+                    forms = [p for text in facts.requests for p in written_phones(text)]
                 tried = {str(f.args.get(name)) for f in facts.failures if f.tool == tool.name}
                 fits = [v for v in dict.fromkeys(forms) if text_fits(schema, v) and v not in tried]
                 decide(out, key, fits, self.name)

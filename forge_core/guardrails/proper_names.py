@@ -72,10 +72,6 @@ def _name_like(name: str, schema: dict[str, object]) -> bool:
     )
 
 
-# A phone number as people write it: "0151 2234 778", "+44 20 7946 0958".
-_PHONE = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
-_PHONE_WORDS = frozenset("phone telephone mobile cell tel fax".split())
 # A terminal tool's parameter that holds a person's name: the names the
 # request writes, then those the results write ("book it under Ines").
 _PERSON = frozenset(
@@ -123,14 +119,6 @@ def name_part(name: str, names: list[str]) -> list[str]:
     return names
 
 
-def phone_numbers(text: str) -> list[str]:
-    return [
-        m.group(0)
-        for m in _PHONE.finditer(text)
-        if sum(c.isdigit() for c in m.group(0)) >= 7 and not _DATE.fullmatch(m.group(0))
-    ]
-
-
 def called_by(nouns: tuple[str, ...], text: str) -> list[str]:
     """What `text` calls by one of the tool's nouns: an id-like word right
     after it ("Check machine M7" -> M7 for check_machine's `name`)."""
@@ -149,16 +137,12 @@ class ProperNames:
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         found = [n for text in facts.requests for n in names_in(text)]
-        phones = [p for text in facts.requests for p in phone_numbers(text)]
         for tool in facts.workflow.tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key) or schema.get("type") != "string":
                     continue
-                if phones and words(name)[-1:] and words(name)[-1] in _PHONE_WORDS:
-                    out.values[key] = list(dict.fromkeys(phones))
-                    out.reasons[key] = self.name
-                elif facts.is_terminal(tool.name):
+                if facts.is_terminal(tool.name):
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
                         named = name_part(name, list(dict.fromkeys(found + results)))

@@ -230,6 +230,9 @@ def test_a_phone_in_the_international_form_the_tool_asks_for() -> None:
     # Dates and account numbers are no phones; a national number needs its country.
     assert phones_in("on 2026-04-22, account 4099 1276", "GB") == []
     assert phones_in("call 0612 345 678", None) == []
+    # ... and is then taken as written.
+    bare = facts([book], "Ring me on 0612 345 678 about the fitting.")
+    assert preferred_values(bare).values["book_fitting.mobile"] == ["0612 345 678"]
 
 
 def test_a_person_a_lookup_took_is_not_the_person_a_booking_is_for() -> None:
