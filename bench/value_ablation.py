@@ -66,7 +66,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "runaway_stops": ("", "RUNAWAY_STOPS", None),
     # Round 3, session 4 (bench/RESULTS.md §28).
     "unasked_actions": ("destructive", "_UNASKED_ACTIONS", False),
-    "sent_elsewhere": ("provenance", "_sent_as", lambda sent: {}),
+    "sent_elsewhere": ("", "sent_elsewhere", None),
     "one_word_labels": ("provenance", "_one_word_apart", lambda topic, said: False),
     "report_tools": ("mentions", "reports", lambda facts, tool: facts.is_terminal(tool)),
     "hour_ranges": ("times", "_HOUR_RANGE", _NEVER),
@@ -126,6 +126,13 @@ def _take_out(mechanism: str) -> None:
 
         setattr(pieces, "RUNAWAY_STOPS", [])  # noqa: B010 (a patch, not an API)
         return
+    if mechanism == "sent_elsewhere":
+        # provenance, dates and proper_names took the helper by name.
+        original_sent = guardrails.sent_elsewhere
+        for module in list(sys.modules.values()):
+            if getattr(module, "sent_elsewhere", None) is original_sent:
+                setattr(module, "sent_elsewhere", _nothing_sent_elsewhere)  # noqa: B010 (a patch)
+        return
     if mechanism == "array_objects":
         # Every value guardrail module took `parameters` by name.
         original = guardrails.parameters
@@ -137,6 +144,10 @@ def _take_out(mechanism: str) -> None:
     setattr(module, attribute, replacement)
     if mechanism == "digit_groups":
         module._values_in.cache_clear()
+
+
+def _nothing_sent_elsewhere(facts: Any, param: str) -> set[str]:
+    return set()
 
 
 def _all_requested(self: Any, values: list[str], same_shape: bool = False) -> list[str]:

@@ -138,6 +138,19 @@ def first_found(sources: Iterable[list[str]], find: Callable[[str], Iterable[Any
     return []
 
 
+def sent_elsewhere(facts: TurnFacts, param: str) -> set[str]:
+    """The strings calls that ran sent as another parameter and never as
+    `param`: one value does not fill two different parameters (the card
+    number a lookup took is not the donor id it returned)."""
+    mine = {v for _, args in facts.sent for k, v in args.items() if k == param}
+    return {
+        v
+        for _, args in facts.sent
+        for k, v in args.items()
+        if k != param and isinstance(v, str) and v not in mine
+    }
+
+
 def decide(out: Preferred, key: str, values: list[Any], reason: str) -> None:
     """Record a guardrail's values for `key`, when it found any."""
     if values:

@@ -29,6 +29,7 @@ from forge_core.guardrails import (
     decide,
     first_found,
     parameters,
+    sent_elsewhere,
     undecided,
 )
 from forge_core.guardrails.mentions import reports
@@ -223,13 +224,7 @@ class Dates:
             found = first_found(sources or (facts.requests, results), read)
             # A date a call already sent as another parameter (a date of
             # birth a lookup took) is not this one while others are found.
-            elsewhere = {
-                d
-                for _, args in facts.sent
-                for k, v in args.items()
-                if k != param and isinstance(v, str)
-                for d in read(v)
-            }
+            elsewhere = {d for v in sent_elsewhere(facts, param) for d in read(v)}
             found = [d for d in found if d not in elsewhere] or found
             if kind == "date" and _names_a_week(param, schemas[key]):
                 # "next week's box" for `week_start`: that week's Monday.

@@ -25,7 +25,14 @@ from __future__ import annotations
 import calendar
 import re
 
-from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    parameters,
+    sent_elsewhere,
+    undecided,
+)
 from forge_core.guardrails.provenance import id_param
 from forge_core.guardrails.text import words
 
@@ -148,13 +155,7 @@ class ProperNames:
                         named = name_part(name, list(dict.fromkeys(found + results)))
                         # A name a lookup took as another parameter (the
                         # instructor found by `name`) is not this person.
-                        other = {
-                            part
-                            for _, args in facts.sent
-                            for k, v in args.items()
-                            if k != name and isinstance(v, str)
-                            for part in v.split()
-                        }
+                        other = {p for v in sent_elsewhere(facts, name) for p in v.split()}
                         named = [n for n in named if not set(n.split()) & other] or named
                         decide(out, key, named, self.name)
                 elif _name_like(name, schema):

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails import Preferred, TurnFacts, parameters, sent_elsewhere, undecided
 from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import (
     emails_only,
@@ -202,15 +202,6 @@ def _abbreviates(param: str, value: str, phrases: tuple[tuple[str, ...], ...] = 
     )
 
 
-def _sent_as(sent: list[tuple[str, dict[str, Any]]]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for _, args in sent:
-        for name, value in args.items():
-            if isinstance(value, str):
-                out.setdefault(value, set()).add(name)
-    return out
-
-
 @dataclass
 class _Conversation:
     """What every parameter's choice reads: the texts (request first, then
@@ -225,8 +216,7 @@ class _Conversation:
     failed: set[tuple[str, str, str]]
     refused: set[str]
     kinds: dict[str, set[tuple[str, ...]]]
-    # value -> the parameters calls that ran sent it as.
-    sent_as: dict[str, set[str]]
+    facts: TurnFacts
     phrases: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
@@ -278,14 +268,9 @@ class _Conversation:
                 if isinstance(v, str) and (len(f.args) == 1 or v in f.error)
             },
             kinds=kinds,
-            sent_as=_sent_as(facts.sent),
+            facts=facts,
             phrases=phrases,
         )
-
-    def sent_elsewhere(self, value: str, param: str) -> bool:
-        """`value` went to a call as another parameter only: the card number
-        a lookup took as `donor_number` is not the `donor_id` it returned."""
-        return bool(self.sent_as.get(value)) and param not in self.sent_as[value]
 
     def requested(self, values: list[str], same_shape: bool = False) -> list[str]:
         """Of equally good `values`, the ones the user's own messages name,
@@ -373,7 +358,8 @@ class IdentifierProvenance:
         when some candidates are not."""
         # One id does not fill two different parameters while another has
         # evidence for this one.
-        fresh = {v: s for v, s in mine.items() if not talk.sent_elsewhere(v, name)}
+        elsewhere = sent_elsewhere(talk.facts, name)
+        fresh = {v: s for v, s in mine.items() if v not in elsewhere}
         if max(fresh.values(), default=0) >= ABBREVIATION:
             mine = fresh
         top = max(mine.values(), default=0)
