@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from forge_client import ToolResolutionError
-from forge_evals.scenarios.heldout3_part2 import HELDOUT3_TAG, SCENARIOS
+from forge_evals.scenarios._domain_schema import HELDOUT3_TAG
+from forge_evals.scenarios.heldout3_part2 import SCENARIOS
 
 BY_NAME = {s.name: s for s in SCENARIOS}
 KINDS = ("decline", "format_retry", "schema", "destructive")
