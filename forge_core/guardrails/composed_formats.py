@@ -60,7 +60,7 @@ class _Part:
 def _directive(error: str, value: str = "") -> str:
     """The error's words after the value it quotes and the colon or verb
     that introduce the format ("... '4512' is not valid: write ...");
-    whatever wraps the error before it ("file_document failed: ...") aside."""
+    whatever wraps the error before it ("submit_form failed: ...") aside."""
     quoted = max(error.rfind(f"'{value}'"), error.rfind(f'"{value}"')) if value else -1
     start = quoted + len(value) + 2 if quoted >= 0 else 0
     rest = error[start:]

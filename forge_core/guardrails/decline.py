@@ -117,7 +117,7 @@ def decline_paths(terminals: list[ToolSpec], respond_tool: str) -> list[str]:
 
 
 def only_declines(terminals: list[ToolSpec], respond_tool: str) -> bool:
-    """Every terminal tool is itself a decline ("decline_request"; not the
+    """Every terminal tool is itself a decline ("decline_enquiry"; not the
     respond tool, nor a tool with a declining enum member, which also ends
     a run that was served): such a workflow can only end by declining, so
     no other tool can serve its request."""
@@ -126,7 +126,7 @@ def only_declines(terminals: list[ToolSpec], respond_tool: str) -> bool:
     )
 
 
-# A tool named for declining the request itself ("decline_request",
+# A tool named for declining the request itself ("decline_enquiry",
 # "refuse"), not for an action that rejects something ("reject_samples").
 _DECLINE_NAMES = frozenset(stems("decline declined refuse refusal"))
 

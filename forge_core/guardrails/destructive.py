@@ -107,7 +107,7 @@ def destructive_tools(tools: list[ToolSpec], spared: set[str]) -> set[str]:
     return out
 
 
-# Words of a name that ask for nothing ("add_to_list": "to").
+# Words of a name that ask for nothing ("add_to_group": "to").
 _NO_ACTION = frozenset(stem(w) for w in "to from of for in on at by with and or the a an".split())
 
 
@@ -140,8 +140,8 @@ def asked_for(
     """The destructive tools whose action the request asks for. With no
     benign tool to tell them apart from, any word of the name asks. The
     `literal` ones only by a word of their own name: a side tool the
-    workflow is not for ("remove her from the list" asks for the
-    unsubscribe the workflow ends with, not for `delete_contact`)."""
+    workflow is not for ("remove her from the group" asks for the
+    leave-group tool the workflow ends with, not for `delete_member`)."""
     benign: set[str] = set()
     for tool in tools:
         if tool.name not in destructive:
