@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from forge_client import Workflow
+from forge_evals.scenario import RefCall, Scenario
 
 TAG = "domains"
 
@@ -37,6 +39,30 @@ def decline_tool(wf: Workflow) -> None:
     def decline_request(reason: str) -> str:
         """Tell the user this request is outside what this assistant can do. Ends the task."""
         return f"Declined: {reason}"
+
+
+def declined_scenario(
+    tag: str,
+    name: str,
+    description: str,
+    user_message: str,
+    build: Callable[[], Workflow],
+    reason: str,
+) -> Scenario:
+    """A request no tool of `build`'s workflow serves: the run declines
+    through `decline_request` and calls no other tool."""
+    others = tuple(n for n in build().tools if n != "decline_request")
+    return Scenario(
+        name=name,
+        description=description,
+        tags=(tag, "decline"),
+        user_message=user_message,
+        build=build,
+        validate=lambda tool, args: tool == "decline_request",
+        ideal_iterations=1,
+        reference=(RefCall("decline_request", {"reason": reason}),),
+        forbidden_tools=others,
+    )
 
 
 # The held-out group (heldout, heldout_part2): written after `domains` was

@@ -15,6 +15,7 @@ from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same, 
 from forge_evals.scenarios._domain_schema import (
     HELDOUT3_TAG,
     decline_tool,
+    declined_scenario,
     enum_param,
     obj,
     text_param,
@@ -29,18 +30,9 @@ def _compact(value: Any) -> str:
 def _declined(
     name: str, description: str, user_message: str, build: Callable[[], Workflow]
 ) -> Scenario:
-    """A request no tool serves: the run declines and calls no action tool."""
-    actions = tuple(n for n in build().tools if n != "decline_request")
-    return Scenario(
-        name=name,
-        description=description,
-        tags=(HELDOUT3_TAG, "decline"),
-        user_message=user_message,
-        build=build,
-        validate=lambda tool, args: tool == "decline_request",
-        ideal_iterations=1,
-        reference=(RefCall("decline_request", {"reason": "No tool of mine can do that."}),),
-        forbidden_tools=actions,
+    """A request no tool serves: the run declines and calls no other tool."""
+    return declined_scenario(
+        HELDOUT3_TAG, name, description, user_message, build, "No tool of mine can do that."
     )
 
 

@@ -17,24 +17,15 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same
 from forge_evals.scenarios import heldout4_forms
-from forge_evals.scenarios._domain_schema import HELDOUT4_TAG, decline_tool
+from forge_evals.scenarios._domain_schema import HELDOUT4_TAG, decline_tool, declined_scenario
 
 
 def _declined(
     name: str, description: str, user_message: str, build: Callable[[], Workflow]
 ) -> Scenario:
     """A request no tool serves: the run declines and calls no other tool."""
-    actions = tuple(n for n in build().tools if n != "decline_request")
-    return Scenario(
-        name=name,
-        description=description,
-        tags=(HELDOUT4_TAG, "decline"),
-        user_message=user_message,
-        build=build,
-        validate=lambda tool, args: tool == "decline_request",
-        ideal_iterations=1,
-        reference=(RefCall("decline_request", {"reason": "That is not a service we offer."}),),
-        forbidden_tools=actions,
+    return declined_scenario(
+        HELDOUT4_TAG, name, description, user_message, build, "That is not a service we offer."
     )
 
 
