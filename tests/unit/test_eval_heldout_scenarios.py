@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout`, `heldout2`, `heldout3`, `heldout4`): sixteen
+"""The held-out groups (`heldout` to `heldout5`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -23,6 +23,7 @@ from forge_evals.scenarios import (
     heldout3,
     heldout3_part2,
     heldout4,
+    heldout5,
     outside_domains,
 )
 
@@ -59,10 +60,22 @@ GROUPS = [
         [outside_domains.SCENARIOS, heldout.SCENARIOS, heldout2.SCENARIOS, heldout3.SCENARIOS],
         id="heldout4",
     ),
+    pytest.param(
+        "heldout5",
+        heldout5.SCENARIOS,
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+        ],
+        id="heldout5",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
-HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4"]
+HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5"]
 Group = tuple[Scenario, ...]
 
 

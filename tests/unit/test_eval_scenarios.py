@@ -31,6 +31,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout2",
         "heldout3",
         "heldout4",
+        "heldout5",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -109,6 +110,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "driving_lesson_phone_format",
         "ski_pass_birthdate_format",
         "charity_gift_pence_format",
+        "tree_work_tpo_reference_format",
+        "dog_groom_mobile_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

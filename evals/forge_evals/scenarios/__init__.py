@@ -2,8 +2,9 @@
 domains (businesses no other group covers; outside_domains), heldout
 (sixteen more businesses, written after domains was tuned on; heldout),
 heldout2 (sixteen more, written after heldout was tuned on; heldout2),
-heldout3 (sixteen more, written after heldout2 was tuned on; heldout3) and
-heldout4 (sixteen more, written after heldout3 was tuned on; heldout4)."""
+heldout3 (sixteen more, written after heldout2 was tuned on; heldout3),
+heldout4 (sixteen more, written after heldout3 was tuned on; heldout4) and
+heldout5 (sixteen more, written after heldout4 was tuned on; heldout5)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from forge_evals.scenarios import (
     heldout2,
     heldout3,
     heldout4,
+    heldout5,
     model_quality,
     outside_domains,
     plumbing,
@@ -30,6 +32,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout2.SCENARIOS,
     *heldout3.SCENARIOS,
     *heldout4.SCENARIOS,
+    *heldout5.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}

@@ -100,3 +100,9 @@ HELDOUT3_TAG = "heldout3"
 # businesses, written after `heldout3` had been tuned on, run once before any
 # tuning for it.
 HELDOUT4_TAG = "heldout4"
+
+
+# The fifth held-out group (heldout5, heldout5_part2): sixteen more
+# businesses, written after `heldout4` had been tuned on, run once before any
+# tuning for it.
+HELDOUT5_TAG = "heldout5"

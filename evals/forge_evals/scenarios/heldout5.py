@@ -1,9 +1,11 @@
 """Held out, fifth group: workflows in businesses no earlier group touches,
 written from the user's side only (not the engine) after `heldout4` had been
-tuned on. This module: an escape-room venue and a print-on-demand shop
+tuned on, and run once at the commit they were written on before any tuning
+for them. This module: an escape-room venue and a print-on-demand shop
 (carry_id), a piano tuner and a firewood merchant (user_value);
 heldout5_listings an MOT history app and a soil laboratory (report_agrees),
-a pottery studio's kiln and a coffee roaster's subscription (list_match).
+a pottery studio's kiln and a coffee roaster's subscription (list_match);
+heldout5_part2 (and heldout5_part2_forms) the other eight.
 Each is tagged `heldout5` plus one failure kind of issue 34 (the names
 `heldout` uses).
 """
@@ -16,8 +18,9 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios import heldout5_listings
-from forge_evals.scenarios.heldout5_listings import HELDOUT5_TAG, alnum, exact
+from forge_evals.scenarios import heldout5_listings, heldout5_part2
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG
+from forge_evals.scenarios.heldout5_listings import alnum, exact
 
 _BASE62 = string.digits + string.ascii_letters
 
@@ -615,4 +618,5 @@ SCENARIOS: tuple[Scenario, ...] = (
     PIANO_TUNING_VISIT,
     FIREWOOD_LOG_DELIVERY,
     *heldout5_listings.SCENARIOS,
+    *heldout5_part2.SCENARIOS,
 )

@@ -9,10 +9,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios._domain_schema import exact_ids
-
-# The fifth held-out group's tag (for now here; the group's modules share it).
-HELDOUT5_TAG = "heldout5"
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, exact_ids
 
 
 def exact(value: Any, expected: str) -> bool:

@@ -17,8 +17,7 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same
 from forge_evals.scenarios import heldout5_part2_forms
-from forge_evals.scenarios._domain_schema import decline_tool, declined_scenario
-from forge_evals.scenarios.heldout5_part2_forms import HELDOUT5_TAG
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, decline_tool, declined_scenario
 
 
 def _declined(
@@ -400,4 +399,4 @@ SCENARIOS: tuple[Scenario, ...] = (
     *heldout5_part2_forms.SCENARIOS,
 )
 
-__all__ = ["HELDOUT5_TAG", "SCENARIOS"]
+__all__ = ["SCENARIOS"]

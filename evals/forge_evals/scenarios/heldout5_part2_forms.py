@@ -10,10 +10,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same, text_of
-
-# The fifth held-out group's tag (for _domain_schema once the group is
-# registered, beside HELDOUT4_TAG).
-HELDOUT5_TAG = "heldout5"
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG
 
 
 def _compact(value: Any) -> str:
