@@ -59,4 +59,36 @@ def launch_env(binary: Path) -> dict[str, str]:
     env["LD_LIBRARY_PATH"] = ":".join(
         [str(binary.resolve().parent)] + ([existing] if existing else [])
     )
+    env.update(shader_cache_env(env))
     return env
+
+
+def shader_cache_env(env: dict[str, str]) -> dict[str, str]:
+    """Where the GPU driver keeps the Vulkan pipelines it compiled.
+
+    llama.cpp's Vulkan backend has the driver compile a pipeline the first
+    time each batch shape comes, and the warm-up pays for all of them (46 s
+    on an H200, bench/RESULTS.md §14). NVIDIA's and Mesa's drivers keep what
+    they compiled on disk, by default under the home directory, which a
+    container loses with its writable layer. Under Forge's cache directory
+    (FORGE_CACHE_DIR: a volume that outlives the container) a restart finds
+    them. Whatever the operator set already wins; NVIDIA's size-based
+    clean-up is off so that one model's pipelines are not evicted by the
+    driver's default budget.
+    """
+    root = cache_dir() / "gpu-shaders"
+    wanted = {
+        "__GL_SHADER_DISK_CACHE": "1",
+        "__GL_SHADER_DISK_CACHE_PATH": str(root / "nvidia"),
+        "__GL_SHADER_DISK_CACHE_SKIP_CLEANUP": "1",
+        "MESA_SHADER_CACHE_DIR": str(root / "mesa"),
+    }
+    chosen = {key: value for key, value in wanted.items() if key not in env}
+    for key in ("__GL_SHADER_DISK_CACHE_PATH", "MESA_SHADER_CACHE_DIR"):
+        if key in chosen:
+            # The NVIDIA driver writes nothing where the folder is missing.
+            try:
+                Path(chosen[key]).mkdir(parents=True, exist_ok=True)
+            except OSError:  # a read-only cache dir: the drivers' defaults then
+                del chosen[key]
+    return chosen

@@ -413,12 +413,21 @@ class ManagedLlamaServer:
         tokens and 23 s for 178, paid by whichever caller met it first (a
         call in pieces evaluates a few new tokens at a time; several slots
         decoding together make other sizes)."""
+        took: dict[int, float] = {}
         for n in WARM_UP_BATCHES:
+            started = time.monotonic()
             resp = await http.post(
                 "/completion",
                 json={"prompt": " x" * n, "n_predict": 1, "id_slot": 0, "cache_prompt": False},
             )
             resp.raise_for_status()
+            took[n] = time.monotonic() - started
+        slowest = sorted(took, key=took.__getitem__, reverse=True)[:4]
+        log.info(
+            "GPU warm-up: %d prompt sizes in %.1fs; slowest %s",
+            len(took), sum(took.values()),
+            ", ".join(f"{n} tokens {took[n]:.2f}s" for n in slowest),
+        )  # fmt: skip
 
     @property
     def running(self) -> bool:
