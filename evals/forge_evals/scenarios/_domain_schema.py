@@ -106,3 +106,9 @@ HELDOUT4_TAG = "heldout4"
 # businesses, written after `heldout4` had been tuned on, run once before any
 # tuning for it.
 HELDOUT5_TAG = "heldout5"
+
+
+# The sixth held-out group (heldout6, heldout6_part2): sixteen more
+# businesses, written after `heldout5` had been tuned on, run once before any
+# tuning for it.
+HELDOUT6_TAG = "heldout6"
