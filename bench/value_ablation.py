@@ -18,7 +18,9 @@ array_objects, read_only_names, labelled_enum, excluded_entries,
 date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
 §27; unasked_actions, sent_elsewhere, one_word_labels, report_tools,
 hour_ranges, deadline_dates, latest_entry, frequencies, week_starts,
-composed_formats, unit_words, only_declines, day_parts: §28; the value guardrails phone_numbers
+composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
+stated_times, people_counts, any_noun_counts, denied_members, error_status,
+street_lines, own_values, own_names: §30; the value guardrails phone_numbers
 and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -78,6 +80,16 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "unit_words": ("quantities", "_NUMBER_WORD_HYPHEN", re.compile(r"(?!x)(x)")),
     "only_declines": ("tool_relevance", "only_declines", lambda terminals, respond: False),
     "day_parts": ("entries", "_day_parts", lambda entry: set()),
+    # Round 3, session 5 (bench/RESULTS.md §30).
+    "record_coherence": ("coherence", "cohere", lambda facts, out: None),
+    "stated_times": ("entries", "_at_stated_times", lambda values, texts, requests: values),
+    "people_counts": ("quantities", "_WE_COUNT", _NEVER),
+    "any_noun_counts": ("quantities", "_ANY_COUNT", frozenset()),
+    "denied_members": ("mentions", "_denied", lambda members, requests: set()),
+    "error_status": ("error_values", "_STATUS", _NEVER),
+    "street_lines": ("addresses", "_LINE_NAMES", ()),
+    "own_values": ("provenance", "whose", lambda values, requests, someone_else: values),
+    "own_names": ("proper_names", "own_names", lambda requests: set()),
 }
 
 

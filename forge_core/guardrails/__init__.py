@@ -123,6 +123,23 @@ def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]
     return out
 
 
+def flat_args(args: dict[str, object], depth: int = 0) -> dict[str, object]:
+    """A call's arguments with those of its nested objects beside them, by
+    their own names as the grammar keys them (`tpo_consent.reference` is
+    `reference`); a name two objects share is left out."""
+    out: dict[str, object] = {}
+    seen: set[str] = set()
+    for key, value in args.items():
+        inner = flat_args(value, depth + 1) if isinstance(value, dict) and depth < 3 else {}
+        for name, leaf in [(key, value), *inner.items()]:
+            if name in seen:
+                out.pop(name, None)
+            else:
+                out[name] = leaf
+            seen.add(name)
+    return out
+
+
 def undecided(out: Preferred, key: str) -> bool:
     return key not in out.values and key not in out.items
 

@@ -15,7 +15,10 @@ id rule knows either. Here:
   or `country` whose schema wants two capitals: a pattern, `maxLength` 2,
   "ISO" or "two-letter" in its description) takes the ISO 3166 codes of
   the countries the conversation names, read with libphonenumber's
-  country names (phones.py), results after the request.
+  country names (phones.py), results after the request;
+- a string parameter for a street line (`line1`, `address_line`, `street`)
+  takes the street addresses the request writes ("3 Quay Street": a house
+  number, capitalised words and a street word), results after the request.
 """
 
 from __future__ import annotations
@@ -58,6 +61,31 @@ def web_addresses(text: str, whole: bool) -> list[str]:
         if value not in out:
             out.append(value)
     return out
+
+
+# "3 Quay Street", "14 Clifton Terrace", "221b Baker St": a house number,
+# one to three capitalised words and a street word.
+_STREET_WORDS = (
+    "Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Close|Drive|Dr|Grove|Terrace|Way|Place|Pl|"
+    "Crescent|Court|Ct|Row|Square|Sq|Hill|Gardens|Walk|Mews|Parade|Boulevard|Blvd|Rise|Green"
+)
+_STREET = re.compile(
+    rf"(?<![\w-])\d{{1,4}}[A-Za-z]?,?\s+(?:[A-Z][A-Za-z'-]+\s+){{1,3}}(?:{_STREET_WORDS})\b\.?"
+)
+# `line1`, `address_line`, `address_line_1`, `street`, `street_address`.
+_LINE_NAMES = ({"line1"}, {"line", "1"}, {"address", "line"}, {"street"})
+
+
+def street_addresses(text: str) -> list[str]:
+    """The street lines `text` writes ("3 Quay Street"), each once."""
+    return list(dict.fromkeys(m.group(0).rstrip(".") for m in _STREET.finditer(text)))
+
+
+def takes_street_line(name: str, schema: dict[str, Any]) -> bool:
+    if schema.get("type") != "string" or "enum" in schema:
+        return False
+    said = set(words(name))
+    return "2" not in said and any(names <= said for names in _LINE_NAMES)
 
 
 def takes_country_code(name: str, schema: dict[str, Any]) -> bool:
@@ -104,6 +132,8 @@ class Addresses:
                     found = first_found((facts.requests, results), read)
                 elif takes_country_code(name, schema):
                     found = first_found((facts.requests, results), countries_in)
+                elif takes_street_line(name, schema):
+                    found = first_found((facts.requests, results), street_addresses)
                 else:
                     continue
                 decide(out, key, [v for v in found if text_fits(schema, v)], self.name)

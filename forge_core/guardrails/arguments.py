@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from jsonschema.exceptions import best_match
 
 from forge_core.guardrails import nudges
-from forge_core.guardrails.coercion import coerce_arguments, drop_repeated_items
+from forge_core.guardrails.coercion import coerce_arguments, cut_runaways, drop_repeated_items
 from forge_core.guardrails.protocol import BaseGuardrail, Refusal
 from forge_core.guardrails.value_pools import invented_optionals
 from forge_core.messages import MessageType, ToolCallInfo
@@ -47,6 +47,11 @@ class Arguments(BaseGuardrail):
                 if coercions:
                     call = infos[i] = replace(call, args=args, coercions=tuple(coercions))
             if state.opts.coercion:
+                # A string that ran on into one digit goes, or ends there.
+                args, cut = cut_runaways(spec.parameters, call.args)
+                if cut:
+                    call = infos[i] = replace(call, args=args, coercions=(*call.coercions, *cut))
+                    valid = spec.validator.is_valid(call.args)
                 # A list runs on repeating its items: the repeats go.
                 args, dropped = drop_repeated_items(spec.validator, call.args)
                 if dropped:

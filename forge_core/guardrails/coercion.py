@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,3 +156,43 @@ def drop_repeated_items(
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+# Twenty of one digit: a value that ran on ("100000000000...", where the
+# model could not stop a free string it had nothing to write in).
+_RUNAWAY = re.compile(r"(\d)\1{19,}")
+
+
+def cut_runaways(
+    schema: dict[str, Any], args: dict[str, Any]
+) -> tuple[dict[str, Any], list[Coercion]]:
+    """`args` with every string that runs on into twenty of one digit left
+    out where its object does not require it, else cut where the run
+    begins; the coercions applied. Calls in pieces stop such strings as
+    they are written (backends/llama/pieces.py, RUNAWAY_STOPS); a nested
+    object is written under one grammar and reaches here whole."""
+    applied: list[Coercion] = []
+
+    def walk(value: Any, sub: Any, pointer: str) -> Any:
+        sub = sub if isinstance(sub, dict) else {}
+        if isinstance(value, dict):
+            props = sub.get("properties") or {}
+            required = set(sub.get("required") or [])
+            out = {}
+            for key, item in value.items():
+                where = f"{pointer}/{_escape(str(key))}"
+                if isinstance(item, str) and (m := _RUNAWAY.search(item)):
+                    if key not in required:
+                        applied.append(Coercion(where, item, None))
+                        continue
+                    applied.append(Coercion(where, item, item[: m.start()]))
+                    out[key] = item[: m.start()]
+                    continue
+                out[key] = walk(item, props.get(key), where)
+            return out
+        if isinstance(value, list):
+            return [walk(v, sub.get("items"), f"{pointer}/{i}") for i, v in enumerate(value)]
+        return value
+
+    fixed = walk(args, schema, "")
+    return (fixed, applied) if applied else (args, [])

@@ -15,7 +15,8 @@ failed value when it has as many as the parts need, else from a run of
 numbers the request writes together ("205 55 16"), else from all the
 request's numbers; the year is a four-digit 19xx/20xx one the source
 writes, else one the request writes, else today's. Only a directive with a number and a separator or
-literal composes anything.
+literal composes anything. A template the error writes ("TPO/YYYY/NNNN":
+literal capitals, YYYY for the year, N or # for each digit) is read first.
 """
 
 from __future__ import annotations
@@ -108,10 +109,33 @@ def _number_sets(value: str, requests: list[str]) -> list[list[str]]:
     return out
 
 
+# A format written as a template: "TPO/YYYY/NNNN", "CV-YYYY-######": literal
+# capitals, and placeholders for the year (YYYY) and for digits (N, #, 9).
+_TEMPLATE = re.compile(r"(?<![\w/#-])([A-Z0-9#]+(?:[/.:-][A-Z0-9#]+)+)(?![\w/#-])")
+_PLACEHOLDER = re.compile(r"^(?:Y{4}|N+|#+|9{3,})$")
+
+
+def template_of(error: str) -> tuple[list[_Part], str] | None:
+    """The parts of the first template the error writes, each separator a
+    literal; None when it writes none with a placeholder for digits."""
+    for m in _TEMPLATE.finditer(error):
+        parts = []
+        for piece in re.split(r"([/.:-])", m.group(1)):
+            if piece == "YYYY":
+                parts.append(_Part("year"))
+            elif _PLACEHOLDER.match(piece):
+                parts.append(_Part("number", width=len(piece)))
+            elif piece:
+                parts.append(_Part("literal", piece))
+        if any(p.kind == "number" for p in parts):
+            return parts, ""
+    return None
+
+
 def composed(value: str, error: str, requests: list[str], year: int) -> list[str]:
     """The value the error's directive composes from the user's numbers
     (module doc); [] when it composes none."""
-    read = parts_of(error, value)
+    read = template_of(error) or parts_of(error, value)
     if read is None:
         return []
     parts, joiner = read

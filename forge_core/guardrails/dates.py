@@ -34,7 +34,7 @@ from forge_core.guardrails import (
 )
 from forge_core.guardrails.mentions import reports
 from forge_core.guardrails.relative_dates import relative_dates, today_of, week_starts
-from forge_core.guardrails.text import words
+from forge_core.guardrails.text import clauses, stems, words
 from forge_core.schema_rules import text_fits
 
 _MONTH_NAMES = "|".join(
@@ -113,6 +113,48 @@ def _after_deadline(text: str, read: Any) -> list[str]:
     for m in _DEADLINE_CUE.finditer(text):
         out += read(text[m.end() : m.end() + 30])[:1]
     return out
+
+
+# A date of something that has happened (`decision_date`, `issued_on`,
+# `date_of_birth`): "dated 14 August" in September is last August's.
+_PAST_WORDS = frozenset(
+    "decision decided issued issue signed approved purchase purchased bought birth born "
+    "received incident accident occurred dated".split()
+)
+# Words of a date parameter's name that say nothing of which date it is.
+_DATE_WORDS = frozenset(stems("date day on at of the time when"))
+
+
+def _in_the_past(written: str, today: date) -> str:
+    """`written` (YYYY-MM-DD) a year earlier when it lies ahead of `today`
+    and that earlier date does not."""
+    when = date.fromisoformat(written)
+    if when <= today:
+        return written
+    try:
+        earlier = when.replace(year=when.year - 1)
+    except ValueError:  # 29 February
+        return written
+    return earlier.isoformat() if earlier <= today else written
+
+
+def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> list[str]:
+    """Of several dates, those the request writes in a clause about the
+    parameter's own topic ("their decision letter is dated 14 August" for
+    `decision_date`, "book the work for the 15th" for `work_date`); all of
+    them when no clause tells them apart."""
+    topic = set(stems(" ".join(words(param)))) - _DATE_WORDS
+    if not topic:
+        return found
+    about = [
+        d
+        for text in requests
+        for clause in clauses(text)
+        if topic & set(stems(clause))
+        for d in read(clause)
+    ]
+    kept = [d for d in found if d in about]
+    return kept if 0 < len(kept) < len(found) else found
 
 
 def _names_a_week(name: str, schema: dict[str, Any]) -> bool:
@@ -233,6 +275,10 @@ class Dates:
             if set(words(param)) & _DEADLINE_WORDS:
                 due = [d for t in results + facts.requests for d in _after_deadline(t, read)]
                 found = [d for d in found if d in due] or found
+            if kind == "date" and len(found) > 1:
+                found = _by_topic(param, found, facts.requests, read)
+            if kind == "date" and set(words(param)) & _PAST_WORDS:
+                found = list(dict.fromkeys(_in_the_past(d, today) for d in found))
             role = _role(param)
             roles = {_role(k.split(".", 1)[1]) for k, _ in wanted if k.startswith(f"{tool_name}.")}
             if role and roles >= {"start", "end"} and kind == "date" and len(found) == 2:

@@ -15,7 +15,8 @@ words unequally, the values whose entries share the most are the ones
 meant; where every entry shares as much (or nothing), a finer level is
 read. A word the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
-not meant. The
+not meant. Before words, a clock time the request states picks the entries
+that write it ("the quarter past four session": "16:15 session S-2"). The
 request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
 too ("I'm keeping Friday").
@@ -23,11 +24,13 @@ too ("I'm keeping Friday").
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterable
 
 from forge_core.guardrails.quantities import measured_as, quantities
 from forge_core.guardrails.text import stem, stems
+from forge_core.guardrails.times import times_in
 
 # A sentence ends at . ! ? before a capital or a digit, unless the word
 # before the stop is a short abbreviation ("no. K-311", "Dr. Abara").
@@ -70,7 +73,7 @@ def _outside_parentheses(text: str, separators: re.Pattern[str]) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def _levels(text: str) -> Iterable[list[str]]:
+def levels(text: str) -> Iterable[list[str]]:
     """The text's parts at each level, coarsest first; each level splits
     the parts of the one before."""
     parts = [line for line in text.splitlines() if line.strip()]
@@ -87,6 +90,10 @@ def _levels(text: str) -> Iterable[list[str]]:
         yield parts
 
 
+_DAY_NAMES = {name[:3].lower(): name for name in calendar.day_name}
+_DAY_ABBREVIATION = re.compile(r"\b(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?")
+
+
 def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     """The stems an entry says (values and numbers aside), less those it
     negates ("no crane hook": neither crane nor hook)."""
@@ -95,6 +102,8 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # Codes of letters and digits ("bin A3-07") say nothing of the entry;
     # a letter on its own does ("lift B").
     entry = _CODE.sub(" ", entry)
+    # "Fri 2026-05-15" is Friday's.
+    entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
     return (said | _day_parts(entry)) - _negated_words(entry)
 
@@ -133,9 +142,15 @@ _FUNCTION = frozenset(
 )
 
 
+_ADDRESS = re.compile(r"\S+@\S+|\bhttps?://\S+")
+
+
 def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]]:
     """The request's words to match, strongest first: its clauses, then its
     sentences, that name the list's kind (`topic`), then all of it."""
+    # An e-mail address or a web address names no entry ("ellie.b@mail.example"
+    # is no word for Ellie's ticket).
+    requests = [_ADDRESS.sub(" ", text) for text in requests]
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
@@ -162,7 +177,7 @@ def _within_limits(values: list[str], texts: list[str], requests: list[str]) -> 
     every one would go."""
     exceeded: set[str] = set()
     for text in texts:
-        entries = list(_levels(text))[-1]
+        entries = list(levels(text))[-1]
         for value in values:
             for entry in (e for e in entries if value in e):
                 for number, unit in _LIMIT.findall(entry.replace(value, " ")):
@@ -222,11 +237,36 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
     gone = {
         v
         for text in texts
-        for entry in list(_levels(text))[-1]
+        for entry in list(levels(text))[-1]
         for v in values
         if v in entry and _affirmed(entry, values) & excluded
     }
     return [v for v in values if v not in gone] or values
+
+
+def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
+    """`values` whose own entry writes a clock time the request states
+    ("the quarter past four session" for "16:15 session S-2"), where some
+    entries do and others not; all of them otherwise. A time the request
+    writes without am/pm matches either half of the day."""
+    wanted = {(h % 12, m) for text in requests for h, m in times_in(text)}
+    if not wanted or len(values) < 2:
+        return values
+    for text in texts:
+        for parts in levels(text):
+            own = {
+                v: [p for p in parts if v in p and sum(u in p for u in values) == 1] for v in values
+            }
+            if sum(bool(entries) for entries in own.values()) < 2:
+                continue
+            at = [
+                v
+                for v, entries in own.items()
+                if any({(h % 12, m) for h, m in times_in(e)} & wanted for e in entries)
+            ]
+            if at and len(at) < len(values):
+                return at
+    return values
 
 
 def described(
@@ -243,6 +283,7 @@ def described(
     if len(values) < 2:
         return values
     values = _within_limits(values, texts, requests)
+    values = _at_stated_times(values, texts, requests)
     excluded = _excluded_words(requests) - ignore
     values = _not_excluded(values, texts, excluded)
     for wanted in _request_words(requests, topic):
@@ -251,7 +292,7 @@ def described(
             holding = [v for v in values if v in text]
             if len(holding) < 2:
                 continue
-            for parts in _levels(text):
+            for parts in levels(text):
                 shared = {
                     v: max(
                         (len(_affirmed(p, values) & wanted) for p in parts if v in p),

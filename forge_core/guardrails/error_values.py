@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from forge_core.guardrails import Preferred, TurnFacts, undecided
+from forge_core.guardrails import Preferred, TurnFacts, flat_args, parameters, undecided
 from forge_core.guardrails.codes import codes_in, names_a_code
 from forge_core.guardrails.composed_formats import composed
 from forge_core.guardrails.grounding import extract_candidates, reshaped
@@ -35,10 +35,23 @@ _CAPS = re.compile(r"\b[A-Z]{2,12}\b")
 _PLAIN_WORDS = frozenset("ERROR OK ID UTC API JSON HTTP URL".split())
 
 
+# An HTTP status an API puts before its message ("422 invalid_party_size:
+# ...", "HTTP 404 - not found", "Error 409:"): no value of any parameter.
+_STATUS = re.compile(
+    r"^\W*(?:(?:HTTP|error|status)\s*)?[1-5]\d\d\b(?=\s*(?:[-:]|[A-Za-z_]+\b))", re.IGNORECASE
+)
+
+
+def without_status(error: str) -> str:
+    """`error` less the HTTP status it starts with."""
+    return _STATUS.sub("", error, count=1)
+
+
 def suggested_values(error: str, sent: set[str]) -> list[str]:
     """The values `error` suggests outright ("e.g. 0000312", "use JPYCHF"),
     else the id-like ones it shows (with a digit, or in capitals), minus
     those already `sent`."""
+    error = without_status(error)
     found: list[str] = []
     for m in _SUGGESTED.finditer(error):
         value = m.group(1).rstrip(".,:;")
@@ -153,15 +166,16 @@ class ErrorValues:
         self._corrected_elsewhere(facts, out)
         tried: dict[str, set[str]] = {}
         for f in facts.failures:
-            for k, v in f.args.items():
+            for k, v in flat_args(f.args).items():
                 if isinstance(v, str):
                     tried.setdefault(f"{f.tool}.{k}", set()).add(v)
         for f in reversed(facts.failures):
-            strings = {k: v for k, v in f.args.items() if isinstance(v, str)}
+            args = flat_args(f.args)
+            strings = {k: v for k, v in args.items() if isinstance(v, str)}
             if _names_an_item(f.args, f.error):
                 # The error is about a list's items (listings.py), not a string.
                 continue
-            param = self._about(f.error, strings)
+            param = self._about(f.error, strings, args)
             if param is None:
                 continue
             key = f"{f.tool}.{param}"
@@ -172,7 +186,7 @@ class ErrorValues:
             # error suggests outright.
             sources = [strings[param]]
             spec = facts.tool(f.tool)
-            schema = ((spec.parameters.get("properties") or {}) if spec else {}).get(param, {})
+            schema = dict(parameters(spec)).get(param, {}) if spec else {}
             if names_a_code(param, str(schema.get("description", ""))):
                 # The code the user wrote, as the error directs: the model's
                 # own value may have been anything.
@@ -200,7 +214,8 @@ class ErrorValues:
             (f.tool, k, v)
             for f in facts.failures
             for k, v in f.args.items()
-            if k == self._about(f.error, {a: b for a, b in f.args.items() if isinstance(b, str)})
+            if k
+            == self._about(f.error, {a: b for a, b in f.args.items() if isinstance(b, str)}, f.args)
         }
         corrected: dict[str, str] = {}
         for tool, args in facts.sent:
@@ -221,11 +236,16 @@ class ErrorValues:
                     out.reasons[key] = self.name
 
     @staticmethod
-    def _about(error: str, strings: dict[str, str]) -> str | None:
-        """The string parameter an error is about: the call's only one, else
-        the one whose name the error writes."""
-        if len(strings) == 1:
+    def _about(error: str, strings: dict[str, str], args: dict[str, object]) -> str | None:
+        """The string parameter an error is about: the one whose name the
+        error writes, else the call's only one, unless the error names
+        another of the call's parameters ("players must be 2 to 6" is not
+        about the session id beside it)."""
+        said = set(stems(without_status(error)))
+        named = [k for k in args if set(stems(" ".join(words(k)))) <= said]
+        strings_named = [k for k in named if k in strings]
+        if len(strings_named) == 1:
+            return strings_named[0]
+        if len(strings) == 1 and not named:
             return next(iter(strings))
-        said = set(stems(error))
-        named = [k for k in strings if set(stems(" ".join(words(k)))) <= said]
-        return named[0] if len(named) == 1 else None
+        return None

@@ -17,7 +17,9 @@ Where a result names several, and the user asked about an id it names
 a terminal tool takes those named in the sentences about that id.
 An array of enum members takes the named members, in the enum's order, as
 its one value; there a member is also named by a word of its own that no
-other member has ("bloods" for `blood_draw`).
+other member has ("bloods" for `blood_draw`), and a member named only
+where the request says no to it ("we don't need the photo pack") is left
+out.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
 from forge_core.guardrails.grounding import extract_candidates
-from forge_core.guardrails.text import contains_run, stems, words
+from forge_core.guardrails.text import NEGATION, clauses, contains_run, stems, words
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -241,6 +243,19 @@ def _subjects(requests: list[str]) -> list[str]:
     return [c for c in extract_candidates(requests) if any(ch.isdigit() for ch in c)]
 
 
+def _denied(members: list[Any], requests: list[str]) -> set[Any]:
+    """Members the request names only in clauses that say no to them ("the
+    birthday setup would be lovely, but we don't need the photo pack"): a
+    list leaves them out."""
+    said: set[Any] = set()
+    denied: set[Any] = set()
+    for text in requests:
+        for clause in clauses(text):
+            named = set(named_members(members, clause))
+            (denied if NEGATION.search(clause) else said).update(named)
+    return denied - said
+
+
 def _partly_named(members: list[Any], requests: list[str]) -> list[Any]:
     """Members of a list's enum the request names by a word of theirs that
     no other member has, of four letters or more ("bloods" for
@@ -287,7 +302,10 @@ class EnumMentions:
                     if isinstance(members, list) and len(members) > 1:
                         named = _named_in(members, sources)
                         partly = _partly_named(members, facts.requests)
-                        named = [m for m in members if m in named or m in partly]
+                        denied = _denied(members, facts.requests)
+                        named = [
+                            m for m in members if (m in named or m in partly) and m not in denied
+                        ]
                         if named:
                             out.values[key] = [named]
                             out.reasons[key] = self.name

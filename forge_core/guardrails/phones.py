@@ -25,7 +25,14 @@ import functools
 import re
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
+from forge_core.guardrails import (
+    Preferred,
+    TurnFacts,
+    decide,
+    flat_args,
+    parameters,
+    undecided,
+)
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
@@ -122,7 +129,9 @@ class PhoneNumbers:
                 key = f"{tool.name}.{name}"
                 if not takes_phone(name, schema) or not undecided(out, key):
                     continue
-                errors = [f.error for f in facts.failures if f.tool == tool.name and name in f.args]
+                # The failed calls that sent this parameter, nested objects' too.
+                failed = [f for f in facts.failures if f.tool == tool.name]
+                errors = [f.error for f in failed if name in flat_args(f.args)]
                 directions = [str(schema.get("pattern", "")), str(schema.get("description", ""))]
                 international = any(_INTERNATIONAL.search(t) for t in directions + errors)
                 region = region_of(facts.requests + prompt + directions + errors + results)
@@ -136,6 +145,6 @@ class PhoneNumbers:
                 if not forms and not international:
                     # No country to read a national number by: as written.
                     forms = [p for text in facts.requests for p in written_phones(text)]
-                tried = {str(f.args.get(name)) for f in facts.failures if f.tool == tool.name}
+                tried = {str(flat_args(f.args).get(name)) for f in failed}
                 fits = [v for v in dict.fromkeys(forms) if text_fits(schema, v) and v not in tried]
                 decide(out, key, fits, self.name)

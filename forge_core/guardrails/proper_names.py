@@ -33,7 +33,7 @@ from forge_core.guardrails import (
     sent_elsewhere,
     undecided,
 )
-from forge_core.guardrails.provenance import id_param
+from forge_core.guardrails.provenance import for_someone_else, id_param
 from forge_core.guardrails.text import words
 
 # Parameters that name a place, a person or an organisation.
@@ -42,8 +42,61 @@ _NAMED = frozenset(
     "state province person people customer client guest patient employee user owner contact "
     "recipient sender company organization organisation team department room building venue "
     "airport station port harbour harbor terminal stop street address brand author artist museum "
-    "hotel restaurant store shop".split()
+    "hotel restaurant store shop surname forename".split()
 )
+# How the user names themself: "it's Priya Raman", "this is Anne", "I'm Tom".
+_SELF = re.compile(
+    r"\b(?:it'?s|it is|this is|i'?m|i am|my name is|name'?s)\s+"
+    r"((?:Mrs?|Ms|Miss|Dr)\.?\s+)?([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)",
+    re.IGNORECASE,
+)
+# A `*_name` of these holds a person's name; `dog_name` or `company_name`
+# does not hold the user's own.
+_PERSON_QUALIFIERS = frozenset(
+    "full first last given family display legal holder member lead booking account".split()
+)
+
+
+def own_names(requests: list[str]) -> set[str]:
+    """The words of the names the user gives for themself."""
+    return {
+        word
+        for text in requests
+        for m in _SELF.finditer(text)
+        if m.group(2)[0].isupper()
+        for word in m.group(2).split()
+    }
+
+
+# "Biscuit is overdue a groom": a name that starts its sentence as the
+# subject of a verb; not the words that start sentences anyway.
+_SUBJECT = re.compile(r"(?:^|[.!?]\s+)([A-Z][a-z]+)\s+(?:is|was|has|needs|isn't|hasn't|will)\b")
+_STARTERS = frozenset(
+    "it this that there he she we they i my our your what who which where when how "
+    "everything nothing something today tomorrow yesterday here".split()
+)
+
+
+def subjects_named(text: str) -> list[str]:
+    """Names that open a sentence as its subject ("Biscuit is overdue")."""
+    return [
+        m.group(1)
+        for m in _SUBJECT.finditer(text)
+        if m.group(1).lower() not in _STARTERS and m.group(1).lower() not in _CALENDAR
+    ]
+
+
+def holds_someone_else(name: str) -> bool:
+    """A `*_name` whose qualifier is a thing, not a person (`dog_name`)."""
+    said = words(name)
+    return (
+        len(said) >= 2
+        and said[-1] == "name"
+        and said[-2] not in _PERSON
+        and said[-2] not in _PERSON_QUALIFIERS
+    )
+
+
 # Calendar words are capitalised too, and are dates, not names.
 _CALENDAR = frozenset(
     w.lower() for w in (*calendar.month_name, *calendar.day_name, *calendar.month_abbr) if w
@@ -152,7 +205,13 @@ class ProperNames:
                 if facts.is_terminal(tool.name):
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
+                        if for_someone_else(tool.name, name):
+                            # The new holder is someone the request names,
+                            # not the account's holder a result names.
+                            results = []
                         named = name_part(name, list(dict.fromkeys(found + results)))
+                        if "full" in words(name):
+                            named = [n for n in named if " " in n] or named
                         # A name a lookup took as another parameter (the
                         # instructor found by `name`) is not this person.
                         other = {p for v in sent_elsewhere(facts, name) for p in v.split()}
@@ -165,4 +224,8 @@ class ProperNames:
                     called = [v for text in facts.requests for v in called_by(nouns, text)]
                     named = route_end(name, facts.requests, list(dict.fromkeys(called + found)))
                     named = name_part(name, named)
+                    if holds_someone_else(name):
+                        own = own_names(facts.requests)
+                        named = [n for n in named if not set(n.split()) & own]
+                        named = named or [n for t in facts.requests for n in subjects_named(t)]
                     decide(out, key, named, self.name)

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, sent_elsewhere, undecided
+from forge_core.guardrails.addresses import street_addresses
+from forge_core.guardrails.codes import codes_in
 from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import (
     emails_only,
@@ -202,6 +204,46 @@ def _abbreviates(param: str, value: str, phrases: tuple[tuple[str, ...], ...] = 
     )
 
 
+# "my email is ...", "reach me at ...": the user's own value; "her email
+# is ...", "Jess's number is ...": someone else's.
+_MINE = re.compile(r"\b(?:my|me at|me on|reach me)\b[^.!?;]{0,24}$", re.IGNORECASE)
+_THEIRS = re.compile(r"(?:\b(?:her|his|their)\b|\b[A-Z][a-z]+'s\b)[^.!?;]{0,24}$")
+# A parameter or tool for another party than the user: the new holder, a
+# recipient, a guest.
+_OTHER_PARTY = frozenset(
+    "new recipient holder guest friend beneficiary payee attendee transferee assignee "
+    "invitee delegate".split()
+)
+
+
+def for_someone_else(tool: str, param: str) -> bool:
+    return bool(_OTHER_PARTY & (set(words(tool)) | set(words(param))))
+
+
+def whose(values: list[str], requests: list[str], someone_else: bool) -> list[str]:
+    """Of equally good `values`, those the request gives as the user's own
+    ("my email is ..."), or as another person's for a parameter of another
+    party (`new_holder_email`, a transfer tool's): where the request tells
+    some apart; all of them otherwise."""
+    if len(values) < 2:
+        return values
+    wanted = _THEIRS if someone_else else _MINE
+    kept = [
+        v
+        for v in values
+        if any(
+            wanted.search(text[max(0, i - 40) : i])
+            for text in requests
+            for i in (m.start() for m in re.finditer(re.escape(v), text))
+        )
+    ]
+    return kept if 0 < len(kept) < len(values) else values
+
+
+# Parameters that may hold a house's number.
+_PLACE_WORDS = frozenset("house building street door flat apartment unit address premises".split())
+
+
 @dataclass
 class _Conversation:
     """What every parameter's choice reads: the texts (request first, then
@@ -292,13 +334,30 @@ class _Conversation:
         failed call with several arguments whose error names none, a value
         goes only where others had the same evidence (`_choose`)."""
         topic = topic_stems(param)
+        # "14 Larch Grove": 14 is a house's number, no piano's or client's id.
+        houses = self.house_numbers(not set(words(param)) & _PLACE_WORDS)
         kind = [
             v
             for v in self.candidates
             if v not in self.refused
+            and v not in houses
             and (topic in self.kinds[v] or (not self.kinds[v] and _id_shaped(v)))
         ]
         return kind
+
+    def house_numbers(self, with_houses: bool = True) -> set[str]:
+        """The halves of the codes the request writes in two ("HG2 8PL": no
+        id is "HG2"), and `with_houses` the house numbers of the street
+        addresses it writes."""
+        requests = self.texts[: self.requests]
+        out = {
+            half for t in requests for code in codes_in(t) if " " in code for half in code.split()
+        }
+        if with_houses:
+            out |= {
+                street.split()[0].rstrip(",") for t in requests for street in street_addresses(t)
+            }
+        return out
 
 
 class IdentifierProvenance:
@@ -368,6 +427,7 @@ class IdentifierProvenance:
             # A failed call's value goes where others are as good ("Claim
             # refused" for a cabin and a passenger: another cabin, the passenger).
             best = [v for v in best if (tool, name, v) not in talk.failed] or best
+            best = whose(best, talk.texts[: talk.requests], for_someone_else(tool, name))
             return self._closest(talk.requested(best), talk.texts, talk, name)
         if not id_param(name):
             return []

@@ -16,6 +16,7 @@ whose unit the conversation never writes, keeps its other rules.
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from functools import lru_cache
@@ -29,6 +30,7 @@ from forge_core.guardrails import (
     parameters,
     undecided,
 )
+from forge_core.guardrails.addresses import street_addresses
 from forge_core.guardrails.text import GENERIC, stem, words
 from forge_core.schema_rules import text_fits
 
@@ -56,6 +58,8 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
     "mile": ("mile", "miles", "mi"),
     "meter": ("m", "metre", "metres", "meter", "meters"),
+    "litre": ("l", "litre", "litres", "liter", "liters"),
+    "millilitre": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
     "gb": ("gb", "gigabyte", "gigabytes", "gib"),
     "mb": ("mb", "megabyte", "megabytes", "mib"),
 }
@@ -63,8 +67,21 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
 _PEOPLE = frozenset(
     stem(w)
     for w in "people persons person guests guest pax adults adult diners attendees "
-    "participants party covers seats travellers travelers passengers".split()
+    "participants party covers seats travellers travelers passengers players visitors".split()
 )
+# How people say how many they are: "five of us", "a party of six", "we are
+# four", "there'll be 3 of us". Read as "5 people".
+_WE_COUNT = re.compile(
+    r"\b(\d+)\s+of\s+us\b|\bparty\s+of\s+(\d+)\b|\bwe(?:'re|\s+are|\s+will\s+be)\s+(\d+)\b",
+    re.IGNORECASE,
+)
+
+
+def _as_people(text: str) -> str:
+    """`text` with "five of us" and the like written "5 people"."""
+    return _WE_COUNT.sub(lambda m: f"{next(g for g in m.groups() if g)} people", text)
+
+
 _BY_WORD: dict[str, str] = {w: fam for fam, forms in _FAMILIES.items() for w in forms}
 _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 
@@ -93,6 +110,8 @@ _PINT_UNITS = {
     "km": "kilometer",
     "mile": "mile",
     "meter": "meter",
+    "litre": "liter",
+    "millilitre": "milliliter",
     "gb": "gigabyte",
     "mb": "megabyte",
 }
@@ -102,6 +121,32 @@ _PINT_UNITS = {
 # `total_price`) takes an amount in any currency; a sibling says which.
 _MONEY = frozenset(stem(w) for w in "amount price cost total fee payment budget charge".split())
 _CURRENCIES = ("eur", "usd", "gbp", "jpy", "chf")
+
+
+# A count whose name says only that it counts: it counts what the request
+# orders ("25 copies", "3 bags"), written `ANY_NOUN` among the counted nouns.
+_ANY_COUNT = frozenset(stem(w) for w in "quantity qty count copies units pieces items".split())
+ANY_NOUN = "*"
+# Words after a number that are no thing counted: "5 of", "2 to 4", months.
+_NOT_NOUNS = frozenset(
+    "of to at and or the in on for with per from by am pm x times here there now please "
+    "is are was were".split()
+    + [m.lower() for m in calendar.month_name if m]
+    + [m.lower() for m in calendar.month_abbr if m]
+    + [d.lower() for d in calendar.day_name]
+)
+
+
+def _a_counted_noun(unit: str) -> bool:
+    """Whether `unit`, the word after a number, can be what is counted: a
+    word of three letters or more, not a code ("1AB"), not a unit."""
+    return (
+        len(unit) >= 3
+        and unit.isalpha()
+        and not unit.isupper()
+        and unit.lower() not in _NOT_NOUNS
+        and unit.lower() not in _BY_WORD
+    )
 
 
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
@@ -124,6 +169,9 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
     if counted & _PEOPLE:
         counted |= _PEOPLE
+    if not families and counted and counted <= _ANY_COUNT:
+        # `quantity`, `copies`: a count of whatever the request orders.
+        counted.add(ANY_NOUN)
     return families, counted
 
 
@@ -191,7 +239,14 @@ def quantities(
     """The numbers `text` writes with one of `families`' units, or right
     before one of the `counted` nouns."""
     out: list[Any] = []
-    for m in _QUANTITY.finditer(in_digits(text)):
+    text = in_digits(text)
+    if counted & _PEOPLE:
+        text = _as_people(text)
+    if ANY_NOUN in counted:
+        # "3 Quay Street" counts no quays.
+        for street in street_addresses(text):
+            text = text.replace(street, " ")
+    for m in _QUANTITY.finditer(text):
         unit = (m.group("unit") or "").lower()
         fam = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get(unit)
         if m.group("ord"):
@@ -202,7 +257,20 @@ def quantities(
             continue
         # "2 e-bikes" counts `ebikes`; "3 day-passes" is still 3 of a day's unit.
         whole = unit + (m.group("compound") or "").replace("-", "").lower()
-        named = bool(unit) and (stem(unit) in counted or stem(whole) in counted)
+        named = (
+            bool(unit)
+            and (
+                stem(unit) in counted
+                or stem(whole) in counted
+                or (
+                    ANY_NOUN in counted
+                    and not fam
+                    and _a_counted_noun(m.group("unit"))
+                    # Not the digits of a code ("FWN-2207").
+                    and text[max(0, m.start("num") - 1) : m.start("num")] not in ("-", "/")
+                )
+            )
+        )
         factor: float | None = 1.0
         if not ((fam in families) or named):
             # Another unit of the same kind: "3 days" for `extra_hours`.

@@ -12,7 +12,7 @@ then lists by their listing.
 
 from __future__ import annotations
 
-from forge_core.guardrails import Preferred, TurnFacts, ValueGuardrail
+from forge_core.guardrails import Preferred, TurnFacts, ValueGuardrail, coherence
 from forge_core.guardrails.addresses import Addresses
 from forge_core.guardrails.codes import WrittenCodes
 from forge_core.guardrails.dates import Dates
@@ -57,4 +57,7 @@ def preferred_values(facts: TurnFacts, enabled: frozenset[str] | None = None) ->
     for guardrail in VALUE_GUARDRAILS:
         if enabled is None or guardrail.name in enabled:
             guardrail.prefer(facts, out)
+    if enabled is None or coherence.NAME in enabled:
+        # Last: it narrows what the others offered a report.
+        coherence.cohere(facts, out)
     return out

@@ -28,9 +28,13 @@ _DAY = "|".join(_WEEKDAYS)
 _MONTHS = "|".join(m for m in calendar.month_name if m)
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
+    # "Saturday after next", "not this Saturday, the one after": a week on
+    # from the coming one.
+    rf"|(?P<later>{_DAY})(?:\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
     rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
+    rf"(?!\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
     r"|(?:in|within)\s+(?:(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+)?"
     r"(?P<unit>days?|weeks?|months?|fortnight)(?:\s+(?:from|of)\s+(?:today|now))?"
@@ -95,6 +99,9 @@ def _day_of_month(today: date, weekday: int, day: int) -> date | None:
 def _resolve(m: re.Match[str], today: date) -> date | None:
     if m.group("after"):
         return today + timedelta(days=2)
+    if m.group("later"):
+        ahead = (_WEEKDAYS[m.group("later").lower()] - today.weekday()) % 7 or 7
+        return today + timedelta(days=ahead + 7)
     if m.group("wd"):
         return _day_of_month(today, _WEEKDAYS[m.group("wd").lower()], int(m.group("dom")))
     word = (m.group("word") or "").lower()

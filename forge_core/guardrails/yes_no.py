@@ -11,16 +11,9 @@ it leaves the parameter to its other rules.
 
 from __future__ import annotations
 
-import re
-
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
-from forge_core.guardrails.text import clauses, stems, topic_stems
+from forge_core.guardrails.text import NEGATION, clauses, stems, topic_stems
 
-_NEGATION = re.compile(
-    r"\b(?:don'?t|do not|does not|doesn'?t|no|not|never|without|skip|nor|avoid|nothing|none|"
-    r"shouldn'?t|should not|won'?t|will not|mustn'?t|must not|neither)\b",
-    re.IGNORECASE,
-)
 # Name words that are too common in requests to say which flag they set.
 _WEAK = frozenset(stems("is has enable enabled use include set flag allow should do make send"))
 
@@ -36,7 +29,7 @@ def stated(name: str, requests: list[str]) -> bool | None:
         for clause in clauses(text):
             found = set(stems(clause))
             if any(w in found for w in wanted):
-                answer = _NEGATION.search(clause) is None
+                answer = NEGATION.search(clause) is None
     return answer
 
 

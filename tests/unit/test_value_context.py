@@ -1,0 +1,306 @@
+"""Values read in their context (round 3, session 5): how many people "five
+of us" are, what a bare `quantity` counts, the street line of an address,
+the add-ons the user says no to, the time that picks a session, whose
+e-mail is whose, the user's own name kept out of a pet's, an error's HTTP
+status and the parameter it is about, and a report's values taken from the
+record it reports (forge_core/guardrails/: quantities, addresses, mentions,
+entries, provenance, proper_names, error_values, coherence).
+
+Pure logic on hand-made workflows (a bowling alley, a sign maker, a bakery,
+a kennel, a boiler service history): no model is needed to say which
+values a parameter may take.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from forge_core.guardrails import FailedValue, TurnFacts
+from forge_core.guardrails.addresses import street_addresses, takes_street_line
+from forge_core.guardrails.coercion import cut_runaways
+from forge_core.guardrails.composed_formats import composed
+from forge_core.guardrails.error_values import suggested_values, without_status
+from forge_core.guardrails.registry import NAMES, preferred_values
+from forge_core.guardrails.relative_dates import relative_dates
+from forge_core.workflow import ToolSpec, Workflow
+
+STR: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+
+
+def tool(tool_name: str, description: str, /, **props: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        tool_name, description, {"type": "object", "properties": props, "required": list(props)}
+    )
+
+
+def facts(
+    tools: list[ToolSpec],
+    request: str,
+    results: list[tuple[str, str]] | None = None,
+    sent: list[tuple[str, dict[str, Any]]] | None = None,
+    failures: list[FailedValue] | None = None,
+) -> TurnFacts:
+    wf = Workflow("wf", tools, terminal_tools=[tools[-1].name])
+    return TurnFacts(wf, [request], results or [], failures or [], sent or [])
+
+
+def test_five_of_us_is_a_party_of_five_for_players() -> None:
+    hold = tool("hold_lane", "Hold a lane", lane_id=STR, players=INT)
+    for said in ("a lane for five of us", "we're 5", "a party of five"):
+        f = facts([hold], f"Could you book {said} tonight?")
+        assert preferred_values(f).values["hold_lane.players"] == [5], said
+
+
+def test_a_bare_quantity_counts_what_the_request_orders() -> None:
+    line = {"type": "object", "properties": {"sku": STR, "quantity": INT}}
+    order = tool("order_signs", "Order signs", lines={"type": "array", "items": line})
+    f = facts(
+        [order],
+        "Account FWN-2207 here. We need 40 correx boards, delivered to 3 Quay Street "
+        "on 14 March, in 2 litre tubs.",
+    )
+    # Not the account's digits, the house number, the day or the litres.
+    assert preferred_values(f).values["order_signs.quantity"] == [40]
+
+
+def test_a_street_line_takes_the_street_address_the_request_writes() -> None:
+    assert street_addresses("to Seasalt Events, 3 Quay Street, Whitstable CT5 1AB") == [
+        "3 Quay Street"
+    ]
+    assert street_addresses("at 221b Baker St. tomorrow") == ["221b Baker St"]
+    assert street_addresses("25 copies at A2 on the fine art paper") == []
+    for name in ("line1", "address_line", "address_line_1", "street", "street_address"):
+        assert takes_street_line(name, STR), name
+    for name in ("address_line_2", "line2", "address", "city"):
+        assert not takes_street_line(name, STR), name
+    ship = tool("ship", "Ship the order", name=STR, line1=STR, postcode=STR)
+    f = facts([ship], "Send it to Bloom Bakery, 12 Mill Lane, Hexham NE46 1AA.")
+    assert preferred_values(f).values["ship.line1"] == ["12 Mill Lane"]
+
+
+def test_a_list_leaves_out_the_members_the_request_says_no_to() -> None:
+    addons = {"type": "array", "items": {"type": "string", "enum": ["cake", "balloons", "photos"]}}
+    book = tool("book_party", "Book a party", add_ons=addons)
+    f = facts([book], "The cake would be lovely, but we don't need the photos.")
+    assert preferred_values(f).values["book_party.add_ons"] == [["cake"]]
+    # Said yes once, it stays.
+    f = facts([book], "No balloons please. Photos yes, and photos of the cake too.")
+    assert preferred_values(f).values["book_party.add_ons"] == [["cake", "photos"]]
+
+
+def test_the_time_the_request_states_picks_the_session_that_has_it() -> None:
+    sessions = tool("list_sessions", "List sessions", day=STR)
+    hold = tool("hold_session", "Hold a session", session_id=STR)
+    listing = (
+        "Lane sessions on Saturday:\n- 14:00 session ses_A1b2C3, free\n"
+        "- 16:15 session ses_D4e5F6, free\n- 18:30 session ses_G7h8J9, free"
+    )
+    f = facts(
+        [sessions, hold],
+        "The quarter past four session please.",
+        [("list_sessions", listing)],
+        [("list_sessions", {"day": "Saturday"})],
+    )
+    assert preferred_values(f).values["hold_session.session_id"] == ["ses_D4e5F6"]
+
+
+def test_a_lookup_takes_the_users_own_email_a_new_holder_the_other() -> None:
+    find = tool("find_booking", "Find a booking", email=STR)
+    move = tool("transfer_to_new_holder", "Put a place in someone else's name", email=STR)
+    f = facts(
+        [find, move],
+        "My email is ann.lee@mail.example. My friend Jo is taking my place; "
+        "her email is jo.bell@mail.example.",
+    )
+    values = preferred_values(f).values
+    assert values["find_booking.email"] == ["ann.lee@mail.example"]
+    assert values["transfer_to_new_holder.email"] == ["jo.bell@mail.example"]
+
+
+def test_a_pets_name_is_not_the_users_own_and_a_surname_is_the_last_name() -> None:
+    find = tool("find_dog", "Find a dog's profile", owner_surname=STR, dog_name=STR)
+    book = tool("book_groom", "Book a groom", dog_id=STR)
+    f = facts([find, book], "Hi, it's Priya Raman. Could the van come on Friday?")
+    values = preferred_values(f).values
+    assert values["find_dog.owner_surname"] == ["Raman"]
+    assert "find_dog.dog_name" not in values
+
+
+def test_an_errors_http_status_is_no_value_and_names_no_parameter() -> None:
+    assert without_status("422 invalid_party_size: players must be 2 to 6").startswith(
+        " invalid_party_size"
+    )
+    assert without_status("HTTP 404 - no lane 'L9'") == " - no lane 'L9'"
+    assert "404" not in suggested_values("404 not_found: no lane L-12", set())
+    # An error about another parameter does not rewrite the id beside it.
+    hold = tool("hold_lane", "Hold a lane", lane_id=STR, players=INT)
+    failed = FailedValue(
+        "hold_lane", {"lane_id": "L-2", "players": 1}, "422 bad_request: players must be 2 to 6"
+    )
+    f = facts([hold], "Lane L-2 for the two of us.", failures=[failed])
+    values = preferred_values(f).values
+    assert values.get("hold_lane.lane_id") != ["422"]
+    assert values["hold_lane.players"] == [2]
+
+
+def test_a_report_takes_the_values_of_the_record_its_id_names() -> None:
+    history = tool("get_service_history", "A boiler's service history", boiler_id=STR)
+    report = tool(
+        "report_service",
+        "Tell the customer about the latest service. Ends the task.",
+        visit_number=STR,
+        pressure_bar={"type": "number", "description": "pressure in bar"},
+        next_due={"type": "string", "format": "date"},
+    )
+    listing = (
+        "Service history for BLR-77:\n"
+        "1. Visit SV-26-0412, 2026-03-02: passed, pressure 1.4 bar, next due 2027-03-02.\n"
+        "2. Visit SV-25-0390, 2025-02-27: passed, pressure 1.1 bar, next due 2026-02-27."
+    )
+    f = facts(
+        [history, report],
+        "How did visit SV-26-0412 go on boiler BLR-77, and when is the next one due?",
+        [("get_service_history", listing)],
+        [("get_service_history", {"boiler_id": "BLR-77"})],
+    )
+    out = preferred_values(f)
+    assert out.values["report_service.visit_number"] == ["SV-26-0412"]
+    assert out.values["report_service.pressure_bar"] == [1.4]
+    assert out.values["report_service.next_due"] == ["2027-03-02"]
+    assert "record_coherence" in out.reasons["report_service.pressure_bar"]
+    # Without it, the older record's pressure is as good.
+    alone = preferred_values(f, enabled=frozenset(NAMES))
+    assert alone.values["report_service.pressure_bar"] == [1.4, 1.1]
+
+
+def test_a_nested_string_that_runs_on_into_one_digit_goes_or_ends_there() -> None:
+    access = {
+        "type": "object",
+        "properties": {"gate_code": STR, "parking_notes": STR},
+        "required": ["gate_code"],
+    }
+    schema = {
+        "type": "object",
+        "properties": {"site": {"type": "object", "properties": {"access": access}}},
+    }
+    runaway = "1" + "0" * 80
+    args, cut = cut_runaways(
+        schema, {"site": {"access": {"gate_code": "4071", "parking_notes": runaway}}}
+    )
+    assert args == {"site": {"access": {"gate_code": "4071"}}}
+    assert [c.path for c in cut] == ["/site/access/parking_notes"]
+    # Required, it ends where the run begins; a plain value is left alone.
+    args, cut = cut_runaways(schema, {"site": {"access": {"gate_code": "40" + "7" * 30}}})
+    assert args["site"]["access"]["gate_code"] == "40"
+    assert cut_runaways(schema, {"site": {"access": {"gate_code": "4071"}}})[1] == []
+
+
+def test_a_new_holder_is_the_person_the_request_names_in_full() -> None:
+    find = tool("find_order", "Find an order", order_number=STR)
+    change = tool(
+        "change_ticket_holder", "Put a ticket in a new name", ticket_id=STR, full_name=STR
+    )
+    f = facts(
+        [find, change],
+        "Order FG-1184, my email is ellie.brookes@post.example. My brother Sam can't come to "
+        "Fieldgrass, so my friend Jess Okafor is taking his place. Put his ticket in her name.",
+        [
+            (
+                "find_order",
+                "Order FG-1184 (Ellie Brookes). Tickets: TKT-7Q4M-2281 weekend, holder Ellie "
+                "Brookes; TKT-7Q4M-2282 weekend, holder Sam Brookes.",
+            )
+        ],
+        [("find_order", {"order_number": "FG-1184"})],
+    )
+    values = preferred_values(f).values
+    assert values["change_ticket_holder.full_name"] == ["Jess Okafor"]
+    # The user's e-mail ("ellie.brookes@...") describes neither ticket; "Sam" does.
+    assert values["change_ticket_holder.ticket_id"] == ["TKT-7Q4M-2282"]
+
+
+def test_a_pet_named_at_the_start_of_a_sentence_is_its_name() -> None:
+    find = tool("find_dog", "Find a dog's profile", owner_surname=STR, dog_name=STR)
+    book = tool("book_groom", "Book a groom", dog_id=STR)
+    f = facts([find, book], "Hi, it's Priya Raman. Biscuit is overdue a full groom.")
+    assert preferred_values(f).values["find_dog.dog_name"] == ["Biscuit"]
+
+
+def test_an_abbreviated_weekday_in_a_listing_is_that_day() -> None:
+    firings = tool("list_firings", "List upcoming kiln firings")
+    load = tool("load_firing", "Load pieces into a firing", firing_id=STR)
+    listing = (
+        "Upcoming firings:\n- KF-11 Thu 2026-05-14, bisque\n- KF-12 Fri 2026-05-15, glaze\n"
+        "- KF-14 Tue 2026-05-19, glaze"
+    )
+    f = facts(
+        [firings, load],
+        "Please put my mugs into Friday's glaze firing.",
+        [("list_firings", listing)],
+        [("list_firings", {})],
+    )
+    assert preferred_values(f).values["load_firing.firing_id"] == ["KF-12"]
+
+
+def test_dates_by_the_clause_about_them_and_a_past_event_in_the_past() -> None:
+    work = tool(
+        "schedule_work",
+        "Schedule tree work",
+        work_date={"type": "string", "format": "date"},
+        decision_date={"type": "string", "format": "date"},
+    )
+    wf = Workflow(
+        "wf", [work], terminal_tools=["schedule_work"], system_prompt="Today is 2026-09-01."
+    )
+    f = TurnFacts(
+        wf,
+        [
+            "The council approved it; their decision letter is dated 14 August. "
+            "Can you book the work for Tuesday the 15th?"
+        ],
+        [],
+    )
+    values = preferred_values(f).values
+    assert values["schedule_work.decision_date"] == ["2026-08-14"]
+    assert values["schedule_work.work_date"] == ["2026-09-15"]
+
+
+def test_the_one_after_is_a_week_after_the_coming_day() -> None:
+    assert relative_dates("Not this Saturday, the one after.", date(2026, 10, 7)) == [
+        date(2026, 10, 17)
+    ]
+    assert relative_dates("on Saturday after next", date(2026, 10, 7)) == [date(2026, 10, 17)]
+    assert relative_dates("this Saturday", date(2026, 10, 7)) == [date(2026, 10, 10)]
+
+
+def test_an_error_template_composes_the_value_even_inside_an_object() -> None:
+    assert composed("456", "references look like TPO/YYYY/NNNN", ["order 456 of 2019"], 2026) == [
+        "TPO/2019/0456"
+    ]
+    assert composed("4512", "case numbers are CV-YYYY-######", ["case 4512 from 2024"], 2026) == [
+        "CV-2024-004512"
+    ]
+    consent = {"type": "object", "properties": {"reference": STR, "decision_date": STR}}
+    work = tool("schedule_work", "Schedule tree work", quote_id=STR, consent=consent)
+    failed = FailedValue(
+        "schedule_work",
+        {"quote_id": "QT-7316", "consent": {"reference": "456", "decision_date": "2026-08-14"}},
+        "consent.reference '456' not recognised: write it as TPO/YYYY/NNNN",
+    )
+    f = facts([work], "Quote QT-7316; preservation order 456 of 2019.", failures=[failed])
+    assert preferred_values(f).values["schedule_work.reference"][0] == "TPO/2019/0456"
+
+
+def test_a_house_number_or_half_a_postcode_is_no_id() -> None:
+    find = tool("find_client", "Find a client by address", postcode=STR, house_number=STR)
+    history = tool("get_history", "A piano's tuning history", piano_id=STR)
+    book = tool("book_visit", "Book a tuning visit", client_id=STR)
+    f = facts([find, history, book], "It's Mrs Fairbairn, 14 Larch Grove, HG2 8PL. Tune the grand?")
+    out = preferred_values(f)
+    assert out.values["find_client.house_number"] == ["14"]
+    assert out.values["find_client.postcode"] == ["HG2 8PL"]
+    # No id of its kind yet: the lookup by address has to find the piano first.
+    assert "get_history.piano_id" not in out.values
+    assert "get_history" in out.blocked
