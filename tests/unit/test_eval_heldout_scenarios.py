@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout5`): sixteen
+"""The held-out groups (`heldout` to `heldout6`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -24,6 +24,8 @@ from forge_evals.scenarios import (
     heldout3_part2,
     heldout4,
     heldout5,
+    heldout6,
+    heldout6_part2,
     outside_domains,
 )
 
@@ -72,10 +74,23 @@ GROUPS = [
         ],
         id="heldout5",
     ),
+    pytest.param(
+        "heldout6",
+        (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+        ],
+        id="heldout6",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
-HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5"]
+HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"]
 Group = tuple[Scenario, ...]
 
 

@@ -32,6 +32,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout3",
         "heldout4",
         "heldout5",
+        "heldout6",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -112,6 +113,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "charity_gift_pence_format",
         "tree_work_tpo_reference_format",
         "dog_groom_mobile_format",
+        "boat_haul_out_ssr_format",
+        "music_exam_entry_dob_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

@@ -3,8 +3,10 @@ domains (businesses no other group covers; outside_domains), heldout
 (sixteen more businesses, written after domains was tuned on; heldout),
 heldout2 (sixteen more, written after heldout was tuned on; heldout2),
 heldout3 (sixteen more, written after heldout2 was tuned on; heldout3),
-heldout4 (sixteen more, written after heldout3 was tuned on; heldout4) and
-heldout5 (sixteen more, written after heldout4 was tuned on; heldout5)."""
+heldout4 (sixteen more, written after heldout3 was tuned on; heldout4),
+heldout5 (sixteen more, written after heldout4 was tuned on; heldout5) and
+heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
+heldout6_part2)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from forge_evals.scenarios import (
     heldout3,
     heldout4,
     heldout5,
+    heldout6,
+    heldout6_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -33,6 +37,8 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout3.SCENARIOS,
     *heldout4.SCENARIOS,
     *heldout5.SCENARIOS,
+    *heldout6.SCENARIOS,
+    *heldout6_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
