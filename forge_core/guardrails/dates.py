@@ -28,6 +28,7 @@ from forge_core.guardrails import (
     TurnFacts,
     decide,
     first_found,
+    flat_args,
     parameters,
     sent_elsewhere,
     undecided,
@@ -68,8 +69,29 @@ def takes_date(name: str, schema: dict[str, Any]) -> str | None:
         return "month"
     if words(name)[-1:] == ["month"] and "pattern" not in schema and "format" not in schema:
         return "month"
-    if words(name)[-1:] == ["date"]:
+    said = words(name)
+    # `date`, `date_of_birth`, `dob`, `birthdate`; a date a template states.
+    if "date" in said or said[-1:] in (["dob"], ["birthday"], ["birthdate"]):
         return "date"
+    if date_template(described):
+        return "date"
+    return None
+
+
+# "DD/MM/YYYY", "MM-DD-YYYY", "YYYYMMDD": how a tool or its error writes a
+# date when it is not ISO 8601.
+_DATE_TEMPLATE = re.compile(r"\b(DD|MM|YYYY|YY)([/.\-]?)(DD|MM|YYYY|YY)\2(DD|MM|YYYY|YY)\b")
+_STRFTIME = {"DD": "%d", "MM": "%m", "YYYY": "%Y", "YY": "%y"}
+
+
+def date_template(text: str) -> str | None:
+    """The strftime form of the first date template `text` writes that is
+    not ISO 8601's YYYY-MM-DD, else None."""
+    for m in _DATE_TEMPLATE.finditer(text.upper()):
+        parts = (m.group(1), m.group(3), m.group(4))
+        if len({p[0] for p in parts}) < 3 or (parts == ("YYYY", "MM", "DD") and m.group(2) == "-"):
+            continue
+        return m.group(2).join(_STRFTIME[p] for p in parts)
     return None
 
 
@@ -155,6 +177,24 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     ]
     kept = [d for d in found if d in about]
     return kept if 0 < len(kept) < len(found) else found
+
+
+def _errors_about(facts: TurnFacts, tool: str, param: str) -> list[str]:
+    """The errors of the failed calls of `tool` that sent `param`."""
+    return [f.error for f in facts.failures if f.tool == tool and param in flat_args(f.args)]
+
+
+def _as_template(found: list[str], schema: dict[str, Any], errors: list[str]) -> list[str]:
+    """ISO dates in the form an error of this parameter, else its schema,
+    states ("dates of birth are written DD/MM/YYYY"), where one does."""
+    form = next(
+        (f for t in [*errors[::-1], str(schema.get("description", ""))] if (f := date_template(t))),
+        None,
+    )
+    if form is None:
+        return found
+    written = [datetime.strptime(d[:10], "%Y-%m-%d").strftime(form) for d in found]
+    return [w for w in dict.fromkeys(written) if text_fits(schema, w)] or found
 
 
 def _names_a_week(name: str, schema: dict[str, Any]) -> bool:
@@ -279,6 +319,8 @@ class Dates:
                 found = _by_topic(param, found, facts.requests, read)
             if kind == "date" and set(words(param)) & _PAST_WORDS:
                 found = list(dict.fromkeys(_in_the_past(d, today) for d in found))
+            if kind == "date":
+                found = _as_template(found, schemas[key], _errors_about(facts, tool_name, param))
             role = _role(param)
             roles = {_role(k.split(".", 1)[1]) for k, _ in wanted if k.startswith(f"{tool_name}.")}
             if role and roles >= {"start", "end"} and kind == "date" and len(found) == 2:

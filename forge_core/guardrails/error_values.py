@@ -21,6 +21,7 @@ import re
 from forge_core.guardrails import Preferred, TurnFacts, flat_args, parameters, undecided
 from forge_core.guardrails.codes import codes_in, names_a_code
 from forge_core.guardrails.composed_formats import composed
+from forge_core.guardrails.dates import date_template, takes_date
 from forge_core.guardrails.grounding import extract_candidates, reshaped
 from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.relative_dates import today_of
@@ -65,10 +66,21 @@ def suggested_values(error: str, sent: set[str]) -> list[str]:
 
 # "'GX-' followed by exactly 6 digits", "7 digits, zero-padded".
 _DIGITS_FORMAT = re.compile(
-    r"(?:['\"`]([A-Za-z][\w-]{0,11})['\"`]\s+(?:and then|then|followed by)\s+)?"
-    r"(?:exactly\s+)?(\d{1,2})\s+digits",
+    r"(?:(?:the\s+letters?\s+)?(?:['\"`]([A-Za-z][\w-]{0,11})['\"`]|([A-Z]{2,6}-?))\s+"
+    r"(?:and then|then|followed(?:\s+(?:straight away|directly|immediately))?\s+by)\s+"
+    r"(?:the\s+)?)?(?:exactly\s+)?(\d{1,2})\s+digits",
     re.IGNORECASE,
 )
+
+
+# A number as the user wrote it, maybe in groups: "148 302", "0047 1187".
+_SPACED_NUMBER = re.compile(r"(?<![\w.,/-])\d+(?: \d+)*(?![\w/-]|[.,]\d)")
+
+
+def digit_formats(error: str) -> list[tuple[str, int]]:
+    """The (prefix, width) pairs an error states: "'GX-' followed by exactly
+    6 digits", "the letters SSR followed straight away by the six digits"."""
+    return [(q or bare or "", int(w)) for q, bare, w in _DIGITS_FORMAT.findall(in_digits(error))]
 
 
 # "room.case.shelf, e.g. 3.10.2": digit runs joined by punctuation.
@@ -142,10 +154,24 @@ def repaired(value: str, error: str) -> list[str]:
         for token in re.findall(r"(?<![\w-])0\d+(?![\w-])", error):
             if len(token) > len(value):
                 out.append(value.zfill(len(token)))
-    for prefix, width in _DIGITS_FORMAT.findall(in_digits(error)):
-        if len(digits) <= int(width):
-            out.append((prefix or "") + digits.zfill(int(width)))
+    for prefix, width in digit_formats(error):
+        if len(digits) <= width:
+            out.append(prefix + digits.zfill(width))
     return [v for v in dict.fromkeys(out) if v != value]
+
+
+def _as_stated(values: list[str], error: str, exact: list[str], spelled: list[str]) -> list[str]:
+    """Of the rewritten `values`, those with the prefix the error states
+    ("SSR" of "SSR followed by six digits"), and those made from a number
+    of the stated width (`exact`) over zero-padded others; all of them
+    where that leaves none."""
+    prefixes = tuple(p for p, _ in digit_formats(error) if p)
+    if prefixes:
+        values = [v for v in values if v.startswith(prefixes)] or values
+    if exact:
+        made = {v for source in exact for v in repaired(source, error)} | set(spelled)
+        values = [v for v in values if v in made] or values
+    return values
 
 
 def _names_an_item(args: dict[str, object], error: str) -> bool:
@@ -187,10 +213,24 @@ class ErrorValues:
             sources = [strings[param]]
             spec = facts.tool(f.tool)
             schema = dict(parameters(spec)).get(param, {}) if spec else {}
+            if date_template(f.error) and takes_date(param, schema):
+                # "write it DD/MM/YYYY": the date the user gave, in that
+                # form (dates.py), not the template's letters.
+                continue
             if names_a_code(param, str(schema.get("description", ""))):
                 # The code the user wrote, as the error directs: the model's
                 # own value may have been anything.
                 sources += [c for text in facts.requests for c in codes_in(text)]
+            widths = {width for _, width in digit_formats(f.error)}
+            # A number the user wrote with exactly the digits the error asks
+            # for ("148 302" for "six digits") is the one to rewrite.
+            exact = [
+                m.group(0)
+                for text in facts.requests
+                for m in _SPACED_NUMBER.finditer(text)
+                if len(m.group(0).replace(" ", "")) in widths
+            ]
+            sources = exact + sources if exact else sources
             # A format spelled out part by part ("the year, 'CV' and the
             # number zero-padded to 6 digits, joined by dashes") first.
             year = today_of(facts.workflow.system_prompt).year
@@ -201,6 +241,7 @@ class ErrorValues:
                 + [v for source in dict.fromkeys(sources) for v in repaired(source, f.error)]
                 if v not in sent
             ]
+            values = _as_stated(values, f.error, exact, spelled)
             values = values or suggested_values(f.error, sent)
             if values:
                 out.values[key] = values

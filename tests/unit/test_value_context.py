@@ -20,7 +20,8 @@ from forge_core.guardrails import FailedValue, TurnFacts
 from forge_core.guardrails.addresses import street_addresses, takes_street_line
 from forge_core.guardrails.coercion import cut_runaways
 from forge_core.guardrails.composed_formats import composed
-from forge_core.guardrails.error_values import suggested_values, without_status
+from forge_core.guardrails.dates import date_template
+from forge_core.guardrails.error_values import digit_formats, suggested_values, without_status
 from forge_core.guardrails.registry import NAMES, preferred_values
 from forge_core.guardrails.relative_dates import relative_dates
 from forge_core.workflow import ToolSpec, Workflow
@@ -304,3 +305,40 @@ def test_a_house_number_or_half_a_postcode_is_no_id() -> None:
     # No id of its kind yet: the lookup by address has to find the piano first.
     assert "get_history.piano_id" not in out.values
     assert "get_history" in out.blocked
+
+
+def test_a_date_goes_in_the_form_an_error_states() -> None:
+    assert date_template("dates of birth are written DD/MM/YYYY, day first") == "%d/%m/%Y"
+    assert date_template("as YYYYMMDD") == "%Y%m%d"
+    assert date_template("ISO 8601, YYYY-MM-DD") is None
+    candidate = {"type": "object", "properties": {"first_name": STR, "date_of_birth": STR}}
+    enter = tool("enter_candidate", "Enter a candidate for an exam", candidate=candidate)
+    failed = FailedValue(
+        "enter_candidate",
+        {"candidate": {"first_name": "Isla", "date_of_birth": "2015-10-1"}},
+        "candidate.date_of_birth '2015-10-1' is not valid: dates of birth are written DD/MM/YYYY",
+    )
+    request = "Please enter Isla; she was born on the 3rd of July 2015."
+    assert preferred_values(facts([enter], request)).values["enter_candidate.date_of_birth"] == [
+        "2015-07-03"
+    ]
+    f = facts([enter], request, failures=[failed])
+    assert preferred_values(f).values["enter_candidate.date_of_birth"] == ["03/07/2015"]
+
+
+def test_letters_followed_by_n_digits_take_the_users_number_of_that_width() -> None:
+    error = (
+        "vessel.registration 'C14' not accepted: numbers are entered as the letters SSR "
+        "followed straight away by the six digits, no spaces"
+    )
+    assert digit_formats(error) == [("SSR", 6)]
+    assert digit_formats("must be 'GX-' followed by exactly 6 digits") == [("GX-", 6)]
+    vessel = {"type": "object", "properties": {"name": STR, "registration": STR}}
+    book = tool("book_haul_out", "Book a haul-out", account_id=STR, vessel=vessel)
+    failed = FailedValue(
+        "book_haul_out",
+        {"account_id": "BY-1", "vessel": {"name": "Curlew", "registration": "C14"}},
+        error,
+    )
+    f = facts([book], "Curlew on berth C14; her register number is 148 302.", failures=[failed])
+    assert preferred_values(f).values["book_haul_out.registration"] == ["SSR148302"]
