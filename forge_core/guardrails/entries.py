@@ -13,7 +13,10 @@ parentheses (so "(pug, kennel no. K-311)" stays with "Bramble"). At
 the first level where the entries holding the values share the request's
 words unequally, the values whose entries share the most are the ones
 meant; where every entry shares as much (or nothing), a finer level is
-read. A word the entry negates ("no crane hook") is not shared, and an
+read; the values that level keeps are then told apart by the rest of
+what the request says ("fifty square foot" and then "on the ground floor";
+a quantity with a unit matches however it is written: "50 sq ft"). A word
+the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
 not meant. Before words, a clock time the request states picks the entries
 that write it ("the quarter past four session": "16:15 session S-2"). The
@@ -28,7 +31,7 @@ import calendar
 import re
 from collections.abc import Iterable
 
-from forge_core.guardrails.quantities import measured_as, quantities
+from forge_core.guardrails.quantities import measured_as, measures, quantities
 from forge_core.guardrails.text import stem, stems
 from forge_core.guardrails.times import times_in
 
@@ -95,8 +98,10 @@ _DAY_ABBREVIATION = re.compile(r"\b(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b\.
 
 
 def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
-    """The stems an entry says (values and numbers aside), less those it
-    negates ("no crane hook": neither crane nor hook)."""
+    """The stems an entry says (values and numbers aside) and the
+    quantities it writes with units, less the words it negates ("no crane
+    hook": neither crane nor hook)."""
+    sizes = measures(entry)
     for value in values:
         entry = entry.replace(value, " ")
     # Codes of letters and digits ("bin A3-07") say nothing of the entry;
@@ -105,7 +110,7 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # "Fri 2026-05-15" is Friday's.
     entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
-    return (said | _day_parts(entry)) - _negated_words(entry)
+    return (said | _day_parts(entry) | sizes) - _negated_words(entry)
 
 
 # The part of the day a window of time starts in ("18:00-22:00" is
@@ -154,6 +159,8 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
+    # "fifty square foot" describes the entry "50 sq ft".
+    every |= {m for text in requests for m in measures(text)}
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):
@@ -166,6 +173,13 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
                 if not s.isdigit()
             }
             naming -= article | _FUNCTION
+            naming |= {
+                m
+                for text in requests
+                for part in _outside_parentheses(text, separators)
+                if topic[-1] in stems(part)
+                for m in measures(part)
+            }
             if naming and naming not in out:
                 out.append(naming)
     return [*out, every] if every not in out else out
@@ -303,5 +317,7 @@ def described(
                 top = max(shared.values())
                 best = [v for v in holding if shared[v] == top]
                 if top > 0 and len(best) < len(holding):
-                    return best
+                    # What else the request says may tell those apart too
+                    # ("fifty square foot" and then "on the ground floor").
+                    return described(best, texts, requests, ignore, topic)
     return values

@@ -160,6 +160,25 @@ def repaired(value: str, error: str) -> list[str]:
     return [v for v in dict.fromkeys(out) if v != value]
 
 
+def _abbreviates(code: str, word: str) -> bool:
+    """`code` (capitals) abbreviates `word`: its first letter, then its
+    other letters in order ("RDG" for Reading, "BSK" for Basingstoke)."""
+    lowered = word.lower()
+    if len(code) < 2 or not code.isalpha() or not lowered.startswith(code[0].lower()):
+        return False
+    rest = iter(lowered[1:])
+    return all(ch in rest for ch in code[1:].lower())
+
+
+def abbreviated(values: list[str], requests: list[str]) -> list[str]:
+    """Of the codes an error lists ("sites are RDG, SLO, BSK"), those that
+    abbreviate a name the request writes ("our Reading site"); all of them
+    where none or all do."""
+    names = {w for text in requests for w in re.findall(r"\b[A-Z][a-z]{3,}\b", text)}
+    kept = [v for v in values if v.isupper() and any(_abbreviates(v, n) for n in names)]
+    return kept if 0 < len(kept) < len(values) else values
+
+
 def _as_stated(values: list[str], error: str, exact: list[str], spelled: list[str]) -> list[str]:
     """Of the rewritten `values`, those with the prefix the error states
     ("SSR" of "SSR followed by six digits"), and those made from a number
@@ -242,7 +261,7 @@ class ErrorValues:
                 if v not in sent
             ]
             values = _as_stated(values, f.error, exact, spelled)
-            values = values or suggested_values(f.error, sent)
+            values = values or abbreviated(suggested_values(f.error, sent), facts.requests)
             if values:
                 out.values[key] = values
                 out.reasons[key] = self.name
@@ -278,10 +297,14 @@ class ErrorValues:
 
     @staticmethod
     def _about(error: str, strings: dict[str, str], args: dict[str, object]) -> str | None:
-        """The string parameter an error is about: the one whose name the
-        error writes, else the call's only one, unless the error names
-        another of the call's parameters ("players must be 2 to 6" is not
-        about the session id beside it)."""
+        """The string parameter an error is about: the one whose value it
+        quotes, else the one whose name it writes, else the call's only one,
+        unless the error names another of the call's parameters ("players
+        must be 2 to 6" is not about the session id beside it)."""
+        quoting = [k for k, v in strings.items() if v and (f"'{v}'" in error or f'"{v}"' in error)]
+        if len(quoting) == 1:
+            # "unknown site 'X'": the error quotes the value it refused.
+            return quoting[0]
         said = set(stems(without_status(error)))
         named = [k for k in args if set(stems(" ".join(words(k)))) <= said]
         strings_named = [k for k in named if k in strings]

@@ -240,6 +240,8 @@ def whose(values: list[str], requests: list[str], someone_else: bool) -> list[st
     return kept if 0 < len(kept) < len(values) else values
 
 
+# The head words of parameters that hold a code or a number, never an e-mail.
+_CODE_HEADS = frozenset("code id number ref reference no sku key serial".split())
 # Parameters that may hold a house's number.
 _PLACE_WORDS = frozenset("house building street door flat apartment unit address premises".split())
 
@@ -382,6 +384,9 @@ class IdentifierProvenance:
                 admissible = [v for v in talk.admissible(tool.name, name) if _fits(schema, v)]
                 if is_email(name, schema):
                     admissible = emails_only(admissible)
+                elif words(name)[-1:] and words(name)[-1] in _CODE_HEADS:
+                    # An e-mail address is no site's code or order's number.
+                    admissible = [v for v in admissible if "@" not in v]
                 mine = {
                     v: s
                     for v, s in scores[name].items()
@@ -431,6 +436,9 @@ class IdentifierProvenance:
             return self._closest(talk.requested(best), talk.texts, talk, name)
         if not id_param(name):
             return []
+        # An id a call sent as another parameter (the site's code) is not
+        # this one's while others are there.
+        admissible = [v for v in admissible if v not in elsewhere] or admissible
         # The user's own id over others of its shape ("HR-61852" over the
         # "HR-61853" a result lists beside it).
         admissible = talk.requested(admissible, same_shape=True)

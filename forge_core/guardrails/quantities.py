@@ -58,6 +58,10 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
     "mile": ("mile", "miles", "mi"),
     "meter": ("m", "metre", "metres", "meter", "meters"),
+    "foot": ("ft", "foot", "feet"),
+    "inch": ("inch", "inches"),
+    "square_foot": ("sq", "sqft"),
+    "square_metre": ("sqm", "m2", "m²"),
     "litre": ("l", "litre", "litres", "liter", "liters"),
     "millilitre": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
     "gb": ("gb", "gigabyte", "gigabytes", "gib"),
@@ -110,6 +114,10 @@ _PINT_UNITS = {
     "km": "kilometer",
     "mile": "mile",
     "meter": "meter",
+    "foot": "foot",
+    "inch": "inch",
+    "square_foot": "square_foot",
+    "square_metre": "square_meter",
     "litre": "liter",
     "millilitre": "milliliter",
     "gb": "gigabyte",
@@ -212,6 +220,22 @@ def in_digits(text: str) -> str:
     # "a two-hour lesson": text2num reads no number glued to its noun.
     text = _NUMBER_WORD_HYPHEN.sub(r"\1 ", text)
     out: str = alpha2digit(text, "en", threshold=0)
+    return out
+
+
+_SQUARE = re.compile(r"\bsquare\s+(?:(foot|feet)|(metres?|meters?))\b", re.IGNORECASE)
+
+
+def measures(text: str) -> set[str]:
+    """The quantities with a unit `text` writes, as tokens of number and
+    unit family ("Fifty square foot" and "50 sq ft" are both
+    "50square_foot"): what tells entries of a listing apart by size."""
+    text = _SQUARE.sub(lambda m: "sqft" if m.group(1) else "sqm", in_digits(text))
+    out = set()
+    for m in _QUANTITY.finditer(text):
+        family = _BY_WORD.get((m.group("unit") or "").lower())
+        if family and not m.group("ord"):
+            out.add(f"{float(m.group('num').replace(',', '')):g}{family}")
     return out
 
 

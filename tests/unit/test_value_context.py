@@ -22,6 +22,7 @@ from forge_core.guardrails.coercion import cut_runaways
 from forge_core.guardrails.composed_formats import composed
 from forge_core.guardrails.dates import date_template
 from forge_core.guardrails.error_values import digit_formats, suggested_values, without_status
+from forge_core.guardrails.quantities import measures
 from forge_core.guardrails.registry import NAMES, preferred_values
 from forge_core.guardrails.relative_dates import relative_dates
 from forge_core.workflow import ToolSpec, Workflow
@@ -342,3 +343,38 @@ def test_letters_followed_by_n_digits_take_the_users_number_of_that_width() -> N
     )
     f = facts([book], "Curlew on berth C14; her register number is 148 302.", failures=[failed])
     assert preferred_values(f).values["book_haul_out.registration"] == ["SSR148302"]
+
+
+def test_the_size_the_request_gives_picks_the_entry_not_the_site_code_sent_before() -> None:
+    assert (
+        measures("Fifty square foot should do")
+        == measures("U-1 50 sq ft, ground")
+        == {"50square_foot"}
+    )
+    units = tool("list_units", "List free units at a site", site_code=STR)
+    reserve = tool("reserve_unit", "Reserve a unit", unit_id=STR)
+    listing = (
+        "Reading (RDG), free from 2026-07-11:\n- U-RDG-1-014 25 sq ft, ground floor\n"
+        "- U-RDG-2-031 50 sq ft, first floor\n- U-RDG-1-022 50 sq ft, ground floor\n"
+        "- U-RDG-1-027 75 sq ft, ground floor"
+    )
+    f = facts(
+        [units, reserve],
+        "A unit at your Reading site: fifty square foot, on the ground floor. Email me at "
+        "tom@post.example.",
+        [("list_units", listing)],
+        [("list_units", {"site_code": "RDG"})],
+    )
+    assert preferred_values(f).values["reserve_unit.unit_id"] == ["U-RDG-1-022"]
+
+
+def test_the_code_an_error_lists_that_abbreviates_the_requests_place() -> None:
+    units = tool("list_units", "List free units at a site", site_code=STR, move_in=STR)
+    reserve = tool("reserve_unit", "Reserve a unit", unit_id=STR)
+    failed = FailedValue(
+        "list_units",
+        {"site_code": "tom@post.example", "move_in": "2026-07-11"},
+        "unknown site 'tom@post.example'; sites are RDG, SLO, BSK",
+    )
+    f = facts([units, reserve], "A unit at your Reading site please.", failures=[failed])
+    assert preferred_values(f).values["list_units.site_code"] == ["RDG"]
