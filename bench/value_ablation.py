@@ -20,7 +20,8 @@ date_roles, tool_dates, number_decline, runaway_stops; bench/RESULTS.md
 hour_ranges, deadline_dates, latest_entry, frequencies, week_starts,
 composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
 stated_times, people_counts, any_noun_counts, denied_members, error_status,
-street_lines, own_values, own_names: §30; the value guardrails phone_numbers
+street_lines, own_values, own_names, date_templates, error_abbreviations,
+entry_measures: §30; the value guardrails phone_numbers
 and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -90,6 +91,9 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "street_lines": ("addresses", "_LINE_NAMES", ()),
     "own_values": ("provenance", "whose", lambda values, requests, someone_else: values),
     "own_names": ("proper_names", "own_names", lambda requests: set()),
+    "date_templates": ("dates", "date_template", lambda text: None),
+    "error_abbreviations": ("error_values", "abbreviated", lambda values, requests: values),
+    "entry_measures": ("entries", "measures", lambda text: set()),
 }
 
 

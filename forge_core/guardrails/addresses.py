@@ -70,6 +70,8 @@ _STREET_WORDS = (
     "Crescent|Court|Ct|Row|Square|Sq|Hill|Gardens|Walk|Mews|Parade|Boulevard|Blvd|Rise|Green"
 )
 _STREET = re.compile(
+    # "Flat 2B, 17 Wellington Road": the flat or unit before it belongs to it.
+    r"(?:\b(?:Flat|Apartment|Apt|Unit|Suite)\s+[A-Z0-9]{1,4},?\s+)?"
     rf"(?<![\w-])\d{{1,4}}[A-Za-z]?,?\s+(?:[A-Z][A-Za-z'-]+\s+){{1,3}}(?:{_STREET_WORDS})\b\.?"
 )
 # `line1`, `address_line`, `address_line_1`, `street`, `street_address`.
@@ -85,6 +87,10 @@ def takes_street_line(name: str, schema: dict[str, Any]) -> bool:
     if schema.get("type") != "string" or "enum" in schema:
         return False
     said = set(words(name))
+    if words(name)[-1:] == ["address"] and not said & {"email", "mail", "web", "ip", "ip4", "ip6"}:
+        # `address`, `property_address`: a postal address, where the request
+        # writes one.
+        return schema.get("format") not in ("email", "uri", "hostname", "ipv4", "ipv6")
     return "2" not in said and any(names <= said for names in _LINE_NAMES)
 
 

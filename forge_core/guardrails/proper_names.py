@@ -102,7 +102,11 @@ _CALENDAR = frozenset(
     w.lower() for w in (*calendar.month_name, *calendar.day_name, *calendar.month_abbr) if w
 )
 _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*\b")
+# Latin letters with their accents too ("Stanisław Wójcik", "Zoë Ångström").
+_UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
+_LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
+_WORD = f"[{_UPPER}][{_LOWER}]+"
+_NAME = re.compile(rf"(?<![\w]){_WORD}(?:[ -]{_WORD})*(?![\w])")
 
 
 def names_in(text: str) -> list[str]:
@@ -205,9 +209,10 @@ class ProperNames:
                 if facts.is_terminal(tool.name):
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
-                        if for_someone_else(tool.name, name):
-                            # The new holder is someone the request names,
-                            # not the account's holder a result names.
+                        if for_someone_else(tool.name, name) or any(" " in n for n in found):
+                            # The person is one the request names in full
+                            # (a new holder, a candidate), not a venue or an
+                            # account holder a result names.
                             results = []
                         named = name_part(name, list(dict.fromkeys(found + results)))
                         if "full" in words(name):

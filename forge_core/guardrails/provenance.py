@@ -356,8 +356,13 @@ class _Conversation:
             half for t in requests for code in codes_in(t) if " " in code for half in code.split()
         }
         if with_houses:
+            # The numbers of the house and of the flat ("Flat 2B, 17 ...").
             out |= {
-                street.split()[0].rstrip(",") for t in requests for street in street_addresses(t)
+                token.rstrip(",")
+                for t in requests
+                for street in street_addresses(t)
+                for token in street.split()
+                if any(c.isdigit() for c in token)
             }
         return out
 

@@ -22,6 +22,7 @@ from forge_core.guardrails.coercion import cut_runaways
 from forge_core.guardrails.composed_formats import composed
 from forge_core.guardrails.dates import date_template
 from forge_core.guardrails.error_values import digit_formats, suggested_values, without_status
+from forge_core.guardrails.proper_names import names_in
 from forge_core.guardrails.quantities import measures
 from forge_core.guardrails.registry import NAMES, preferred_values
 from forge_core.guardrails.relative_dates import relative_dates
@@ -75,7 +76,7 @@ def test_a_street_line_takes_the_street_address_the_request_writes() -> None:
     assert street_addresses("25 copies at A2 on the fine art paper") == []
     for name in ("line1", "address_line", "address_line_1", "street", "street_address"):
         assert takes_street_line(name, STR), name
-    for name in ("address_line_2", "line2", "address", "city"):
+    for name in ("address_line_2", "line2", "city", "email_address"):
         assert not takes_street_line(name, STR), name
     ship = tool("ship", "Ship the order", name=STR, line1=STR, postcode=STR)
     f = facts([ship], "Send it to Bloom Bakery, 12 Mill Lane, Hexham NE46 1AA.")
@@ -378,3 +379,33 @@ def test_the_code_an_error_lists_that_abbreviates_the_requests_place() -> None:
     )
     f = facts([units, reserve], "A unit at your Reading site please.", failures=[failed])
     assert preferred_values(f).values["list_units.site_code"] == ["RDG"]
+
+
+def test_names_with_accents_and_a_candidate_the_request_names_in_full() -> None:
+    assert names_in("Put it in his name, Stanisław Wójcik, please.") == ["Stanisław Wójcik"]
+    sessions = tool("list_sessions", "List exam sessions", region=STR)
+    candidate = {"type": "object", "properties": {"first_name": STR, "last_name": STR}}
+    enter = tool("enter_candidate", "Enter a candidate for an exam", candidate=candidate)
+    f = facts(
+        [sessions, enter],
+        "Could you put Isla Fairbairn in for her violin exam? Leeds would be best.",
+        [("list_sessions", "Sessions: SES-1 at the Royal Hall, Leeds; SES-2 at St Aidan's.")],
+        [("list_sessions", {"region": "Leeds"})],
+    )
+    values = preferred_values(f).values
+    assert values["enter_candidate.first_name"] == ["Isla"]
+    assert values["enter_candidate.last_name"] == ["Fairbairn"]
+
+
+def test_an_address_takes_the_flat_and_street_the_request_writes() -> None:
+    assert street_addresses("The engineer was at Flat 2B, 17 Wellington Road yesterday.") == [
+        "Flat 2B, 17 Wellington Road"
+    ]
+    assert takes_street_line("address", STR) and takes_street_line("property_address", STR)
+    assert not takes_street_line("email_address", STR)
+    find = tool("find_property", "Find a landlord's property", account_number=STR, address=STR)
+    report = tool("report", "Report the record. Ends the task.", record_id=STR)
+    f = facts([find, report], "Account LL-7731. You were at Flat 2B, 17 Wellington Road.")
+    values = preferred_values(f).values
+    assert values["find_property.address"] == ["Flat 2B, 17 Wellington Road"]
+    assert values["find_property.account_number"] == ["LL-7731"]
