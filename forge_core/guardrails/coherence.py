@@ -48,7 +48,7 @@ def _id_like(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def _anchors(facts: TurnFacts, out: Preferred, tool: str, keys: list[str]) -> list[str]:
+def _anchors(facts: TurnFacts, out: Preferred, keys: list[str]) -> list[str]:
     """The id-like values this tool's parameters settled on, that a result writes."""
     found = []
     for key in keys:
@@ -92,7 +92,7 @@ def cohere(facts: TurnFacts, out: Preferred) -> None:
         if not facts.is_terminal(tool.name):
             continue
         keys = list(dict.fromkeys(f"{tool.name}.{n}" for n, _ in parameters(tool)))
-        anchors = _anchors(facts, out, tool.name, keys)
+        anchors = _anchors(facts, out, keys)
         if not anchors:
             continue
         for key in keys:

@@ -209,10 +209,13 @@ class ProperNames:
                 if facts.is_terminal(tool.name):
                     if _name_like(name, schema) and set(words(name)) & _PERSON:
                         results = [n for _, text in facts.results for n in names_in(text)]
-                        if for_someone_else(tool.name, name) or any(" " in n for n in found):
-                            # The person is one the request names in full
-                            # (a new holder, a candidate), not a venue or an
-                            # account holder a result names.
+                        in_full = any(" " in n for n in found)
+                        if for_someone_else(tool.name, name) or (
+                            in_full and set(words(name)) & (_FIRST | _LAST | {"full"})
+                        ):
+                            # A person's first, last or full name is one the
+                            # request names in full (a new holder, a
+                            # candidate), not a venue a result names.
                             results = []
                         named = name_part(name, list(dict.fromkeys(found + results)))
                         if "full" in words(name):
