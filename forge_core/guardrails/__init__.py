@@ -125,7 +125,7 @@ def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]
 
 def flat_args(args: dict[str, object], depth: int = 0) -> dict[str, object]:
     """A call's arguments with those of its nested objects beside them, by
-    their own names as the grammar keys them (`tpo_consent.reference` is
+    their own names as the grammar keys them (`permit.reference` is
     `reference`); a name two objects share is left out."""
     out: dict[str, object] = {}
     seen: set[str] = set()

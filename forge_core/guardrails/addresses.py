@@ -17,7 +17,7 @@ id rule knows either. Here:
   the countries the conversation names, read with libphonenumber's
   country names (phones.py), results after the request;
 - a string parameter for a street line (`line1`, `address_line`, `street`)
-  takes the street addresses the request writes ("3 Quay Street": a house
+  takes the street addresses the request writes ("8 Mill Lane": a house
   number, capitalised words and a street word), results after the request.
 """
 
@@ -63,14 +63,14 @@ def web_addresses(text: str, whole: bool) -> list[str]:
     return out
 
 
-# "3 Quay Street", "14 Clifton Terrace", "221b Baker St": a house number,
+# "8 Mill Lane", "22 Orchard Road", "221b Baker St": a house number,
 # one to three capitalised words and a street word.
 _STREET_WORDS = (
     "Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Close|Drive|Dr|Grove|Terrace|Way|Place|Pl|"
     "Crescent|Court|Ct|Row|Square|Sq|Hill|Gardens|Walk|Mews|Parade|Boulevard|Blvd|Rise|Green"
 )
 _STREET = re.compile(
-    # "Flat 2B, 17 Wellington Road": the flat or unit before it belongs to it.
+    # "Flat 4C, 31 Harbour Road": the flat or unit before it belongs to it.
     r"(?:\b(?:Flat|Apartment|Apt|Unit|Suite)\s+[A-Z0-9]{1,4},?\s+)?"
     rf"(?<![\w-])\d{{1,4}}[A-Za-z]?,?\s+(?:[A-Z][A-Za-z'-]+\s+){{1,3}}(?:{_STREET_WORDS})\b\.?"
 )
@@ -79,7 +79,7 @@ _LINE_NAMES = ({"line1"}, {"line", "1"}, {"address", "line"}, {"street"})
 
 
 def street_addresses(text: str) -> list[str]:
-    """The street lines `text` writes ("3 Quay Street"), each once."""
+    """The street lines `text` writes ("8 Mill Lane"), each once."""
     return list(dict.fromkeys(m.group(0).rstrip(".") for m in _STREET.finditer(text)))
 
 

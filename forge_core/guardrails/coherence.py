@@ -1,9 +1,9 @@
 """A report's values come from the record it reports.
 
-A history lists several records with the same fields: "1. Test T-26, FAIL,
-odometer 84,312 miles, retest by 2026-07-02. 2. Test T-25, PASS, odometer
-77,950 miles." Once a report's id is settled (the test T-26, by its label),
-a small model still takes the odometer or the date from another record:
+A history lists several records with the same fields: "1. Visit SV-26, passed,
+pressure 1.4 bar, next due 2027-03-02. 2. Visit SV-25, passed, pressure
+1.1 bar." Once a report's id is settled (the visit SV-26, by its label),
+a small model still takes the pressure or the date from another record:
 every number and date of the result is admissible to the grammar.
 
 After the other value guardrails have spoken, for each terminal tool whose
@@ -13,7 +13,7 @@ the anchor's own entry writes: the coarsest of its line, its sentence, its
 `;`/`,` part (entries.py's levels) that holds no other record's id, in a
 result that lists other records of the anchor's shape. Where the anchor's
 entry writes none of them, nothing changes. Numbers match however the
-result groups their digits ("84,312" is 84312).
+result groups their digits ("1,250" is 1250).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _written(value: Any, text: str) -> bool:
 
 
 def _id_like(value: str) -> bool:
-    """A record's id: letters and digits together ("MT-26-1184502", "SMP-88202")."""
+    """A record's id: letters and digits together ("SV-26-0412", "LB-5521")."""
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
@@ -62,7 +62,7 @@ def _anchors(facts: TurnFacts, out: Preferred, keys: list[str]) -> list[str]:
 
 def _lists_others(anchor: str, text: str) -> bool:
     """Whether `text` lists other records beside the anchor's: ids of its
-    shape ("MT-25-0972210" beside "MT-26-1184502")."""
+    shape ("SV-25-0390" beside "SV-26-0412")."""
     shape = id_shape(anchor)
     return any(
         token != anchor and id_shape(token) == shape

@@ -15,7 +15,7 @@ failed value when it has as many as the parts need, else from a run of
 numbers the request writes together ("205 55 16"), else from all the
 request's numbers; the year is a four-digit 19xx/20xx one the source
 writes, else one the request writes, else today's. Only a directive with a number and a separator or
-literal composes anything. A template the error writes ("TPO/YYYY/NNNN":
+literal composes anything. A template the error writes ("PRM/YYYY/NNNN":
 literal capitals, YYYY for the year, N or # for each digit) is read first.
 """
 
@@ -109,7 +109,7 @@ def _number_sets(value: str, requests: list[str]) -> list[list[str]]:
     return out
 
 
-# A format written as a template: "TPO/YYYY/NNNN", "CV-YYYY-######": literal
+# A format written as a template: "PRM/YYYY/NNNN", "INV-YYYY-######": literal
 # capitals, and placeholders for the year (YYYY) and for digits (N, #, 9).
 _TEMPLATE = re.compile(r"(?<![\w/#-])([A-Z0-9#]+(?:[/.:-][A-Z0-9#]+)+)(?![\w/#-])")
 _PLACEHOLDER = re.compile(r"^(?:Y{4}|N+|#+|9{3,})$")

@@ -138,7 +138,7 @@ def _after_deadline(text: str, read: Any) -> list[str]:
 
 
 # A date of something that has happened (`decision_date`, `issued_on`,
-# `date_of_birth`): "dated 14 August" in September is last August's.
+# `date_of_birth`): "signed on 3 March" in April is this March's, not next year's.
 _PAST_WORDS = frozenset(
     "decision decided issued issue signed approved purchase purchased bought birth born "
     "received incident accident occurred dated".split()
@@ -162,8 +162,8 @@ def _in_the_past(written: str, today: date) -> str:
 
 def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> list[str]:
     """Of several dates, those the request writes in a clause about the
-    parameter's own topic ("their decision letter is dated 14 August" for
-    `decision_date`, "book the work for the 15th" for `work_date`); all of
+    parameter's own topic ("the contract was signed on 3 March" for
+    `signed_date`, "do the job on the 15th" for `job_date`); all of
     them when no clause tells them apart."""
     topic = set(stems(" ".join(words(param)))) - _DATE_WORDS
     if not topic:
@@ -186,7 +186,7 @@ def _errors_about(facts: TurnFacts, tool: str, param: str) -> list[str]:
 
 def _as_template(found: list[str], schema: dict[str, Any], errors: list[str]) -> list[str]:
     """ISO dates in the form an error of this parameter, else its schema,
-    states ("dates of birth are written DD/MM/YYYY"), where one does."""
+    states ("write dates as DD/MM/YYYY"), where one does."""
     form = next(
         (f for t in [*errors[::-1], str(schema.get("description", ""))] if (f := date_template(t))),
         None,

@@ -14,12 +14,12 @@ the first level where the entries holding the values share the request's
 words unequally, the values whose entries share the most are the ones
 meant; where every entry shares as much (or nothing), a finer level is
 read; the values that level keeps are then told apart by the rest of
-what the request says ("fifty square foot" and then "on the ground floor";
-a quantity with a unit matches however it is written: "50 sq ft"). A word
+what the request says ("five kilos" and then "the organic one";
+a quantity with a unit matches however it is written: "5 kg"). A word
 the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
 not meant. Before words, a clock time the request states picks the entries
-that write it ("the quarter past four session": "16:15 session S-2"). The
+that write it ("the half past two tour": "14:30 tour T-2"). The
 request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
 too ("I'm keeping Friday").
@@ -107,7 +107,7 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # Codes of letters and digits ("bin A3-07") say nothing of the entry;
     # a letter on its own does ("lift B").
     entry = _CODE.sub(" ", entry)
-    # "Fri 2026-05-15" is Friday's.
+    # "Tue 2026-03-10" is Tuesday's.
     entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
     return (said | _day_parts(entry) | sizes) - _negated_words(entry)
@@ -153,13 +153,13 @@ _ADDRESS = re.compile(r"\S+@\S+|\bhttps?://\S+")
 def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]]:
     """The request's words to match, strongest first: its clauses, then its
     sentences, that name the list's kind (`topic`), then all of it."""
-    # An e-mail address or a web address names no entry ("ellie.b@mail.example"
-    # is no word for Ellie's ticket).
+    # An e-mail address or a web address names no entry ("rob.hale@mail.example"
+    # is no word for Rob's ticket).
     requests = [_ADDRESS.sub(" ", text) for text in requests]
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
-    # "fifty square foot" describes the entry "50 sq ft".
+    # "five kilos" describes the entry "5 kg".
     every |= {m for text in requests for m in measures(text)}
     out: list[set[str]] = []
     if topic:
@@ -260,7 +260,7 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
 
 def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
     """`values` whose own entry writes a clock time the request states
-    ("the quarter past four session" for "16:15 session S-2"), where some
+    ("the half past two tour" for "14:30 tour T-2"), where some
     entries do and others not; all of them otherwise. A time the request
     writes without am/pm matches either half of the day."""
     wanted = {(h % 12, m) for text in requests for h, m in times_in(text)}
@@ -318,6 +318,6 @@ def described(
                 best = [v for v in holding if shared[v] == top]
                 if top > 0 and len(best) < len(holding):
                     # What else the request says may tell those apart too
-                    # ("fifty square foot" and then "on the ground floor").
+                    # ("five kilos" and then "the organic one").
                     return described(best, texts, requests, ignore, topic)
     return values

@@ -36,7 +36,7 @@ _CAPS = re.compile(r"\b[A-Z]{2,12}\b")
 _PLAIN_WORDS = frozenset("ERROR OK ID UTC API JSON HTTP URL".split())
 
 
-# An HTTP status an API puts before its message ("422 invalid_party_size:
+# An HTTP status an API puts before its message ("422 quantity_out_of_range:
 # ...", "HTTP 404 - not found", "Error 409:"): no value of any parameter.
 _STATUS = re.compile(
     r"^\W*(?:(?:HTTP|error|status)\s*)?[1-5]\d\d\b(?=\s*(?:[-:]|[A-Za-z_]+\b))", re.IGNORECASE
@@ -73,13 +73,13 @@ _DIGITS_FORMAT = re.compile(
 )
 
 
-# A number as the user wrote it, maybe in groups: "148 302", "0047 1187".
+# A number as the user wrote it, maybe in groups: "204 771", "0047 1187".
 _SPACED_NUMBER = re.compile(r"(?<![\w.,/-])\d+(?: \d+)*(?![\w/-]|[.,]\d)")
 
 
 def digit_formats(error: str) -> list[tuple[str, int]]:
     """The (prefix, width) pairs an error states: "'GX-' followed by exactly
-    6 digits", "the letters SSR followed straight away by the six digits"."""
+    6 digits", "the letters HRN followed straight away by the six digits"."""
     return [(q or bare or "", int(w)) for q, bare, w in _DIGITS_FORMAT.findall(in_digits(error))]
 
 
@@ -162,7 +162,7 @@ def repaired(value: str, error: str) -> list[str]:
 
 def _abbreviates(code: str, word: str) -> bool:
     """`code` (capitals) abbreviates `word`: its first letter, then its
-    other letters in order ("RDG" for Reading, "BSK" for Basingstoke)."""
+    other letters in order ("NWC" for Newcastle, "GLW" for Glasgow)."""
     lowered = word.lower()
     if len(code) < 2 or not code.isalpha() or not lowered.startswith(code[0].lower()):
         return False
@@ -171,8 +171,8 @@ def _abbreviates(code: str, word: str) -> bool:
 
 
 def abbreviated(values: list[str], requests: list[str]) -> list[str]:
-    """Of the codes an error lists ("sites are RDG, SLO, BSK"), those that
-    abbreviate a name the request writes ("our Reading site"); all of them
+    """Of the codes an error lists ("depots are NWC, GLW, ABD"), those that
+    abbreviate a name the request writes ("our Newcastle depot"); all of them
     where none or all do."""
     names = {w for text in requests for w in re.findall(r"\b[A-Z][a-z]{3,}\b", text)}
     kept = [v for v in values if v.isupper() and any(_abbreviates(v, n) for n in names)]
@@ -181,7 +181,7 @@ def abbreviated(values: list[str], requests: list[str]) -> list[str]:
 
 def _as_stated(values: list[str], error: str, exact: list[str], spelled: list[str]) -> list[str]:
     """Of the rewritten `values`, those with the prefix the error states
-    ("SSR" of "SSR followed by six digits"), and those made from a number
+    ("HRN" of "HRN followed by six digits"), and those made from a number
     of the stated width (`exact`) over zero-padded others; all of them
     where that leaves none."""
     prefixes = tuple(p for p, _ in digit_formats(error) if p)
@@ -242,7 +242,7 @@ class ErrorValues:
                 sources += [c for text in facts.requests for c in codes_in(text)]
             widths = {width for _, width in digit_formats(f.error)}
             # A number the user wrote with exactly the digits the error asks
-            # for ("148 302" for "six digits") is the one to rewrite.
+            # for ("204 771" for "six digits") is the one to rewrite.
             exact = [
                 m.group(0)
                 for text in facts.requests
@@ -299,11 +299,11 @@ class ErrorValues:
     def _about(error: str, strings: dict[str, str], args: dict[str, object]) -> str | None:
         """The string parameter an error is about: the one whose value it
         quotes, else the one whose name it writes, else the call's only one,
-        unless the error names another of the call's parameters ("players
-        must be 2 to 6" is not about the session id beside it)."""
+        unless the error names another of the call's parameters ("quantity
+        must be 1 to 10" is not about the product id beside it)."""
         quoting = [k for k, v in strings.items() if v and (f"'{v}'" in error or f'"{v}"' in error)]
         if len(quoting) == 1:
-            # "unknown site 'X'": the error quotes the value it refused.
+            # "unknown depot 'X'": the error quotes the value it refused.
             return quoting[0]
         said = set(stems(without_status(error)))
         named = [k for k in args if set(stems(" ".join(words(k)))) <= said]

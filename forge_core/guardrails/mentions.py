@@ -18,7 +18,7 @@ a terminal tool takes those named in the sentences about that id.
 An array of enum members takes the named members, in the enum's order, as
 its one value; there a member is also named by a word of its own that no
 other member has ("bloods" for `blood_draw`), and a member named only
-where the request says no to it ("we don't need the photo pack") is left
+where the request says no to it ("we don't need the card") is left
 out.
 """
 
@@ -245,7 +245,7 @@ def _subjects(requests: list[str]) -> list[str]:
 
 def _denied(members: list[Any], requests: list[str]) -> set[Any]:
     """Members the request names only in clauses that say no to them ("the
-    birthday setup would be lovely, but we don't need the photo pack"): a
+    gift wrap would be lovely, but we don't need the card"): a
     list leaves them out."""
     said: set[Any] = set()
     denied: set[Any] = set()

@@ -44,7 +44,7 @@ _NAMED = frozenset(
     "airport station port harbour harbor terminal stop street address brand author artist museum "
     "hotel restaurant store shop surname forename".split()
 )
-# How the user names themself: "it's Priya Raman", "this is Anne", "I'm Tom".
+# How the user names themself: "it's Nadia Osei", "this is Anne", "I'm Tom".
 _SELF = re.compile(
     r"\b(?:it'?s|it is|this is|i'?m|i am|my name is|name'?s)\s+"
     r"((?:Mrs?|Ms|Miss|Dr)\.?\s+)?([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)",
@@ -68,7 +68,7 @@ def own_names(requests: list[str]) -> set[str]:
     }
 
 
-# "Biscuit is overdue a groom": a name that starts its sentence as the
+# "Pepper is due her jabs": a name that starts its sentence as the
 # subject of a verb; not the words that start sentences anyway.
 _SUBJECT = re.compile(r"(?:^|[.!?]\s+)([A-Z][a-z]+)\s+(?:is|was|has|needs|isn't|hasn't|will)\b")
 _STARTERS = frozenset(
@@ -78,7 +78,7 @@ _STARTERS = frozenset(
 
 
 def subjects_named(text: str) -> list[str]:
-    """Names that open a sentence as its subject ("Biscuit is overdue")."""
+    """Names that open a sentence as its subject ("Pepper is due her jabs")."""
     return [
         m.group(1)
         for m in _SUBJECT.finditer(text)
@@ -102,7 +102,7 @@ _CALENDAR = frozenset(
     w.lower() for w in (*calendar.month_name, *calendar.day_name, *calendar.month_abbr) if w
 )
 _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
-# Latin letters with their accents too ("Stanisław Wójcik", "Zoë Ångström").
+# Latin letters with their accents too ("Bożena Kowalczyk", "Zoë Ångström").
 _UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
 _LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
 _WORD = f"[{_UPPER}][{_LOWER}]+"

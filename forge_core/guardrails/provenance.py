@@ -205,7 +205,7 @@ def _abbreviates(param: str, value: str, phrases: tuple[tuple[str, ...], ...] = 
 
 
 # "my email is ...", "reach me at ...": the user's own value; "her email
-# is ...", "Jess's number is ...": someone else's.
+# is ...", "Omar's number is ...": someone else's.
 _MINE = re.compile(r"\b(?:my|me at|me on|reach me)\b[^.!?;]{0,24}$", re.IGNORECASE)
 _THEIRS = re.compile(r"(?:\b(?:her|his|their)\b|\b[A-Z][a-z]+'s\b)[^.!?;]{0,24}$")
 # A parameter or tool for another party than the user: the new holder, a
@@ -336,7 +336,7 @@ class _Conversation:
         failed call with several arguments whose error names none, a value
         goes only where others had the same evidence (`_choose`)."""
         topic = topic_stems(param)
-        # "14 Larch Grove": 14 is a house's number, no piano's or client's id.
+        # "9 Elm Close": 9 is a house's number, no meter's or client's id.
         houses = self.house_numbers(not set(words(param)) & _PLACE_WORDS)
         kind = [
             v
@@ -348,15 +348,15 @@ class _Conversation:
         return kind
 
     def house_numbers(self, with_houses: bool = True) -> set[str]:
-        """The halves of the codes the request writes in two ("HG2 8PL": no
-        id is "HG2"), and `with_houses` the house numbers of the street
+        """The halves of the codes the request writes in two ("KT4 2QW": no
+        id is "KT4"), and `with_houses` the house numbers of the street
         addresses it writes."""
         requests = self.texts[: self.requests]
         out = {
             half for t in requests for code in codes_in(t) if " " in code for half in code.split()
         }
         if with_houses:
-            # The numbers of the house and of the flat ("Flat 2B, 17 ...").
+            # The numbers of the house and of the flat ("Flat 4C, 31 ...").
             out |= {
                 token.rstrip(",")
                 for t in requests

@@ -73,7 +73,7 @@ _PEOPLE = frozenset(
     for w in "people persons person guests guest pax adults adult diners attendees "
     "participants party covers seats travellers travelers passengers players visitors".split()
 )
-# How people say how many they are: "five of us", "a party of six", "we are
+# How people say how many they are: "six of us", "a party of six", "we are
 # four", "there'll be 3 of us". Read as "5 people".
 _WE_COUNT = re.compile(
     r"\b(\d+)\s+of\s+us\b|\bparty\s+of\s+(\d+)\b|\bwe(?:'re|\s+are|\s+will\s+be)\s+(\d+)\b",
@@ -82,7 +82,7 @@ _WE_COUNT = re.compile(
 
 
 def _as_people(text: str) -> str:
-    """`text` with "five of us" and the like written "5 people"."""
+    """`text` with "six of us" and the like written "6 people"."""
     return _WE_COUNT.sub(lambda m: f"{next(g for g in m.groups() if g)} people", text)
 
 
@@ -132,7 +132,7 @@ _CURRENCIES = ("eur", "usd", "gbp", "jpy", "chf")
 
 
 # A count whose name says only that it counts: it counts what the request
-# orders ("25 copies", "3 bags"), written `ANY_NOUN` among the counted nouns.
+# orders ("40 copies", "3 bags"), written `ANY_NOUN` among the counted nouns.
 _ANY_COUNT = frozenset(stem(w) for w in "quantity qty count copies units pieces items".split())
 ANY_NOUN = "*"
 # Words after a number that are no thing counted: "5 of", "2 to 4", months.
@@ -228,8 +228,8 @@ _SQUARE = re.compile(r"\bsquare\s+(?:(foot|feet)|(metres?|meters?))\b", re.IGNOR
 
 def measures(text: str) -> set[str]:
     """The quantities with a unit `text` writes, as tokens of number and
-    unit family ("Fifty square foot" and "50 sq ft" are both
-    "50square_foot"): what tells entries of a listing apart by size."""
+    unit family ("Five kilos" and "5 kg" are both
+    "5kg"): what tells entries of a listing apart by size."""
     text = _SQUARE.sub(lambda m: "sqft" if m.group(1) else "sqm", in_digits(text))
     out = set()
     for m in _QUANTITY.finditer(text):
@@ -267,7 +267,7 @@ def quantities(
     if counted & _PEOPLE:
         text = _as_people(text)
     if ANY_NOUN in counted:
-        # "3 Quay Street" counts no quays.
+        # "8 Mill Lane" counts no mills.
         for street in street_addresses(text):
             text = text.replace(street, " ")
     for m in _QUANTITY.finditer(text):
@@ -290,7 +290,7 @@ def quantities(
                     ANY_NOUN in counted
                     and not fam
                     and _a_counted_noun(m.group("unit"))
-                    # Not the digits of a code ("FWN-2207").
+                    # Not the digits of a code ("ACC-5120").
                     and text[max(0, m.start("num") - 1) : m.start("num")] not in ("-", "/")
                 )
             )

@@ -28,7 +28,7 @@ _DAY = "|".join(_WEEKDAYS)
 _MONTHS = "|".join(m for m in calendar.month_name if m)
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
-    # "Saturday after next", "not this Saturday, the one after": a week on
+    # "Sunday after next", "not this Sunday, the one after": a week on
     # from the coming one.
     rf"|(?P<later>{_DAY})(?:\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"

@@ -58,7 +58,7 @@ def clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c.strip()]
 
 
-# A clause that says no: "we don't need the photo pack", "no SMS please".
+# A clause that says no: "we don't need the card", "no SMS please".
 NEGATION = re.compile(
     r"\b(?:don'?t|do not|does not|doesn'?t|no|not|never|without|skip|nor|avoid|nothing|none|"
     r"shouldn'?t|should not|won'?t|will not|mustn'?t|must not|neither)\b",
