@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -112,3 +113,19 @@ HELDOUT5_TAG = "heldout5"
 # businesses, written after `heldout5` had been tuned on, run once before any
 # tuning for it.
 HELDOUT6_TAG = "heldout6"
+
+
+# Value checks the held-out groups share.
+def compact(value: Any) -> str:
+    """The value as text without spaces, dashes or dots, upper-cased."""
+    return re.sub(r"[\s\-.]", "", str(value if value is not None else "")).upper()
+
+
+def exact(value: Any, expected: str) -> bool:
+    """Equal as text after trimming space; case counts (API ids are case-sensitive)."""
+    return isinstance(value, str) and value.strip() == expected
+
+
+def alnum(value: Any) -> str:
+    """`value` with only its letters and digits, upper case ("BH15 1HJ" -> "BH151HJ")."""
+    return "".join(ch for ch in str(value) if ch.isalnum()).upper()

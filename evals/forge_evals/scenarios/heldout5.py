@@ -19,8 +19,7 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
 from forge_evals.scenarios import heldout5_listings, heldout5_part2
-from forge_evals.scenarios._domain_schema import HELDOUT5_TAG
-from forge_evals.scenarios.heldout5_listings import alnum, exact
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, alnum, exact
 
 _BASE62 = string.digits + string.ascii_letters
 

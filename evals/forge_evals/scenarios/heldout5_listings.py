@@ -9,17 +9,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, exact_ids
-
-
-def exact(value: Any, expected: str) -> bool:
-    """Equal as text after trimming space; case counts (API ids are case-sensitive)."""
-    return isinstance(value, str) and value.strip() == expected
-
-
-def alnum(value: Any) -> str:
-    """`value` with only its letters and digits, upper case ("CT5 1AB" -> "CT51AB")."""
-    return "".join(ch for ch in str(value) if ch.isalnum()).upper()
+from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, alnum, exact, exact_ids
 
 
 def _counts(value: Any, **expected: int) -> bool:

@@ -17,7 +17,12 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same
 from forge_evals.scenarios import heldout5_part2_forms
-from forge_evals.scenarios._domain_schema import HELDOUT5_TAG, decline_tool, declined_scenario
+from forge_evals.scenarios._domain_schema import (
+    HELDOUT5_TAG,
+    compact,
+    decline_tool,
+    declined_scenario,
+)
 
 
 def _declined(
@@ -27,11 +32,6 @@ def _declined(
     return declined_scenario(
         HELDOUT5_TAG, name, description, user_message, build, "We don't offer that service."
     )
-
-
-def _compact(value: Any) -> str:
-    """The value as text without spaces, dashes or dots, upper-cased."""
-    return re.sub(r"[\s\-.]", "", str(value if value is not None else "")).upper()
 
 
 # ── piano technician: moving a piano is a removals firm's job ───────────
@@ -149,7 +149,7 @@ def _tree_surgery() -> Workflow:
     @wf.tool(required=True)
     def get_tree_quote(quote_number: str) -> str:
         """Look up an accepted quote by its number. Shows the work and whether a TPO applies."""
-        if _compact(quote_number) != "QT7316":
+        if compact(quote_number) != "QT7316":
             raise ToolResolutionError(f"no quote {quote_number!r}")
         return (
             "Quote QT-7316 (Mrs A. Whitlow, 3 Beech Lane, HG2 0LT), accepted 2026-07-30: "

@@ -18,8 +18,7 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
 from forge_evals.scenarios import heldout6_listings
-from forge_evals.scenarios._domain_schema import HELDOUT6_TAG
-from forge_evals.scenarios.heldout6_listings import alnum, exact
+from forge_evals.scenarios._domain_schema import HELDOUT6_TAG, alnum, exact
 
 _BASE62 = string.digits + string.ascii_letters
 

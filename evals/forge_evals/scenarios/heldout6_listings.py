@@ -9,17 +9,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, has_number, mentions, same
-from forge_evals.scenarios._domain_schema import HELDOUT6_TAG, exact_ids
-
-
-def exact(value: Any, expected: str) -> bool:
-    """Equal as text after trimming space; case counts (API ids are case-sensitive)."""
-    return isinstance(value, str) and value.strip() == expected
-
-
-def alnum(value: Any) -> str:
-    """`value` with only its letters and digits, upper case ("BH15 1HJ" -> "BH151HJ")."""
-    return "".join(ch for ch in str(value) if ch.isalnum()).upper()
+from forge_evals.scenarios._domain_schema import HELDOUT6_TAG, alnum, exact_ids
 
 
 def _by_key(items: Any, key: str) -> dict[str, dict[str, Any]]:

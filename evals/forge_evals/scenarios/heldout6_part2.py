@@ -17,7 +17,12 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same, text_of
 from forge_evals.scenarios import heldout6_part2_forms
-from forge_evals.scenarios._domain_schema import HELDOUT6_TAG, decline_tool, declined_scenario
+from forge_evals.scenarios._domain_schema import (
+    HELDOUT6_TAG,
+    compact,
+    decline_tool,
+    declined_scenario,
+)
 
 
 def _declined(
@@ -27,11 +32,6 @@ def _declined(
     return declined_scenario(
         HELDOUT6_TAG, name, description, user_message, build, "We don't handle that here."
     )
-
-
-def _compact(value: Any) -> str:
-    """The value as text without spaces, dashes or dots, upper-cased."""
-    return re.sub(r"[\s\-.]", "", str(value if value is not None else "")).upper()
 
 
 # ── beekeepers' swarm line: a wasp nest is not a honeybee swarm ──────────
@@ -159,7 +159,7 @@ def _boatyard() -> Workflow:
     @wf.tool(required=True)
     def find_berth_holder(berth: str) -> str:
         """Look up who holds a berth, their yard account and their boat."""
-        if _compact(berth) != "C14":
+        if compact(berth) != "C14":
             raise ToolResolutionError(f"no berth {berth!r}; pontoon berths look like C-14")
         return (
             "Berth C-14: Martin Greaves, yard account BY-30418. Vessel 'Curlew', Westerly "

@@ -11,13 +11,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same, text_of
-from forge_evals.scenarios._domain_schema import HELDOUT6_TAG
-
-
-def _compact(value: Any) -> str:
-    """The value as text without spaces, dashes or dots, upper-cased."""
-    return re.sub(r"[\s\-.]", "", str(value if value is not None else "")).upper()
-
+from forge_evals.scenarios._domain_schema import HELDOUT6_TAG, compact
 
 _DATE: dict[str, Any] = {"type": "string", "format": "date"}
 
@@ -128,7 +122,7 @@ def _milk_round() -> Workflow:
     @wf.tool(required=True)
     def find_dairy_customer(postcode: str, house_number: str) -> str:
         """Find a customer by postcode and house number. Shows their standing order."""
-        if _compact(postcode) != "BA25RT" or not mentions(house_number, "17"):
+        if compact(postcode) != "BA25RT" or not mentions(house_number, "17"):
             raise ToolResolutionError(f"no customer at {house_number!r}, {postcode!r}")
         return (
             "Customer MR-08812 Mr & Mrs Okonjo, 17 Heather Close, BA2 5RT. Standing order "
