@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from forge_core.backends.llama.listed_values import choose
 from forge_core.backends.llama.pieces import (
     ARRAY_STOPS,
     KEY_STOPS,
@@ -21,7 +22,6 @@ from forge_core.backends.llama.pieces import (
     STRING_STOPS,
     Piece,
     PieceCall,
-    choose,
     piece_call,
 )
 from forge_core.grammar import piece_grammars

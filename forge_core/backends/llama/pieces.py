@@ -20,11 +20,17 @@ text after the stop is never part of the call.
 
 Where the grammar lists what a piece may be (the tool names, an enum, the
 grounded candidates, bound values, the request's numbers), Forge does not
-ask for the piece under a grammar at all: it reads the model's likeliest next
-tokens (`choose`), takes the likeliest one that continues a listed value --
-the token the grammar would have let through -- and writes the rest of that
-value itself. A grammar then only ever corrects the model inside open
-values, where it must.
+ask for the piece under a grammar at all (listed_values.py): for the tool's
+name it reads the model's likeliest next tokens (`choose`), takes the
+likeliest one that continues a listed name -- the token the grammar would
+have let through -- and writes the rest itself, and so for a value the
+conversation supplies (grounded or bound values, the request's numbers). A
+value of a set the schema names in full (an enum, a boolean) is the member
+whose whole text the conversation makes likeliest, against its likelihood
+with no conversation (`likeliest`, with the scorer the backend passes): a
+member the model favours anyway ("standard", false) gains nothing from
+that. A grammar then only ever corrects the model inside open values, where
+it must.
 
 Nested arguments are walked the same way: an object's keys are Forge's at
 every depth, an array of objects is written item by item (whether another
@@ -46,6 +52,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from forge_core.backends.llama import listed_values
+from forge_core.backends.llama.listed_values import (
+    TOP_K,
+    NextTokens,
+    ScoreValues,
+    choose,
+    closed_set,
+    likeliest,
+)
 from forge_core.grammar import MAX_CALLS, MAX_ITEMS, PieceGrammars
 from forge_core.workflow import ToolSpec
 
@@ -93,15 +108,6 @@ class Piece:
 # (call so far, grammar, stop strings, n_predict, stream) -> the piece; with
 # stream, the generator may emit the piece's text as the model writes it.
 GeneratePiece = Callable[[str, str, list[str], int, bool], Awaitable[Piece]]
-# (call so far, k) -> the model's k likeliest next tokens, (text, probability),
-# likeliest first.
-NextTokens = Callable[[str, int], Awaitable[list[tuple[str, float]]]]
-# Tokens looked at when Forge chooses among listed values itself.
-TOP_K = 20
-# What may follow a value: the grammar's `rest` (a string, a name) and
-# `rest-scalar` (a number) start with one of these.
-AFTER_STRING = ',}\n "'
-AFTER_SCALAR = ",}\n"
 # Text of the call as it grows, for TOOL_CALL_DELTA chunks.
 Emit = Callable[[str], Awaitable[None]]
 
@@ -130,72 +136,6 @@ def _string_valued(schema: dict[str, Any]) -> bool | None:
     if not isinstance(kind, str) or kind not in SCALAR_TYPES:
         return None
     return kind == "string"
-
-
-async def choose(
-    call: str,
-    values: list[str],
-    next_tokens: NextTokens,
-    rng: random.Random | None = None,
-    spaced: bool = False,
-) -> tuple[str | None, int, str]:
-    """Which of `values` (compact JSON texts) the model writes after `call`,
-    found from its likeliest next tokens instead of under a grammar, and the
-    requests that took. Forge writes the values' common start itself and asks
-    only where they part; a token is allowed when it continues some value,
-    or ends one where a value may end, exactly what the grammar would
-    allow, so the greedy choice is the grammar's own. None when no allowed
-    token is among the TOP_K: the grammar must decide. `rng` samples among
-    the allowed tokens (temperature > 0) instead of taking the likeliest.
-    The third item is what the chosen token wrote after the value (`,` when
-    the model went on to another key, `}` when it closed), else "".
-
-    `spaced`: the value follows a key's colon the way the conversation's own
-    calls write it, after one space. Where every value is a string, Forge
-    then writes ` "` itself instead of asking whether the model puts the
-    space there: one request less per choice (the model's ` "` came at
-    94-98% in the real-model runs, and its alternatives were tokens no value
-    allows).
-    """
-    # The value follows the key's colon after an optional space, as `sp` allows.
-    remaining = [(f" {v}", v) for v in values]
-    if not (spaced and all(v.startswith('"') for v in values)):
-        remaining += [(v, v) for v in values]
-    written = ""
-    requests = 0
-    while len({v for _, v in remaining}) > 1:
-        common = _common_prefix([t for t, _ in remaining])
-        # What every value has next, Forge writes; but not a trailing space:
-        # a prompt that ends in one puts a small model off its tokens.
-        written += common[len(written) :].rstrip(" ")
-        tokens = await next_tokens(call + written, TOP_K)
-        requests += 1
-        allowed = []
-        for piece, prob in tokens:
-            text = written + piece
-            going = [(t, v) for t, v in remaining if t.startswith(text)]
-            ending = [
-                (t, v)
-                for t, v in remaining
-                if text.startswith(t)
-                and len(text) > len(t)
-                and text[len(t)] in (AFTER_STRING if v.startswith('"') else AFTER_SCALAR)
-            ]
-            if piece and (going or ending):
-                allowed.append((prob, text, going, ending))
-        if not allowed:
-            return None, requests, ""
-        if rng is None:
-            _, text, going, ending = allowed[0]
-        else:
-            weights = [max(prob, 1e-9) for prob, *_ in allowed]
-            _, text, going, ending = rng.choices(allowed, weights)[0]
-        if ending and not going:
-            t, v = max(ending, key=lambda tv: len(tv[0]))
-            return v, requests, text[len(t) :].strip()[:1]
-        remaining = going
-        written = text
-    return remaining[0][1], requests, ""
 
 
 class _Truncated(Exception):
@@ -296,12 +236,14 @@ class _Writer:
         max_tokens: int,
         next_tokens: NextTokens | None,
         rng: random.Random | None,
+        score: ScoreValues | None = None,
     ) -> None:
         self.grammars = grammars
         self._generate = generate
         self._emit = emit
         self._next_tokens = next_tokens
         self._rng = rng
+        self._score = score if listed_values.SCORE_WHOLE_VALUES else None
         self.text = ""
         self.left = max_tokens if max_tokens > 0 else 1 << 20
         self.requests = 0
@@ -319,6 +261,16 @@ class _Writer:
         )
         self.requests += requests
         return chosen, after
+
+    async def likeliest(self, values: list[str]) -> str | None:
+        """The listed value with the best whole-value score (listed_values.py
+        `likeliest`); None without a scorer, for a list too long to score
+        each value, or when the scores did not come back."""
+        if self._score is None or not 2 <= len(values) <= listed_values.MAX_SCORED:
+            return None
+        chosen, requests = await likeliest(self.text, values, self._score, self._rng)
+        self.requests += requests
+        return chosen
 
     async def ask(self, grammar: str, stops: list[str], limit: int, stream: bool = False) -> Piece:
         """A piece under `grammar`; _Truncated when max_tokens runs out."""
@@ -484,7 +436,13 @@ class _Writer:
             end, after = await self.whole(tool, schema, path)
             return end, after, ""
         listed = self.grammars.choices(tool, path[-1], path, schema)
-        chosen, after = await self.pick(listed) if listed else (None, "")
+        # The schema's own set (an enum, a boolean) is chosen by the whole
+        # values' likelihood; values drawn from the conversation by the walk.
+        chosen, after = None, ""
+        if listed and closed_set(schema):
+            chosen = await self.likeliest(listed)
+        if listed and chosen is None:
+            chosen, after = await self.pick(listed)
         if chosen is not None:
             if chosen.startswith('"') and last and not after:
                 await self.write(" " + chosen[:-1])
@@ -555,12 +513,14 @@ async def piece_call(
     max_tokens: int,
     next_tokens: NextTokens | None = None,
     rng: random.Random | None = None,
+    score: ScoreValues | None = None,
 ) -> PieceCall | None:
     """One `{"tool": ..., "args": {...}}` call among `tools`, or None when a
     piece came back malformed (make the call with the whole-call grammar).
     With `next_tokens`, Forge chooses the tool and every listed value itself
-    (`choose`); `rng` samples those choices."""
-    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
+    (`choose`; with `score`, a listed value by its whole likelihood); `rng`
+    samples those choices."""
+    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng, score)
     try:
         await writer.write(await writer.call(tools))
     except _Truncated:
@@ -580,6 +540,7 @@ async def piece_batch(
     rng: random.Random | None = None,
     min_calls: int = 1,
     max_calls: int = 0,
+    score: ScoreValues | None = None,
 ) -> PieceCall | None:
     """A parallel batch `[call, call, ...]`, each call in pieces. After each
     call the model's likeliest `,` or `]` decides whether another follows,
@@ -587,7 +548,7 @@ async def piece_batch(
     `batch_cap` (distinct calls the listed values allow, MAX_CALLS),
     `max_calls` (what the request lists; 0: no bound) and what max_tokens
     leaves room for; a call the batch already has closes it."""
-    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng)
+    writer = _Writer(grammars, generate, emit, max_tokens, next_tokens, rng, score)
     low = max(1, min(min_calls, MAX_CALLS))
     high = max(low, min(batch_cap(tools, grammars), max_calls or MAX_CALLS))
     try:
@@ -632,14 +593,6 @@ def _canonical(call: str) -> str:
         return json.dumps(json.loads(call), sort_keys=True)
     except ValueError:
         return call
-
-
-def _common_prefix(texts: list[str]) -> str:
-    first, last = min(texts), max(texts)
-    n = 0
-    while n < min(len(first), len(last)) and first[n] == last[n]:
-        n += 1
-    return first[:n]
 
 
 def _open_string(piece: Piece) -> bool:

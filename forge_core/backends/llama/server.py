@@ -15,9 +15,8 @@ import asyncio
 import json
 import logging
 import random
-import re
 from collections.abc import Awaitable, Callable
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from forge_core.backends.base import BackendInfo, BackendReply, ChatRequest
 from forge_core.backends.llama.chat_stream import http_error, stream_chat
 from forge_core.backends.llama.chat_template import ChatTemplate, LocalPrompts
 from forge_core.backends.llama.http_client import CompletionClient, Unavailable
-from forge_core.backends.llama.piece_requests import PieceRequests
+from forge_core.backends.llama.piece_requests import NullOdds, PieceRequests
 from forge_core.backends.llama.pieces import OPENING, piece_batch, piece_call
 from forge_core.backends.llama.prefix_ids import PrefixIds
 from forge_core.backends.llama.prefix_snapshots import PrefixSnapshots, snapshot_key
@@ -38,6 +37,7 @@ from forge_core.backends.llama.props import (
     resolve_budget,
 )
 from forge_core.backends.llama.slots import Lease, SlotScheduler
+from forge_core.backends.llama.token_guess import guess_tokens
 from forge_core.backends.native import STREAM_ATTEMPTS, BrokenStream, with_retries
 from forge_core.backends.openai_compat import OpenAICompatBackend
 from forge_core.calls import ChunkSink, ChunkType, LLMResponse, StreamChunk, TextResponse, Usage
@@ -61,12 +61,6 @@ TOKEN_CACHE_ENTRIES = 4096
 # the budget even an estimate a third too low leaves the real count under
 # compaction's trigger (context.TRIGGER, 0.75).
 EXACT_COUNT_FROM = 0.5
-# A guess's units: a word, one digit, a run of ASCII punctuation, one other
-# character. Tokenizers give a common word one token and a long one a few,
-# every digit its own, punctuation pairs ('{"', '",') one, and a non-ASCII
-# character about one.
-_GUESS_UNITS = re.compile(r"[A-Za-z]+|\d|[!-/:-@\[-`{-~]+|[^\sA-Za-z\d!-/:-@\[-`{-~]")
-
 # A supervised server may need a restart: allow a few more tries than
 # native.STREAM_ATTEMPTS.
 SUPERVISED_EXTRA_ATTEMPTS = 2
@@ -143,6 +137,8 @@ class LlamaServerBackend:
         # was put there; dropped while a call runs on the slot and after any
         # call that failed or was preempted.
         self._slot_prefix: dict[int, tuple[str, int]] = {}
+        # Listed values' odds without a conversation, by call text (pieces).
+        self.null_odds = NullOdds()
         # Run -> its workflow prefix key (snapshot_key).
         self._run_prefix: dict[str, str] = {}
         # Constrained calls and parallel batches in pieces (pieces.py); off: one
@@ -284,7 +280,7 @@ class LlamaServerBackend:
         cached = self._token_cache.get(text)
         if cached is not None:
             return cached
-        return _guess_tokens(text)
+        return guess_tokens(text)
 
     async def _tokens(self, text: str) -> int:
         cached = self._token_cache.get(text)
@@ -581,6 +577,8 @@ class LlamaServerBackend:
             temperature=request.temperature,
             on_chunk=on_chunk,
             run_id=request.run_id,
+            tokenize=self._tokenize_ids,
+            null_odds=self.null_odds,
         )
         grammars = piece_grammars(**_value_pools(request))
         grammars.parallel = request.parallel
@@ -589,10 +587,15 @@ class LlamaServerBackend:
         write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
         made = (
             await piece_batch(
-                tools, grammars, *write, min_calls=request.min_calls, max_calls=request.max_calls
+                tools,
+                grammars,
+                *write,
+                min_calls=request.min_calls,
+                max_calls=request.max_calls,
+                score=requests.score,
             )
             if request.parallel
-            else await piece_call(tools, grammars, *write)
+            else await piece_call(tools, grammars, *write, score=requests.score)
         )
         calls = parse_response(made.text, rescue=False).calls if made is not None else None
         if made is None or (not calls and not made.truncated):
@@ -615,6 +618,7 @@ class LlamaServerBackend:
         # A restarted server holds nothing in its slots.
         self._slot_prefix.clear()
         self.prefix_ids.forget()
+        self.null_odds.clear()
         if self._wait_ready is None:
             return
         try:
@@ -685,16 +689,3 @@ def _prefix_key(request: ChatRequest) -> str:
 
 def _prompt_key(body: dict[str, Any]) -> int:
     return hash(json.dumps(body["messages"], sort_keys=True))
-
-
-@lru_cache(maxsize=4096)
-def _guess_tokens(text: str) -> int:
-    total = 0
-    for unit in _GUESS_UNITS.findall(text):
-        if unit[0].isascii() and unit[0].isalpha():
-            total += 1 + (len(unit) - 1) // 6
-        elif unit[0].isascii() and not unit[0].isdigit():
-            total += (len(unit) + 1) // 2
-        else:
-            total += 1
-    return total
