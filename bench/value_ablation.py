@@ -21,7 +21,7 @@ hour_ranges, deadline_dates, latest_entry, frequencies, week_starts,
 composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
 stated_times, people_counts, any_noun_counts, denied_members, error_status,
 street_lines, own_values, own_names, date_templates, error_abbreviations,
-entry_measures: §30; whole_values, null_context: §31; the value guardrails phone_numbers
+entry_measures: §30; null_context: §31; the value guardrails phone_numbers
 and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -94,10 +94,9 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "date_templates": ("dates", "date_template", lambda text: None),
     "error_abbreviations": ("error_values", "abbreviated", lambda values, requests: values),
     "entry_measures": ("entries", "measures", lambda text: set()),
-    # Round 3, session 6 (bench/RESULTS.md §31): listed values chosen by the
-    # greedy walk of the first token where they part instead.
-    "whole_values": ("", "SCORE_WHOLE_VALUES", None),
-    # ... and scored without taking off their likelihood with no conversation.
+    # Round 3, session 6 (bench/RESULTS.md §31), with `--member-choice
+    # likelihood`: members scored without taking off their likelihood with
+    # no conversation.
     "null_context": ("", "NULL_WEIGHT", None),
 }
 
@@ -146,11 +145,6 @@ def _take_out(mechanism: str) -> None:
         from forge_core.backends.llama import pieces
 
         setattr(pieces, "RUNAWAY_STOPS", [])  # noqa: B010 (a patch, not an API)
-        return
-    if mechanism == "whole_values":
-        from forge_core.backends.llama import listed_values
-
-        setattr(listed_values, "SCORE_WHOLE_VALUES", False)  # noqa: B010 (a patch, not an API)
         return
     if mechanism == "null_context":
         from forge_core.backends.llama import piece_requests

@@ -128,6 +128,9 @@ class BackendConfig:
     prefix_snapshots: str = "auto"
     # "on" | "off": constrained calls in pieces (backends/llama/pieces.py).
     call_pieces: str = "on"
+    # "walk" | "likelihood": how a call in pieces chooses an enum's member
+    # (backends/llama/listed_values.py).
+    member_choice: str = "walk"
     # A ToolCallMode (llama-server).
     tool_call_mode: str = ToolCallMode.AUTO
     # A BudgetMode, and the token count for MANUAL (openai / anthropic /
@@ -220,6 +223,7 @@ async def _open_one(config: BackendConfig, *, in_chain: bool = False) -> AsyncIt
             kv_cache_type=(config.cache_type_k or DEFAULT_KV_CACHE_TYPE) if managed else "",
         )
         backend.call_pieces = config.call_pieces != "off"
+        backend.member_likelihood = config.member_choice == "likelihood"
         if managed is not None:
             managed.attach(backend, wait_for_restarts=not in_chain)
             _DEVICES[backend] = managed.device

@@ -285,6 +285,15 @@ def add_generation(be: argparse._ArgumentGroup, defaults: BackendConfig) -> None
         "checks the whole vocabulary for what Forge writes); off: one grammar for the whole call",
     )
     be.add_argument(
+        "--member-choice",
+        choices=["walk", "likelihood"],
+        default=defaults.member_choice,
+        help="llama-server, call pieces: how an enum's or boolean's member is chosen. walk: the "
+        "model's likeliest first token where the members part; likelihood: each whole member's "
+        "log-likelihood less its log-likelihood after the call alone (two scoring requests per "
+        "member; no better than walk with the bundled 270M model, bench/RESULTS.md §31)",
+    )
+    be.add_argument(
         "--script",
         type=Path,
         help="scripted backend: JSON script file, or a directory of conformance cases",

@@ -5,10 +5,15 @@ their ids, read with the model's probabilities before the grammar.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from forge_core.backends.base import ChatRequest
 from forge_core.backends.llama.piece_requests import NullOdds, PieceRequests
 from forge_core.backends.llama.server import LlamaServerBackend
+from forge_core.messages import Message, MessageRole, MessageType
+from forge_core.workflow import ToolSpec
 
 pytestmark = pytest.mark.e2e
 
@@ -82,3 +87,62 @@ async def test_odds_without_the_conversation_are_asked_once_per_call_text(
     assert set(odds.get(CALL, values)) == set(values)
     # Only the two requests with the conversation were made the second time.
     assert warm.usage.completion_tokens < cold.usage.completion_tokens
+
+
+SEATING = ToolSpec(
+    "reserve_table",
+    "Reserve a table",
+    {
+        "type": "object",
+        "properties": {"area": {"enum": ["inside", "terrace", "bar"]}},
+        "required": ["area"],
+    },
+)
+
+
+@pytest.mark.parametrize("likelihood", [False, True])
+async def test_member_choice_likelihood_scores_each_member_of_an_enum(
+    llama_backend: LlamaServerBackend, likelihood: bool
+) -> None:
+    """With `--member-choice likelihood` the backend scores every member of
+    the enum, with and without the conversation: requests whose grammar is
+    a member's token ids, and some whose prompt is the call's text alone.
+    By default (walk) there are none."""
+    llama_backend.member_likelihood = likelihood
+    grammars: list[str] = []
+    prompts: list[Any] = []
+    completions = llama_backend._completions
+    post = completions.post
+
+    async def posting(body: dict[str, Any]) -> dict[str, Any]:
+        grammars.append(str(body.get("grammar", "")))
+        prompts.append(body.get("prompt"))
+        return await post(body)
+
+    completions.post = posting  # type: ignore[method-assign]
+    reply = await llama_backend.complete(
+        ChatRequest(
+            run_id=f"member-choice-{likelihood}",
+            workflow_name="tables",
+            messages=[
+                Message(MessageRole.SYSTEM, "Reserve tables.", MessageType.SYSTEM_PROMPT),
+                Message(
+                    MessageRole.USER, "A table on the terrace, please.", MessageType.USER_INPUT
+                ),
+            ],
+            tools=[SEATING],
+            allowed=["reserve_table"],
+            temperature=0.0,
+        ),
+        None,
+    )
+    assert isinstance(reply.response, list)
+    (call,) = reply.response
+    assert call.args["area"] in ("inside", "terrace", "bar")
+    scoring = [g for g in grammars if "<[" in g]
+    alone = [p for p in prompts if isinstance(p, str) and p.startswith('{"tool":')]
+    if likelihood:
+        # Three members, each with and without the conversation.
+        assert len(scoring) == 6 and len(alone) == 3
+    else:
+        assert scoring == [] and alone == []

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from forge_core.backends.llama import listed_values
 from forge_core.backends.llama.listed_values import MAX_SCORED, closed_set
 from forge_core.backends.llama.piece_requests import NullOdds, _value_log_prob
 from forge_core.backends.llama.pieces import piece_call
@@ -99,12 +98,10 @@ async def test_without_scores_the_greedy_walk_decides() -> None:
     assert await city(Scorer(None)) == "Osaka"
 
 
-async def test_with_the_mechanism_off_the_greedy_walk_decides(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(listed_values, "SCORE_WHOLE_VALUES", False)
-    score = Scorer({'"Osaka"': -6.0, '"Oslo"': -1.5, '"Rome"': -9.0})
-    assert await city(score) == "Osaka" and score.asked == []
+async def test_without_a_scorer_the_greedy_walk_decides() -> None:
+    """The backend passes no scorer unless --member-choice likelihood."""
+    made = await piece_call([CITY], piece_grammars(), Script(), _emit_nothing, 512, GREEDY)
+    assert made is not None and json.loads(made.text)["args"]["city"] == "Osaka"
 
 
 async def test_a_list_too_long_to_score_goes_by_the_greedy_walk() -> None:

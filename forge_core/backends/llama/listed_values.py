@@ -23,9 +23,6 @@ ScoreValues = Callable[[str, list[str]], Awaitable[list[float] | None]]
 # Listed values are chosen by their whole likelihood (`_Writer.likeliest`)
 # up to this many; a longer list by the greedy walk of `choose`.
 MAX_SCORED = 12
-# Whether listed argument values are chosen by their whole likelihood;
-# off, by the greedy walk alone (bench/value_ablation.py measures both).
-SCORE_WHOLE_VALUES = True
 # What may follow a value: the grammar's `rest` (a string, a name) and
 # `rest-scalar` (a number) start with one of these.
 AFTER_STRING = ',}\n "'

@@ -24,7 +24,8 @@ ask for the piece under a grammar at all (listed_values.py): for the tool's
 name it reads the model's likeliest next tokens (`choose`), takes the
 likeliest one that continues a listed name -- the token the grammar would
 have let through -- and writes the rest itself, and so for a value the
-conversation supplies (grounded or bound values, the request's numbers). A
+conversation supplies (grounded or bound values, the request's numbers).
+With the backend's scorer (`forge-server --member-choice likelihood`), a
 value of a set the schema names in full (an enum, a boolean) is the member
 whose whole text the conversation makes likeliest, against its likelihood
 with no conversation (`likeliest`, with the scorer the backend passes): a
@@ -243,7 +244,7 @@ class _Writer:
         self._emit = emit
         self._next_tokens = next_tokens
         self._rng = rng
-        self._score = score if listed_values.SCORE_WHOLE_VALUES else None
+        self._score = score
         self.text = ""
         self.left = max_tokens if max_tokens > 0 else 1 << 20
         self.requests = 0

@@ -144,6 +144,9 @@ class LlamaServerBackend:
         # Constrained calls and parallel batches in pieces (pieces.py); off: one
         # grammar for the whole call.
         self.call_pieces = call_pieces
+        # A call in pieces chooses an enum's or a boolean's member by its whole
+        # likelihood (listed_values.py `likeliest`) rather than by the walk.
+        self.member_likelihood = False
         self._open_clients(timeout_s, slots)
 
     def _open_clients(self, timeout_s: float, slots: int) -> None:
@@ -585,6 +588,7 @@ class LlamaServerBackend:
         rng = random.Random() if request.temperature > 0 else None
         tools = allowed_tools(request)
         write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
+        score = requests.score if self.member_likelihood else None
         made = (
             await piece_batch(
                 tools,
@@ -592,10 +596,10 @@ class LlamaServerBackend:
                 *write,
                 min_calls=request.min_calls,
                 max_calls=request.max_calls,
-                score=requests.score,
+                score=score,
             )
             if request.parallel
-            else await piece_call(tools, grammars, *write, score=requests.score)
+            else await piece_call(tools, grammars, *write, score=score)
         )
         calls = parse_response(made.text, rescue=False).calls if made is not None else None
         if made is None or (not calls and not made.truncated):
