@@ -9,7 +9,8 @@ leading 0" it pastes pieces of that sentence. Here the numbers are read
 with the maintained `phonenumbers` library (Google's libphonenumber
 metadata): a string parameter named for a phone (`phone`, `mobile_number`,
 `tel`) takes the numbers the request writes (the results' when it writes
-none). The country of a national number ("07700 ...") is the one the
+none), a number read aloud digit by digit ("oh one six one, four nine six,
+triple five") included. The country of a national number ("07700 ...") is the one the
 conversation names ("UK", "Germany"), else the country code the schema or
 an error shows ("+44"); with neither, a national number stays as written.
 Written in the international E.164 form (`+447700900123`) when the
@@ -41,10 +42,25 @@ _PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whats
 # the conversation does not say: "0151 2234 778", "+44 20 7946 0958".
 _WRITTEN = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
 _DOTTED_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
-_INTERNATIONAL = re.compile(r"international|e\.?164|country code|\\\+|^\^?\+", re.IGNORECASE)
+# A pattern's `\+?` (a plus sign optional) does not ask for the international form.
+_INTERNATIONAL = re.compile(
+    r"international|e\.?164|country code|\\\+(?!\?)|^\^?\+(?!\?)", re.IGNORECASE
+)
 # Short names people give countries that are not their display names.
 _ALIASES = {"uk": "GB", "britain": "GB", "england": "GB", "scotland": "GB", "usa": "US"}
 _CALLING_CODE = re.compile(r"\+(\d{1,3})\b")
+# Digits read aloud one by one, as a phone number is dictated: "oh two oh,
+# seven nine four six, double-oh five eight".
+_DIGIT_WORDS = {
+    "oh": "0", "o": "0", "zero": "0", "nought": "0", "nil": "0",
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_REPEATS = {"double": 2, "triple": 3}
+_DIGIT = "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True))
+_SPOKEN_DIGIT = rf"(?:(?:double|triple)[ -])?(?:{_DIGIT})"
+# Seven such digits or more in a row, with spaces, commas or hyphens between.
+_SPOKEN_RUN = re.compile(rf"\b{_SPOKEN_DIGIT}(?:[ ,-]+{_SPOKEN_DIGIT}){{6,}}\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -88,6 +104,25 @@ def region_of(texts: list[str]) -> str | None:
     return None
 
 
+def spoken_digits(text: str) -> str:
+    """`text` with each run of seven or more digits read aloud written in
+    digits, its comma-separated groups kept apart by a space: "oh two oh,
+    seven nine four six, double-oh five eight" -> "020 7946 0058".
+    Shorter runs ("one or two") are left as they are."""
+
+    def digits(run: re.Match[str]) -> str:
+        groups = []
+        for group in run.group(0).split(","):
+            out = ""
+            for word in re.findall(rf"(?:double|triple)[ -](?:{_DIGIT})|{_DIGIT}", group, re.I):
+                times, _, digit = word.lower().replace("-", " ").rpartition(" ")
+                out += _DIGIT_WORDS[digit] * _REPEATS.get(times, 1)
+            groups.append(out)
+        return " ".join(g for g in groups if g)
+
+    return _SPOKEN_RUN.sub(digits, text)
+
+
 def written_phones(text: str) -> list[str]:
     """Numbers written like phone numbers (seven digits or more, no date),
     as written: a national number's form where its country is unknown."""
@@ -124,6 +159,8 @@ class PhoneNumbers:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         results = [text for _, text in reversed(facts.results)]
         prompt = [facts.workflow.system_prompt or ""]
+        # A number read aloud is found as if written in digits.
+        requests = [spoken_digits(text) for text in facts.requests]
         for tool in facts.workflow.tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
@@ -134,8 +171,8 @@ class PhoneNumbers:
                 errors = [f.error for f in failed if name in flat_args(f.args)]
                 directions = [str(schema.get("pattern", "")), str(schema.get("description", ""))]
                 international = any(_INTERNATIONAL.search(t) for t in directions + errors)
-                region = region_of(facts.requests + prompt + directions + errors + results)
-                for source in (facts.requests, results):
+                region = region_of(requests + prompt + directions + errors + results)
+                for source in (requests, results):
                     found = [p for text in source for p in phones_in(text, region)]
                     if found:
                         break
@@ -144,7 +181,7 @@ class PhoneNumbers:
                     forms = [raw for raw, _ in found] + forms
                 if not forms and not international:
                     # No country to read a national number by: as written.
-                    forms = [p for text in facts.requests for p in written_phones(text)]
+                    forms = [p for text in requests for p in written_phones(text)]
                 tried = {str(flat_args(f.args).get(name)) for f in failed}
                 fits = [v for v in dict.fromkeys(forms) if text_fits(schema, v) and v not in tried]
                 decide(out, key, fits, self.name)

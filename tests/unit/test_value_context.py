@@ -409,3 +409,27 @@ def test_an_address_takes_the_flat_and_street_the_request_writes() -> None:
     values = preferred_values(f).values
     assert values["find_property.address"] == ["Flat 2B, 17 Wellington Road"]
     assert values["find_property.account_number"] == ["LL-7731"]
+
+
+def test_a_phone_number_read_aloud_is_taken_in_digits() -> None:
+    """A number dictated digit by digit ("oh", "double", "triple") is found
+    as if written; a short run of number words is no number."""
+    from forge_core.guardrails.phones import spoken_digits
+
+    said = "her number is oh one six one, four nine six, triple five - thanks"
+    assert spoken_digits(said) == "her number is 0161 496 555 - thanks"
+    assert spoken_digits("one or two of us, maybe three") == "one or two of us, maybe three"
+    contact = {"type": "object", "properties": {"name": STR, "phone": STR}}
+    visit = tool("book_visit", "Book a visit", contact=contact)
+    f = facts([visit], "Ring my neighbour on oh two oh, seven nine four six, oh nine five eight.")
+    assert preferred_values(f).values["book_visit.phone"] == ["020 7946 0958"]
+
+
+def test_a_pattern_that_allows_a_plus_sign_does_not_ask_for_the_international_form() -> None:
+    """`^\\+?[0-9 ]{10,16}$` takes a national number as written; `^\\+[1-9]`
+    asks for the country code."""
+    optional = tool("ring", "Ring", phone={"type": "string", "pattern": r"^\+?[0-9 ]{10,16}$"})
+    f = facts([optional], "Please ring 0161 496 0555 after six.")
+    assert preferred_values(f).values["ring.phone"] == ["0161 496 0555"]
+    plus = tool("ring", "Ring", phone={"type": "string", "pattern": r"^\+[1-9][0-9]{7,14}$"})
+    assert "ring.phone" not in preferred_values(facts([plus], "Please ring 0161 496 0555.")).values
