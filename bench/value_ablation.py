@@ -21,8 +21,9 @@ hour_ranges, deadline_dates, latest_entry, frequencies, week_starts,
 composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
 stated_times, people_counts, any_noun_counts, denied_members, error_status,
 street_lines, own_values, own_names, date_templates, error_abbreviations,
-entry_measures: §30; null_context, spoken_digits, optional_plus: §31; the
-value guardrails phone_numbers and addresses go by their own names).
+entry_measures: §30; null_context, spoken_digits, optional_plus,
+spoken_fractions, spoken_half_hours: §31; the value guardrails
+phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
 same server with nothing taken out (bench/RESULTS.md §22).
@@ -99,6 +100,12 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     # no conversation.
     "null_context": ("", "NULL_WEIGHT", None),
     "spoken_digits": ("phones", "_SPOKEN_RUN", _NEVER),
+    "spoken_fractions": ("quantities", "spoken_fractions", lambda text: text),
+    "spoken_half_hours": (
+        "times",
+        "_spoken_hour",
+        lambda hour, match, evening: hour + 12 if match.group("later") and hour < 12 else hour,
+    ),
     "optional_plus": (
         "phones",
         "_INTERNATIONAL",

@@ -220,7 +220,23 @@ def in_digits(text: str) -> str:
     # "a two-hour lesson": text2num reads no number glued to its noun.
     text = _NUMBER_WORD_HYPHEN.sub(r"\1 ", text)
     out: str = alpha2digit(text, "en", threshold=0)
-    return out
+    return spoken_fractions(out)
+
+
+def spoken_fractions(text: str) -> str:
+    """Fractions spoken after a number, which text2num leaves as words, as
+    part of it: "20 and a half" -> "20.5", "a metre and a half" -> "1.5 metre"."""
+    text = _AND_FRACTION.sub(
+        lambda m: f"{int(m.group(1)) + _FRACTIONS[m.group(2).lower()]:g}", text
+    )
+    return _ONE_AND_HALF.sub(r"1.5 \1", text)
+
+
+# "20 and a half", "3 and three quarters"; "a metre and a half".
+# (text2num has already written "three quarters" as "3 quarters".)
+_FRACTIONS = {"a half": 0.5, "a quarter": 0.25, "3 quarters": 0.75}
+_AND_FRACTION = re.compile(r"\b(\d+) and (a half|a quarter|3 quarters)\b", re.IGNORECASE)
+_ONE_AND_HALF = re.compile(r"\ban? ([a-z]+) and a half\b", re.IGNORECASE)
 
 
 _SQUARE = re.compile(r"\bsquare\s+(?:(foot|feet)|(metres?|meters?))\b", re.IGNORECASE)

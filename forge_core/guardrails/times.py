@@ -11,9 +11,10 @@ numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
 the schema's format or pattern wants seconds. Of a range ("from 08:00 to
 18:00", "9am-5pm"), a parameter named for its start (`start`, `opens_at`)
 takes the first end and one named for its end (`end`, `until`) the second.
-"At ten" with no part of the day is read in business hours: 8-12 as
-written, 1-6 in the afternoon, and 1-11 in the evening where the request
-speaks of one ("dinner at 8"); "at 7" alone is left to the model. Where
+"At ten" and "half past four" with no part of the day are read in
+business hours: 8-12 as written, 1-6 in the afternoon, and 1-11 in the
+evening where the request speaks of one ("dinner at 8"); "at 7" alone is
+left to the model, "half past seven" taken as said. Where
 the request moves something ("move my 3pm fitting to Friday at ten"), a
 tool that changes something (not read-only) takes the times after the
 "to", the new ones.
@@ -125,16 +126,16 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), int(m.group("m")))))
     for m in _HOUR.finditer(text):
         found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), 0)))
+    evening = bool(_EVENING.search(text))
     for m in _PAST.finditer(text):
         q = m.group("q").lower()
         minutes = 30 if q == "half" else 15 if q == "quarter" else int(q)
-        found.append((m.start(), m.end(), (_hour(int(m.group("h")), m), minutes)))
+        found.append((m.start(), m.end(), (_spoken_hour(int(m.group("h")), m, evening), minutes)))
     for m in _TO.finditer(text):
         q = m.group("q").lower()
         minutes = 15 if q == "quarter" else int(q)
-        hour = (_hour(int(m.group("h")), m) - 1) % 24
+        hour = (_spoken_hour(int(m.group("h")), m, evening) - 1) % 24
         found.append((m.start(), m.end(), (hour, 60 - minutes)))
-    evening = bool(_EVENING.search(text))
     for m in _AT_HOUR.finditer(text):
         if (spoken := _business_hour(int(m.group("h")), evening)) is not None:
             found.append((m.start(), m.end(), (spoken, 0)))
@@ -151,6 +152,16 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         if not kept or start >= kept[-1][1]:
             kept.append((start, end, when))
     return [(a, b, (h, m)) for a, b, (h, m) in kept if 0 <= h < 24 and 0 <= m < 60]
+
+
+def _spoken_hour(hour: int, match: re.Match[str], evening: bool) -> int:
+    """The hour of "half past four" or "quarter to six": by its part of the
+    day where one is said, else in business hours as "at ten" is ("half
+    past four" is 16:30), else as said ("half past seven")."""
+    if match.group("later") or match.group("earlier"):
+        return _hour(hour, match)
+    spoken = _business_hour(hour, evening)
+    return hour if spoken is None else spoken
 
 
 def _business_hour(hour: int, evening: bool) -> int | None:

@@ -433,3 +433,35 @@ def test_a_pattern_that_allows_a_plus_sign_does_not_ask_for_the_international_fo
     assert preferred_values(f).values["ring.phone"] == ["0161 496 0555"]
     plus = tool("ring", "Ring", phone={"type": "string", "pattern": r"^\+[1-9][0-9]{7,14}$"})
     assert "ring.phone" not in preferred_values(facts([plus], "Please ring 0161 496 0555.")).values
+
+
+def test_half_past_four_with_no_part_of_the_day_is_read_in_business_hours() -> None:
+    """As "at four" is: 1-6 in the afternoon; a range's end after its
+    morning start likewise; a part of the day said wins."""
+    lesson = tool("book_lesson", "Book a lesson", start_time={"type": "string", "format": "time"})
+    said = {
+        "a lesson at half past three please": "15:30",
+        "a lesson at quarter to five": "16:45",
+        "a lesson at half past five in the morning": "05:30",
+        "a lesson at half past ten": "10:30",
+    }
+    for request, expected in said.items():
+        got = preferred_values(facts([lesson], request)).values["book_lesson.start_time"]
+        assert got == [expected], request
+    hours = {"type": "string", "description": "24-hour HH:MM"}
+    shift = tool("set_shift", "Set a shift", start=hours, end=hours)
+    f = facts([shift], "Put me on from half past eight in the morning until quarter past four.")
+    found = preferred_values(f).values
+    assert found["set_shift.start"] == ["08:30"] and found["set_shift.end"] == ["16:15"]
+
+
+def test_fractions_spoken_after_a_number_are_part_of_it() -> None:
+    from forge_core.guardrails.quantities import in_digits
+
+    assert in_digits("nineteen and a half degrees") == "19.5 degrees"
+    assert in_digits("3 and three quarters miles") == "3.75 miles"
+    assert in_digits("a kilo and a half of flour") == "1.5 kilo of flour"
+    assert in_digits("a half-price ticket") == "a half-price ticket"
+    oven = tool("set_oven", "Set the oven", target_c={"type": "number", "multipleOf": 0.5})
+    f = facts([oven], "Set it to two hundred and twelve and a half degrees.")
+    assert preferred_values(f).values["set_oven.target_c"] == [212.5]
