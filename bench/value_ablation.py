@@ -22,7 +22,7 @@ composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
 stated_times, people_counts, any_noun_counts, denied_members, error_status,
 street_lines, own_values, own_names, date_templates, error_abbreviations,
 entry_measures: §30; null_context, spoken_digits, optional_plus,
-spoken_fractions, spoken_half_hours: §31; the value guardrails
+spoken_fractions, spoken_half_hours, date_times: §31; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -101,6 +101,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "null_context": ("", "NULL_WEIGHT", None),
     "spoken_digits": ("phones", "_SPOKEN_RUN", _NEVER),
     "spoken_fractions": ("quantities", "spoken_fractions", lambda text: text),
+    "date_times": ("dates", "_on_days", lambda days, times: []),
     "spoken_half_hours": (
         "times",
         "_spoken_hour",

@@ -36,6 +36,7 @@ from forge_core.guardrails import (
 from forge_core.guardrails.mentions import reports
 from forge_core.guardrails.relative_dates import relative_dates, today_of, week_starts
 from forge_core.guardrails.text import clauses, stems, words
+from forge_core.guardrails.times import times_in
 from forge_core.schema_rules import text_fits
 
 _MONTH_NAMES = "|".join(
@@ -118,6 +119,16 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
         and bool(words(name))
         and set(words(name)) <= _STARTS | _ENDS | {"check", "day"}
     )
+
+
+def datetime_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
+    """A plain string the tool's description calls a date-time ("drop_off
+    and return_at are ISO 8601 date-times")."""
+    plain = schema.get("type") == "string" and not any(
+        k in schema for k in ("enum", "format", "pattern")
+    )
+    said = rf"\b{re.escape(name)}\b[^.;]{{0,60}}?\b(?:ISO[ -]?8601\s+)?date-?times?\b"
+    return plain and bool(re.search(said, tool_description, re.IGNORECASE))
 
 
 # A deadline's parameter (`upload_deadline`, `due_date`, `expires_on`)
@@ -270,9 +281,29 @@ def _dates_written(kind: str, base: datetime, today: date, text: str) -> list[st
         return months_in(text, base)
     written = [_written(d, kind) for d in dates_in(text, base)]
     if kind == "date":
-        # A date-time needs the time of day the phrase rarely gives.
         written += [d.isoformat() for d in relative_dates(text, today)]
+    else:
+        # A date-time: the days written with the times of day written.
+        found = dates_in(text, base)
+        days = relative_dates(text, today) or [d.date() for d in found]
+        written = [
+            f"{day.isoformat()}T{h:02d}:{m:02d}:00"
+            for day, (h, m) in _on_days(days, times_in(text))
+        ] or written
     return list(dict.fromkeys(written))
+
+
+def _on_days(days: list[date], times: list[tuple[int, int]]) -> list[tuple[date, tuple[int, int]]]:
+    """The days and times a text writes, paired in order: one day with each
+    time ("tomorrow from 3pm to 5pm"), each day with one time, else the
+    first day with the first time, the second with the second."""
+    if not days or not times:
+        return []
+    if len(days) == 1:
+        return [(days[0], t) for t in times]
+    if len(times) == 1:
+        return [(d, times[0]) for d in days]
+    return list(zip(days, times, strict=False))
 
 
 class Dates:
@@ -291,6 +322,7 @@ class Dates:
             for name, schema in parameters(tool)
             if (kind := takes_date(name, schema))
             or (kind := "date" if takes_date_by_tool(name, schema, tool.description) else None)
+            or (kind := "date-time" if datetime_by_tool(name, schema, tool.description) else None)
         ]
         if not wanted:
             return
@@ -321,9 +353,16 @@ class Dates:
                 found = list(dict.fromkeys(_in_the_past(d, today) for d in found))
             if kind == "date":
                 found = _as_template(found, schemas[key], _errors_about(facts, tool_name, param))
-            role = _role(param)
-            roles = {_role(k.split(".", 1)[1]) for k, _ in wanted if k.startswith(f"{tool_name}.")}
-            if role and roles >= {"start", "end"} and kind == "date" and len(found) == 2:
+            mine = [(k.split(".", 1)[1], c) for k, c in wanted if k.startswith(f"{tool_name}.")]
+            role_of = {name: _role(name) for name, _ in mine}
+            if kind == "date-time" and [c for _, c in mine] == [kind, kind]:
+                # Two date-times without a word for each one's role
+                # ("drop_off", "pick_up"): a schema lists them in the order
+                # they come.
+                if set(role_of.values()) != {"start", "end"}:
+                    role_of = dict(zip(role_of, ("start", "end"), strict=True))
+            role, roles = role_of[param], set(role_of.values())
+            if role and roles >= {"start", "end"} and kind != "month" and len(found) == 2:
                 # "from Friday the 19th until Monday the 22nd": a range's ends.
                 found = found[:1] if role == "start" else found[1:]
             decide(out, key, found, self.name)

@@ -7,7 +7,8 @@ phrase is read against *today*: the date the workflow's system prompt
 states as today ("Today is Monday 2031-05-12", "The current date is 12 May
 2031"), as real assistants are told, else the host's calendar date. A
 weekday alone or with "next"/"on"/"coming" is the first such day after
-today; "this Friday" may be today; "Friday 14 August" is the absolute
+today; "this Friday" may be today; "the Friday after" (or "the following
+Friday") is the first Friday after the date written before it; "Friday 14 August" is the absolute
 date dates.py reads, not a relative one; "Friday the 19th", with no month,
 is the next 19th that is a Friday. Plurals ("on Mondays", "weekdays") are
 recurring days, not dates, and are left alone.
@@ -31,6 +32,9 @@ _RELATIVE = re.compile(
     # "Sunday after next", "not this Sunday, the one after": a week on
     # from the coming one.
     rf"|(?P<later>{_DAY})(?:\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
+    # "the Friday after", "the following Friday": after the date before it.
+    rf"|the\s+(?:(?P<then>{_DAY})\s+after\b(?!\s+(?:next|tomorrow))(?:\s+that\b)?"
+    rf"|following\s+(?P<then2>{_DAY})\b)"
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
     rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
@@ -82,7 +86,7 @@ def relative_dates(text: str, today: date) -> list[date]:
     out: list[date] = []
     # "in thirty days" is "in 30 days" (text2num).
     for m in _RELATIVE.finditer(in_digits(text)):
-        when = _resolve(m, today)
+        when = _resolve(m, out[-1] if out and _follows(m) else today)
         if when is not None and when not in out:
             out.append(when)
     return out
@@ -96,7 +100,17 @@ def _day_of_month(today: date, weekday: int, day: int) -> date | None:
     return next((d for d in on_day if d.weekday() == weekday), on_day[0] if on_day else None)
 
 
+def _follows(m: re.Match[str]) -> bool:
+    """A phrase read from the date written before it ("the Friday after")."""
+    return bool(m.group("then") or m.group("then2"))
+
+
 def _resolve(m: re.Match[str], today: date) -> date | None:
+    """The date `m` names, from `today` (for "the Friday after", from the
+    date written before it)."""
+    if _follows(m):
+        ahead = (_WEEKDAYS[(m.group("then") or m.group("then2")).lower()] - today.weekday()) % 7
+        return today + timedelta(days=ahead or 7)
     if m.group("after"):
         return today + timedelta(days=2)
     if m.group("later"):

@@ -465,3 +465,43 @@ def test_fractions_spoken_after_a_number_are_part_of_it() -> None:
     oven = tool("set_oven", "Set the oven", target_c={"type": "number", "multipleOf": 0.5})
     f = facts([oven], "Set it to two hundred and twelve and a half degrees.")
     assert preferred_values(f).values["set_oven.target_c"] == [212.5]
+
+
+def test_a_date_time_is_the_day_written_with_the_time_written() -> None:
+    """Relative days and clock times compose into date-times, a range's
+    ends in order, for `format: date-time` and for plain strings the
+    tool's description calls date-times; "the Friday after" follows the
+    day before it."""
+    stamp = {"type": "string", "format": "date-time"}
+    hire = tool("hire_van", "Hire a van", collect_at=stamp, return_by=stamp)
+    plain = ToolSpec(
+        "book_court",
+        "Book a court. arrive and leave are ISO 8601 date-times.",
+        {"type": "object", "properties": {"arrive": STR, "leave": STR}},
+    )
+    wf = Workflow("wf", [hire, plain], terminal_tools=["hire_van"])
+    wf.system_prompt = "Today is Wednesday 2026-07-01."
+    said = "From 7am this Thursday until 6pm the Monday after, please."
+    got = preferred_values(TurnFacts(wf, [said], [], [], [])).values
+    assert got["hire_van.collect_at"] == ["2026-07-02T07:00:00"]
+    assert got["hire_van.return_by"] == ["2026-07-06T18:00:00"]
+    assert got["book_court.arrive"] == ["2026-07-02T07:00:00"]
+    assert got["book_court.leave"] == ["2026-07-06T18:00:00"]
+    same_day = preferred_values(TurnFacts(wf, ["tomorrow from 2pm to 4pm"], [], [], [])).values
+    assert same_day["hire_van.collect_at"] == ["2026-07-02T14:00:00"]
+    assert same_day["hire_van.return_by"] == ["2026-07-02T16:00:00"]
+
+
+def test_the_weekday_after_is_read_from_the_day_before_it() -> None:
+    today = date(2026, 7, 1)  # a Wednesday
+    assert relative_dates("this Saturday, back the Tuesday after", today) == [
+        date(2026, 7, 4),
+        date(2026, 7, 7),
+    ]
+    assert relative_dates("on Monday and the following Friday", today) == [
+        date(2026, 7, 6),
+        date(2026, 7, 10),
+    ]
+    # With no day before it, the coming one; "after next" is a week on.
+    assert relative_dates("the Friday after", today) == [date(2026, 7, 3)]
+    assert relative_dates("the Friday after next", today) == [date(2026, 7, 10)]
