@@ -50,6 +50,7 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "hour": ("hour", "hours", "hr", "hrs", "h"),
     "day": ("day", "days"),
     "week": ("week", "weeks"),
+    "fortnight": ("fortnight", "fortnights"),
     "month": ("month", "months"),
     "year": ("year", "years"),
     "night": ("night", "nights"),
@@ -107,6 +108,7 @@ _PINT_UNITS = {
     "hour": "hour",
     "day": "day",
     "week": "week",
+    "fortnight": "fortnight",
     "month": "month",
     "year": "year",
     "kg": "kilogram",
@@ -225,13 +227,17 @@ def in_digits(text: str) -> str:
 
 def spoken_fractions(text: str) -> str:
     """Fractions spoken after a number, which text2num leaves as words, as
-    part of it: "20 and a half" -> "20.5", "a metre and a half" -> "1.5 metre"."""
+    part of it: "20 and a half" -> "20.5", "a metre and a half" -> "1.5 metre";
+    and "a fortnight" as "1 fortnight"."""
+    text = _ONE_FORTNIGHT.sub("1 fortnight", text)
     text = _AND_FRACTION.sub(
         lambda m: f"{int(m.group(1)) + _FRACTIONS[m.group(2).lower()]:g}", text
     )
     return _ONE_AND_HALF.sub(r"1.5 \1", text)
 
 
+# "for the next fortnight", "once a fortnight": one, as text2num leaves it.
+_ONE_FORTNIGHT = re.compile(r"\b(?:a|the next|the coming|next)\s+fortnight\b", re.IGNORECASE)
 # "20 and a half", "3 and three quarters"; "a metre and a half".
 # (text2num has already written "three quarters" as "3 quarters".)
 _FRACTIONS = {"a half": 0.5, "a quarter": 0.25, "3 quarters": 0.75}

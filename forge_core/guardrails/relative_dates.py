@@ -43,7 +43,7 @@ _RELATIVE = re.compile(
     r"|(?:in|within)\s+(?:(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+)?"
     r"(?P<unit>days?|weeks?|months?|fortnight)(?:\s+(?:from|of)\s+(?:today|now))?"
     r"|(?P<count2>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit2>days?|weeks?|months?)"
-    r"\s+from\s+(?:today|now)|(?P<fortnight>a fortnight from (?:today|now)))\b",
+    r"\s+from\s+(?:today|now)|(?P<fortnight>(?:a|1) fortnight from (?:today|now)))\b",
     re.IGNORECASE,
 )
 # Where a system prompt states today's date.

@@ -505,3 +505,10 @@ def test_the_weekday_after_is_read_from_the_day_before_it() -> None:
     # With no day before it, the coming one; "after next" is a week on.
     assert relative_dates("the Friday after", today) == [date(2026, 7, 3)]
     assert relative_dates("the Friday after next", today) == [date(2026, 7, 10)]
+
+
+def test_a_fortnight_is_fourteen_days() -> None:
+    pause = tool("pause_deliveries", "Pause deliveries", days={"type": "integer", "maximum": 60})
+    for said in ("for the next fortnight", "for a fortnight", "for two weeks"):
+        got = preferred_values(facts([pause], f"Please pause them {said}.")).values
+        assert got["pause_deliveries.days"] == [14], said
