@@ -16,7 +16,8 @@ from forge_evals.ablation import PRESETS
 from forge_evals.results import ResultsWriter
 from forge_evals.runner import EvalSettings, plan, run_eval
 from forge_evals.scenarios import ALL_SCENARIOS
-from forge_evals.scenarios.heldout7_part2 import HELDOUT7_TAG, SCENARIOS
+from forge_evals.scenarios._domain_schema import HELDOUT7_TAG
+from forge_evals.scenarios.heldout7_part2 import SCENARIOS
 from forge_evals.targets import in_process, oracle_backend
 
 BY_NAME = {s.name: s for s in SCENARIOS}

@@ -33,6 +33,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout4",
         "heldout5",
         "heldout6",
+        "heldout7",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -115,6 +116,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "dog_groom_mobile_format",
         "boat_haul_out_ssr_format",
         "music_exam_entry_dob_format",
+        "borehole_survey_grid_ref_format",
+        "canal_licence_bss_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

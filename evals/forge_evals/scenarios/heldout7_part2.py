@@ -15,9 +15,12 @@ from typing import Any
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, same
 from forge_evals.scenarios import heldout7_part2_forms
-from forge_evals.scenarios._domain_schema import compact, decline_tool, declined_scenario
-
-HELDOUT7_TAG = heldout7_part2_forms.HELDOUT7_TAG  # "heldout7"; the lead moves it
+from forge_evals.scenarios._domain_schema import (
+    HELDOUT7_TAG,
+    compact,
+    decline_tool,
+    declined_scenario,
+)
 
 _DATE: dict[str, Any] = {"type": "string", "format": "date"}
 
@@ -378,4 +381,4 @@ SCENARIOS: tuple[Scenario, ...] = (
     *heldout7_part2_forms.SCENARIOS,
 )
 
-__all__ = ["HELDOUT7_TAG", "SCENARIOS"]
+__all__ = ["SCENARIOS"]

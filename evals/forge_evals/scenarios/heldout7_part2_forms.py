@@ -9,9 +9,7 @@ from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
 from forge_evals.scenario import RefCall, Scenario, mentions, same
-from forge_evals.scenarios._domain_schema import alnum, compact, exact
-
-HELDOUT7_TAG = "heldout7"
+from forge_evals.scenarios._domain_schema import HELDOUT7_TAG, alnum, compact, exact
 
 _DATE: dict[str, Any] = {"type": "string", "format": "date"}
 
