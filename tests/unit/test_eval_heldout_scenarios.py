@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout6`): sixteen
+"""The held-out groups (`heldout` to `heldout7`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -26,6 +26,8 @@ from forge_evals.scenarios import (
     heldout5,
     heldout6,
     heldout6_part2,
+    heldout7,
+    heldout7_part2,
     outside_domains,
 )
 
@@ -87,10 +89,24 @@ GROUPS = [
         ],
         id="heldout6",
     ),
+    pytest.param(
+        "heldout7",
+        (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+        ],
+        id="heldout7",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
-HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"]
+HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"]
 Group = tuple[Scenario, ...]
 
 

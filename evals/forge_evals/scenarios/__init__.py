@@ -7,7 +7,7 @@ heldout4 (sixteen more, written after heldout3 was tuned on; heldout4),
 heldout5 (sixteen more, written after heldout4 was tuned on; heldout5) and
 heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
 heldout6_part2) and heldout7 (written after heldout6's failures were looked
-at; heldout7_part2)."""
+at; heldout7 and heldout7_part2)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from forge_evals.scenarios import (
     heldout5,
     heldout6,
     heldout6_part2,
+    heldout7,
     heldout7_part2,
     model_quality,
     outside_domains,
@@ -41,6 +42,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout5.SCENARIOS,
     *heldout6.SCENARIOS,
     *heldout6_part2.SCENARIOS,
+    *heldout7.SCENARIOS,
     *heldout7_part2.SCENARIOS,
 )
 
