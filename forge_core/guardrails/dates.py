@@ -122,7 +122,7 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
 
 
 def datetime_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
-    """A plain string the tool's description calls a date-time ("drop_off
+    """A plain string the tool's description calls a date-time ("collect_at
     and return_at are ISO 8601 date-times")."""
     plain = schema.get("type") == "string" and not any(
         k in schema for k in ("enum", "format", "pattern")
@@ -357,7 +357,7 @@ class Dates:
             role_of = {name: _role(name) for name, _ in mine}
             if kind == "date-time" and [c for _, c in mine] == [kind, kind]:
                 # Two date-times without a word for each one's role
-                # ("drop_off", "pick_up"): a schema lists them in the order
+                # ("collect_at", "return_by"): a schema lists them in the order
                 # they come.
                 if set(role_of.values()) != {"start", "end"}:
                     role_of = dict(zip(role_of, ("start", "end"), strict=True))
