@@ -210,7 +210,12 @@ class Builder:
             return self.rule(hint, " | ".join(literal(v) for v in values))
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                options = [self.value(s, f"{hint}-{i}") for i, s in enumerate(schema[key])]
+                # Each branch holds together with the keywords beside it
+                # (`properties` and `anyOf: [{required: [a]}, {required: [b]}]`).
+                rest = {k: v for k, v in schema.items() if k != key}
+                options = [
+                    self.value(_within(rest, s), f"{hint}-{i}") for i, s in enumerate(schema[key])
+                ]
                 return self.rule(hint, " | ".join(options))
         kind = schema.get("type", "object" if object_default or "properties" in schema else None)
         if isinstance(kind, list):
@@ -519,3 +524,16 @@ class Builder:
         else:
             body = f'"[" sp {item} (sp "," sp {item}){{{low - 1},{high - 1}}} sp "]"'
         return self.rule(hint, body)
+
+
+def _within(outer: dict[str, Any], branch: Any) -> Any:
+    """An anyOf/oneOf branch with the keywords beside it in `outer`: their
+    properties and required keys joined, the branch's own keywords winning."""
+    if not outer or not isinstance(branch, dict):
+        return branch
+    merged = {**outer, **branch}
+    if "properties" in outer and "properties" in branch:
+        merged["properties"] = {**outer["properties"], **branch["properties"]}
+    if "required" in outer and "required" in branch:
+        merged["required"] = list(dict.fromkeys([*outer["required"], *branch["required"]]))
+    return merged

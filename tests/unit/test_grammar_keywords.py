@@ -386,3 +386,25 @@ def test_validation_checks_the_formats_jsonschema_knows() -> None:
     assert host.validator.is_valid({"address": "::1"})
     day = tool("book", day={"type": "string", "format": "date"})
     assert not day.validator.is_valid({"day": "tomorrow"})
+
+
+def test_an_any_of_of_required_keys_holds_with_the_properties_beside_it() -> None:
+    """`anyOf: [{required: [a]}, {required: [b]}]` beside `properties` is an
+    object that has one of the two: each branch is read with the keywords
+    beside it (it used to be a branch with no type, and the tool fell back)."""
+    contact = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "email": {"type": "string"},
+            "phone": {"type": "integer"},
+        },
+        "required": ["name"],
+        "anyOf": [{"required": ["email"]}, {"required": ["phone"]}],
+        "additionalProperties": False,
+    }
+    grammar = build_grammar([tool("notify", contact=contact)])
+    assert grammar is not None
+    assert accepts(grammar, "notify-args-contact", '{"name":"Ann","email":"a@b.c"}')
+    assert accepts(grammar, "notify-args-contact", '{"name":"Ann","phone":5}')
+    assert not accepts(grammar, "notify-args-contact", '{"name":"Ann"}')
