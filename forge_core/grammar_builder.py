@@ -49,6 +49,12 @@ MAX_IDENTIFIER = 48
 _BASE_RULES = {
     "sp": '" "?',
     "char": r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    # A free string's first character. Never a space, "," or "}": a value
+    # made in pieces ends where its closing quote meets one of them (the
+    # stop strings of backends/llama/pieces.py), so one opening with them
+    # would end at its opening quote; and no value is meant with a leading
+    # space.
+    "lead": r'[^"\\\x7F\x00-\x1F ,}] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "integer": '"-"? ("0" | [1-9] [0-9]{0,15})',
     "number": 'integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?',
     "boolean": '"true" | "false"',
@@ -166,6 +172,13 @@ class Builder:
             # Replayed with the rules that use it (string_excluding).
             self._made.extend(self._upto[:k])
         return f"{fixed} {self._upto[k - 1][0]}".strip()
+
+    def open_text(self, low: int, high: int) -> str:
+        """`low` to `high` characters of a free string, the first a `lead`."""
+        if high <= 0:
+            return '""'
+        text = f"lead {self.chars(max(0, low - 1), high - 1)}".strip()
+        return text if low > 0 else f"({text})?"
 
     def call(self, tool: ToolSpec) -> str:
         self._root = tool.parameters
@@ -301,7 +314,7 @@ class Builder:
             }
         if plain or banned:
             return self.string_excluding(plain, low, high, hint, banned)
-        return self.rule(hint, f'"\\"" {self.chars(low, high)} "\\""')
+        return self.rule(hint, f'"\\"" {self.open_text(low, high)} "\\""')
 
     def number(
         self, schema: dict[str, Any], hint: str, name: str, kind: str, bound: list[Any] | None
@@ -408,7 +421,10 @@ class Builder:
                     if child is not None:
                         options.append(f"{json.dumps(c)} {child}")
                 rest_low, rest_high = max(0, low - depth - 1), high - depth - 1
-                other = "".join(_class_char(c) for c in kids)
+                # The first character is a `lead` (see _BASE_RULES).
+                other = "".join(
+                    _class_char(c) for c in kids + ([" ", ",", "}"] if not depth else [])
+                )
                 escape = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
                 first = f'([^"\\\\\\x7F\\x00-\\x1F{other}] | {escape})'
                 options.append(f'{first} {self.chars(rest_low, rest_high)} "\\""')

@@ -303,12 +303,13 @@ async def test_the_switch_reaches_the_backend_request() -> None:
 
 
 def string_bounds(grammar: str, rule: str) -> tuple[int, int]:
-    """`char{low} char-upto-K`: low..low + K characters (Builder.chars)."""
+    """`(lead char{low-1} char-upto-K)`, optional when low is 0: low..1 + low
+    - 1 + K characters (Builder.open_text)."""
     line = next(ln for ln in grammar.splitlines() if ln.startswith(f"{rule} ::="))
-    match = re.search(r'"\\"" (?:char\{(\d+)\} )?char-upto-(\d+) "\\""', line)
+    match = re.search(r'"\\"" (\()?lead (?:char\{(\d+)\} )?char-upto-(\d+)\)?\?? "\\""', line)
     assert match, line
-    low = int(match.group(1) or 0)
-    return low, low + int(match.group(2))
+    fixed = 1 + int(match.group(2) or 0)
+    return (0 if match.group(1) else fixed), fixed + int(match.group(3))
 
 
 def test_identifier_like_names() -> None:
@@ -394,6 +395,23 @@ def test_excluded_values_cannot_be_written_again() -> None:
     # Without exclusions every one of them is fine.
     plain = build_grammar([LOOKUP], max_tokens=512)
     assert plain is not None and accepts(plain, rule, json.dumps("A-19"))
+
+
+def test_a_free_string_never_opens_with_a_space_comma_or_brace() -> None:
+    """A value made in pieces ends where its closing quote meets a space,
+    "," or "}": one opening with them would end at its opening quote (the
+    piece came back empty and the call fell back to the whole-call grammar)."""
+    plain = build_grammar([LOOKUP], max_tokens=512)
+    excluding = build_grammar(
+        [LOOKUP], max_tokens=512, excluded=[("get_invoice", {"invoice_id": "A-1"})]
+    )
+    rule = "get-invoice-args-invoice-id"
+    for grammar in (plain, excluding):
+        assert grammar is not None
+        for value in (" A-19", ",", "}x", " "):
+            assert not accepts(grammar, rule, json.dumps(value)), value
+        for value in ("A 19", "A,1}", "", "x "):
+            assert accepts(grammar, rule, json.dumps(value)), value
 
 
 def test_an_excluded_value_as_long_as_the_bound_is_still_excluded() -> None:
