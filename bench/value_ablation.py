@@ -22,7 +22,8 @@ composed_formats, unit_words, only_declines, day_parts: §28; record_coherence,
 stated_times, people_counts, any_noun_counts, denied_members, error_status,
 street_lines, own_values, own_names, date_templates, error_abbreviations,
 entry_measures: §30; null_context, spoken_digits, optional_plus,
-spoken_fractions, spoken_half_hours, date_times: §31; the value guardrails
+spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
+half_hours, next_week_days, described_options: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -112,6 +113,11 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
         "_INTERNATIONAL",
         re.compile(r"international|e\.?164|country code|\\\+|^\^?\+", re.IGNORECASE),
     ),
+    # Round 3, session 7 (bench/RESULTS.md §32).
+    "spoken_minus": ("quantities", "_SPOKEN_MINUS", _NEVER),
+    "half_hours": ("times", "_HALF_HOUR", _NEVER),
+    "next_week_days": ("relative_dates", "_week_on", lambda m, today: None),
+    "described_options": ("mentions", "described_options", lambda name, schema, description: []),
 }
 
 

@@ -15,6 +15,8 @@ parameter takes only those; where no source names one, its enum stays whole.
 Where a result names several, and the user asked about an id it names
 ("Is claim C-12 settled?" over "C-12: open. Older claim C-09: settled."),
 a terminal tool takes those named in the sentences about that id.
+A string without an enum whose description lists its options in prose
+is read as if it had them as its enum (described_options.py).
 An array of enum members takes the named members, in the enum's order, as
 its one value; there a member is also named by a word of its own that no
 other member has ("bloods" for `blood_draw`), and a member named only
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
+from forge_core.guardrails.described_options import described_options
 from forge_core.guardrails.grounding import extract_candidates
 from forge_core.guardrails.text import NEGATION, clauses, contains_run, stems, words
 
@@ -290,6 +293,9 @@ class EnumMentions:
                     days = [_DAYS[i].capitalize() for t in facts.requests for i in _named_days(t)]
                     decide(out, key, list(dict.fromkeys(days)), self.name)
                     continue
+                if members is None:
+                    # Options the description lists in prose (described_options.py).
+                    members = described_options(name, schema, tool.description) or None
                 if isinstance(members, list) and len(members) > 1:
                     named = _named_in(members, sources, about, label, reports(facts, tool.name))
                     if named and len(named) < len(members):

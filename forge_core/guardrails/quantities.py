@@ -94,7 +94,7 @@ _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 # ("2 more weeks": one filler word may stand between).
 _QUANTITY = re.compile(
     # Not the day of a date or the end of a range ("2026-04-28 documents").
-    r"(?P<sign>[€$£¥])?\s?(?P<num>(?<![\w.])(?<!\d[-/])\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+    r"(?P<sign>[€$£¥])?\s?(?P<neg>(?<![\w-])-)?(?P<num>(?<![\w.])(?<!\d[-/])\d{1,3}(?:,\d{3})+(?:\.\d+)?"
     r"|(?<![\w.])(?<!\d[-/])\d+(?:\.\d+)?)"
     r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
     r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
@@ -222,7 +222,7 @@ def in_digits(text: str) -> str:
     # "a two-hour lesson": text2num reads no number glued to its noun.
     text = _NUMBER_WORD_HYPHEN.sub(r"\1 ", text)
     out: str = alpha2digit(text, "en", threshold=0)
-    return spoken_fractions(out)
+    return spoken_fractions(_SPOKEN_MINUS.sub("-", out))
 
 
 def spoken_fractions(text: str) -> str:
@@ -236,6 +236,8 @@ def spoken_fractions(text: str) -> str:
     return _ONE_AND_HALF.sub(r"1.5 \1", text)
 
 
+# "minus fourteen", "negative 3": a sign, not a subtraction ("30 minus 10").
+_SPOKEN_MINUS = re.compile(r"(?<!\d)(?<!\d )\b(?:minus|negative)\s+(?=\d)", re.IGNORECASE)
 # "for the next fortnight", "once a fortnight": one, as text2num leaves it.
 _ONE_FORTNIGHT = re.compile(r"\b(?:a|the next|the coming|next)\s+fortnight\b", re.IGNORECASE)
 # "20 and a half", "3 and three quarters"; "a metre and a half".
@@ -257,7 +259,8 @@ def measures(text: str) -> set[str]:
     for m in _QUANTITY.finditer(text):
         family = _BY_WORD.get((m.group("unit") or "").lower())
         if family and not m.group("ord"):
-            out.add(f"{float(m.group('num').replace(',', '')):g}{family}")
+            number = float((m.group("neg") or "") + m.group("num").replace(",", ""))
+            out.add(f"{number:g}{family}")
     return out
 
 
@@ -326,7 +329,8 @@ def quantities(
         if fam == "percent" and fraction:
             # "as a decimal: 5% is 0.05".
             factor = factor / 100
-        value = _number(str(float(m.group("num").replace(",", "")) * factor), integer)
+        number = float((m.group("neg") or "") + m.group("num").replace(",", ""))
+        value = _number(str(number * factor), integer)
         if value is not None and value not in out:
             out.append(value)
     return out

@@ -7,7 +7,9 @@ phrase is read against *today*: the date the workflow's system prompt
 states as today ("Today is Monday 2031-05-12", "The current date is 12 May
 2031"), as real assistants are told, else the host's calendar date. A
 weekday alone or with "next"/"on"/"coming" is the first such day after
-today; "this Friday" may be today; "the Friday after" (or "the following
+today; "this Friday" may be today; "Friday next week" is the Friday of
+the week after this one, "Friday week" a week after the coming Friday;
+"the Friday after" (or "the following
 Friday") is the first Friday after the date written before it; "Friday 14 August" is the absolute
 date dates.py reads, not a relative one; "Friday the 19th", with no month,
 is the next 19th that is a Friday. Plurals ("on Mondays", "weekdays") are
@@ -35,6 +37,11 @@ _RELATIVE = re.compile(
     # "the Friday after", "the following Friday": after the date before it.
     rf"|the\s+(?:(?P<then>{_DAY})\s+after\b(?!\s+(?:next|tomorrow))(?:\s+that\b)?"
     rf"|following\s+(?P<then2>{_DAY})\b)"
+    # "Thursday next week", "next week's Thursday": that day of the week
+    # after this one; "Monday week": a week on from the coming Monday.
+    rf"|(?:on\s+)?(?P<nextweek>{_DAY})\s+(?:of\s+)?next\s+week\b"
+    rf"|next\s+week(?:'s)?,?\s+(?:on\s+)?(?P<nextweek2>{_DAY})\b"
+    rf"|(?:on\s+|this\s+)?(?P<dayweek>{_DAY})\s+week\b"
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
     rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
@@ -116,13 +123,15 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
     if m.group("later"):
         ahead = (_WEEKDAYS[m.group("later").lower()] - today.weekday()) % 7 or 7
         return today + timedelta(days=ahead + 7)
+    if (on := _week_on(m, today)) is not None:
+        return on
     if m.group("wd"):
         return _day_of_month(today, _WEEKDAYS[m.group("wd").lower()], int(m.group("dom")))
     word = (m.group("word") or "").lower()
     if word:
         shift = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[word]
         return today + timedelta(days=shift)
-    day = m.group("day")
+    day = m.group("day") or m.group("nextweek") or m.group("nextweek2") or m.group("dayweek")
     if day:
         ahead = (_WEEKDAYS[day.lower()] - today.weekday()) % 7
         if ahead == 0 and (m.group("which") or "").lower() != "this":
@@ -141,6 +150,18 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
         last = calendar.monthrange(today.year + year, month + 1)[1]
         return date(today.year + year, month + 1, min(today.day, last))
     return today + timedelta(days=n * (14 if unit == "fortnight" else 7 if unit[0] == "w" else 1))
+
+
+def _week_on(m: re.Match[str], today: date) -> date | None:
+    """ "Thursday next week": that day of the week after this one; "Monday
+    week": a week on from the coming Monday (from today, said on a Monday)."""
+    if nextweek := m.group("nextweek") or m.group("nextweek2"):
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
+        return monday + timedelta(days=_WEEKDAYS[nextweek.lower()])
+    if m.group("dayweek"):
+        ahead = (_WEEKDAYS[m.group("dayweek").lower()] - today.weekday()) % 7
+        return today + timedelta(days=ahead + 7)
+    return None
 
 
 def week_starts(text: str, today: date) -> list[date]:

@@ -6,7 +6,8 @@ result's opening hours). A string parameter that takes a time of day
 (`format: time`, a description that says HH:MM or 24-hour, a name that
 ends in `time` or says `24h`) takes the times the request writes (the
 results' when it writes none): digits with a colon or a dot, with am/pm or
-a part of the day ("in the evening"), "half past", "quarter past/to", "o'clock",
+a part of the day ("in the evening"), "half past", "half two" (2:30),
+"quarter past/to", "o'clock",
 numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
 the schema's format or pattern wants seconds. Of a range ("from 08:00 to
 18:00", "9am-5pm"), a parameter named for its start (`start`, `opens_at`)
@@ -49,6 +50,13 @@ _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PAR
 # "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE).
 _TO = re.compile(
     rf"(?<!from )(?<!between )\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
+)
+# "half two" (British: 2:30), read as "half past two"; not "half 2 kilos",
+# nor "half past"/"half an hour".
+_HALF_HOUR = re.compile(
+    rf"\bhalf (?P<h>\d{{1,2}})(?![\d.:])(?:{_LATER}|{_EARLIER}|(?=\s*(?:$|[.,;!?)]|on\b|"
+    r"tomorrow\b|today\b|tonight\b|sharp\b|please\b|if\b|or\b|and\b|for\b|\w+day\b)))",
+    re.I,
 )
 _NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 # "at 10" as a time: followed by the end of a clause or a word that
@@ -131,6 +139,8 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         q = m.group("q").lower()
         minutes = 30 if q == "half" else 15 if q == "quarter" else int(q)
         found.append((m.start(), m.end(), (_spoken_hour(int(m.group("h")), m, evening), minutes)))
+    for m in _HALF_HOUR.finditer(text):
+        found.append((m.start(), m.end(), (_spoken_hour(int(m.group("h")), m, evening), 30)))
     for m in _TO.finditer(text):
         q = m.group("q").lower()
         minutes = 15 if q == "quarter" else int(q)

@@ -512,3 +512,64 @@ def test_a_fortnight_is_fourteen_days() -> None:
     for said in ("for the next fortnight", "for a fortnight", "for two weeks"):
         got = preferred_values(facts([pause], f"Please pause them {said}.")).values
         assert got["pause_deliveries.days"] == [14], said
+
+
+def test_minus_before_a_number_is_its_sign() -> None:
+    from forge_core.guardrails.quantities import in_digits
+
+    assert in_digits("aim for minus fourteen LUFS") == "aim for -14 LUFS"
+    assert in_digits("negative 3 degrees") == "-3 degrees"
+    # A subtraction keeps its word.
+    assert in_digits("30 minus 10") == "30 minus 10"
+    freezer = tool("set_freezer", "Set a freezer", target_c={"type": "number", "maximum": 0})
+    f = facts([freezer], "Keep it at minus eighteen degrees C please.")
+    assert preferred_values(f).values["set_freezer.target_c"] == [-18]
+
+
+def test_half_two_is_half_past_two() -> None:
+    """British "half two" is 2:30, read in business hours as "half past two" is."""
+    lesson = tool("book_lesson", "Book a lesson", start_time={"type": "string", "format": "time"})
+    said = {
+        "a lesson at half two please": "14:30",
+        "a lesson at half seven tonight": "19:30",
+        "a lesson at half ten on Friday": "10:30",
+    }
+    for request, expected in said.items():
+        got = preferred_values(facts([lesson], request)).values["book_lesson.start_time"]
+        assert got == [expected], request
+    got = preferred_values(facts([lesson], "half 2 kilos of flour")).values
+    assert "book_lesson.start_time" not in got
+
+
+def test_a_weekday_next_week_is_in_the_week_after_this_one() -> None:
+    monday = date(2026, 11, 30)
+    saturday = date(2026, 11, 28)
+    assert relative_dates("on Thursday next week", monday) == [date(2026, 12, 10)]
+    assert relative_dates("next week, Thursday", monday) == [date(2026, 12, 10)]
+    # From a Saturday, next week starts on the coming Monday.
+    assert relative_dates("Thursday next week", saturday) == [date(2026, 12, 3)]
+    # "Monday week": a week on from the coming Monday (from today on a Monday).
+    assert relative_dates("from Monday week", saturday) == [date(2026, 12, 7)]
+    assert relative_dates("from Monday week", monday) == [date(2026, 12, 7)]
+    assert relative_dates("next Thursday", monday) == [date(2026, 12, 3)]
+
+
+def test_options_a_description_lists_act_as_an_enum() -> None:
+    from forge_core.guardrails.described_options import described_options
+
+    rules = tool(
+        "get_rules", "The rules for a venue type (theatre, arena, club, pub).", venue_type=STR
+    )
+    level = {"type": "string", "description": "One of low, normal or high."}
+    ticket = tool("open_ticket", "Open a ticket", priority=level, summary=STR)
+    f = facts([rules, ticket], "We run a small club; the matter is of high urgency.")
+    found = preferred_values(f).values
+    assert found["get_rules.venue_type"] == ["club"]
+    assert found["open_ticket.priority"] == ["high"]
+    # Examples, prose parameters and lists nobody names change nothing.
+    hint = {"type": "string", "description": "A city (e.g. Paris, Rome, Oslo)"}
+    assert described_options("city", hint, "") == []
+    notes = {"type": "string", "description": "Any of: gate code, parking, pets"}
+    assert described_options("notes", notes, "") == []
+    f = facts([rules, ticket], "Which rules apply to us?")
+    assert "get_rules.venue_type" not in preferred_values(f).values
