@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout7`): sixteen
+"""The held-out groups (`heldout` to `heldout8`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -28,6 +28,8 @@ from forge_evals.scenarios import (
     heldout6_part2,
     heldout7,
     heldout7_part2,
+    heldout8,
+    heldout8_part2,
     outside_domains,
 )
 
@@ -103,10 +105,34 @@ GROUPS = [
         ],
         id="heldout7",
     ),
+    pytest.param(
+        "heldout8",
+        (*heldout8.SCENARIOS, *heldout8_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+            (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+        ],
+        id="heldout8",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
-HELDOUT_TAGS = ["heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"]
+HELDOUT_TAGS = [
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "heldout6",
+    "heldout7",
+    "heldout8",
+]
 Group = tuple[Scenario, ...]
 
 

@@ -6,8 +6,9 @@ heldout3 (sixteen more, written after heldout2 was tuned on; heldout3),
 heldout4 (sixteen more, written after heldout3 was tuned on; heldout4),
 heldout5 (sixteen more, written after heldout4 was tuned on; heldout5) and
 heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
-heldout6_part2) and heldout7 (written after heldout6's failures were looked
-at; heldout7 and heldout7_part2)."""
+heldout6_part2), heldout7 (written after heldout6's failures were looked
+at; heldout7 and heldout7_part2) and heldout8 (written after heldout7 had
+been looked at; heldout8 and heldout8_part2)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from forge_evals.scenarios import (
     heldout6_part2,
     heldout7,
     heldout7_part2,
+    heldout8,
+    heldout8_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -44,6 +47,8 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout6_part2.SCENARIOS,
     *heldout7.SCENARIOS,
     *heldout7_part2.SCENARIOS,
+    *heldout8.SCENARIOS,
+    *heldout8_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
