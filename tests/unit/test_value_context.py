@@ -537,8 +537,8 @@ def test_half_two_is_half_past_two() -> None:
     for request, expected in said.items():
         got = preferred_values(facts([lesson], request)).values["book_lesson.start_time"]
         assert got == [expected], request
-    got = preferred_values(facts([lesson], "half 2 kilos of flour")).values
-    assert "book_lesson.start_time" not in got
+    flour = preferred_values(facts([lesson], "half 2 kilos of flour")).values
+    assert "book_lesson.start_time" not in flour
 
 
 def test_a_weekday_next_week_is_in_the_week_after_this_one() -> None:
