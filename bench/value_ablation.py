@@ -23,7 +23,8 @@ stated_times, people_counts, any_noun_counts, denied_members, error_status,
 street_lines, own_values, own_names, date_templates, error_abbreviations,
 entry_measures: §30; null_context, spoken_digits, optional_plus,
 spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
-half_hours, next_week_days, described_options: §32; the value guardrails
+half_hours, next_week_days, described_options, doer_counts, date_form_gap,
+quarter_from: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -118,6 +119,18 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "half_hours": ("times", "_HALF_HOUR", _NEVER),
     "next_week_days": ("relative_dates", "_week_on", lambda m, today: None),
     "described_options": ("mentions", "described_options", lambda name, schema, description: []),
+    "doer_counts": ("quantities", "_DOERS", _NEVER),
+    "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
+    "quarter_from": (
+        "times",
+        "_TO",
+        re.compile(
+            r"(?<!from )(?<!between )\b(?:a )?(?P<q>quarter|\d{1,2}) to (?P<h>\d{1,2})"
+            r"(?:(?P<later>\s*(?:pm|p\.m\.|in the (?:evening|afternoon)|at night|tonight))"
+            r"|(?P<earlier>\s*(?:am|a\.m\.|in the morning)))?",
+            re.I,
+        ),
+    ),
 }
 
 

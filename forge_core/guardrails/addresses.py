@@ -67,9 +67,11 @@ def web_addresses(text: str, whole: bool) -> list[str]:
 # one to three capitalised words and a street word.
 _STREET_WORDS = (
     "Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Close|Drive|Dr|Grove|Terrace|Way|Place|Pl|"
-    "Crescent|Court|Ct|Row|Square|Sq|Hill|Gardens|Walk|Mews|Parade|Boulevard|Blvd|Rise|Green"
+    "Crescent|Court|Ct|Row|Square|Sq|Hill|Gardens|Walk|Mews|Parade|Boulevard|Blvd|Rise|Green|"
+    "Vale|View|Park|Parkway|Pkwy|Circle|Cir|Trail|Plaza|Loop|Quay|Wharf|Chase|Mount|Heights|"
+    "Meadows?|Fields|Yard|Gate|Embankment|Approach|Highway|Hwy|Alley|Path|Passage|Circus|Wynd"
 )
-_STREET = re.compile(
+STREET = re.compile(
     # "Flat 4C, 31 Harbour Road": the flat or unit before it belongs to it.
     r"(?:\b(?:Flat|Apartment|Apt|Unit|Suite)\s+[A-Z0-9]{1,4},?\s+)?"
     rf"(?<![\w-])\d{{1,4}}[A-Za-z]?,?\s+(?:[A-Z][A-Za-z'-]+\s+){{1,3}}(?:{_STREET_WORDS})\b\.?"
@@ -80,7 +82,7 @@ _LINE_NAMES = ({"line1"}, {"line", "1"}, {"address", "line"}, {"street"})
 
 def street_addresses(text: str) -> list[str]:
     """The street lines `text` writes ("8 Mill Lane"), each once."""
-    return list(dict.fromkeys(m.group(0).rstrip(".") for m in _STREET.finditer(text)))
+    return list(dict.fromkeys(m.group(0).rstrip(".") for m in STREET.finditer(text)))
 
 
 def takes_street_line(name: str, schema: dict[str, Any]) -> bool:

@@ -101,6 +101,9 @@ _STARTS = frozenset("start begin from in arrival arrive since checkin".split())
 _ENDS = frozenset("end finish until till to out departure depart checkout".split())
 
 
+_ACROSS = re.compile(r"\b(?:and|or|date)\b", re.IGNORECASE)
+
+
 def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
     """A plain string named only for a range's end (`check_in`, `start`;
     not `departure_port`) of a tool whose description gives dates as
@@ -108,7 +111,10 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
     plain = schema.get("type") == "string" and not any(
         k in schema for k in ("enum", "format", "pattern", "description")
     )
-    if plain and re.search(rf"\b{re.escape(name)}\b[^.;)]{{0,40}}YYYY-MM-DD", tool_description):
+    form = re.search(rf"\b{re.escape(name)}\b([^.;)]{{0,40}})YYYY-MM-DD", tool_description)
+    # Not across another thing named between: "by surname and the wedding
+    # date (YYYY-MM-DD)" gives the date's form, not the surname's.
+    if plain and form and not _ACROSS.search(form.group(1)):
         # The description gives this parameter's form: "(week_start: that
         # Monday, YYYY-MM-DD)".
         return True

@@ -33,6 +33,7 @@ from forge_core.guardrails import (
     sent_elsewhere,
     undecided,
 )
+from forge_core.guardrails.addresses import STREET
 from forge_core.guardrails.provenance import for_someone_else, id_param
 from forge_core.guardrails.text import words
 
@@ -106,14 +107,25 @@ _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
 _UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
 _LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
 _WORD = f"[{_UPPER}][{_LOWER}]+"
-_NAME = re.compile(rf"(?<![\w]){_WORD}(?:[ -]{_WORD})*(?![\w])")
+# "St Mary's Church": a possessive inside a run belongs to the name.
+_NAME = re.compile(
+    rf"(?<![\w]){_WORD}(?:'s(?= {_WORD}))?(?:[ -]{_WORD}(?:'s(?= {_WORD}))?)*(?![\w])"
+)
+
+
+_CONTRACTION = re.compile(r"^(?:It|That|What|Here|There|He|She|Who|Let|Where)'s ")
 
 
 def names_in(text: str) -> list[str]:
-    """Runs of capitalised words that do not start a sentence."""
+    """Runs of capitalised words that do not start a sentence, nor name a
+    street."""
     starts = {m.end() for m in _SENTENCE.finditer(text)}
+    # A street's name ("17 Cotham Vale") is an address, not a person's.
+    streets = [m.span() for m in STREET.finditer(text)]
     out = []
     for m in _NAME.finditer(text):
+        if any(a <= m.start() < b for a, b in streets):
+            continue
         span = m.group(0)
         spans = [span]
         if m.start() in starts:
@@ -121,7 +133,9 @@ def names_in(text: str) -> list[str]:
             # not ("Give Ines Varga ..."): both, the whole run first.
             rest = span.split(" ", 1)
             spans = [span, rest[1]] if len(rest) == 2 else []
-        out += [s for s in spans if s != "I" and s.lower() not in _CALENDAR]
+        # "It's Priya": a contraction, not a possessive of the name.
+        spans = [_CONTRACTION.sub("", s) for s in spans]
+        out += [s for s in spans if s and s != "I" and s.lower() not in _CALENDAR]
     return list(dict.fromkeys(out))
 
 

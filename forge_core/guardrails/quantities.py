@@ -159,6 +159,9 @@ def _a_counted_noun(unit: str) -> bool:
     )
 
 
+_DOERS = re.compile(r"[a-z]{3,}ers")
+
+
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     """The unit families a parameter names, and the stems of the nouns it
     counts (`crates`, `nights`)."""
@@ -177,7 +180,10 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     if not families and {stem(w) for w in name_words} & _MONEY:
         families = set(_CURRENCIES)
     counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
-    if counted & _PEOPLE:
+    # `riders`, `paddlers`: an integer count of people who do something,
+    # which "the five of us" gives.
+    doers = schema.get("type") == "integer" and bool(_DOERS.fullmatch(name.lower()))
+    if counted & _PEOPLE or doers:
         counted |= _PEOPLE
     if not families and counted and counted <= _ANY_COUNT:
         # `quantity`, `copies`: a count of whatever the request orders.

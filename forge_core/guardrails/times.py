@@ -3,8 +3,8 @@ past eight in the evening" is `20:15`, "at 6.15pm" is `18:15`, "noon" `12:00`.
 
 A small model fills a `time` with whatever it read last (the date, a
 result's opening hours). A string parameter that takes a time of day
-(`format: time`, a description that says HH:MM or 24-hour, a name that
-ends in `time` or says `24h`) takes the times the request writes (the
+(`format: time`, a description that says HH:MM or 24-hour, a pattern
+clock times fit, a name that ends in `time` or says `24h`) takes the times the request writes (the
 results' when it writes none): digits with a colon or a dot, with am/pm or
 a part of the day ("in the evening"), "half past", "half two" (2:30),
 "quarter past/to", "o'clock",
@@ -47,9 +47,10 @@ _HOUR = re.compile(
     re.I,
 )
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
-# "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE).
+# "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE), "from quarter to
+# four" is not.
 _TO = re.compile(
-    rf"(?<!from )(?<!between )\b(?:a )?(?P<q>quarter|\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
+    rf"\b(?:a )?(?P<q>quarter|(?<!from )(?<!between )\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
 )
 # "half two" (British: 2:30), read as "half past two"; not "half 2 kilos",
 # nor "half past"/"half an hour".
@@ -91,6 +92,9 @@ def takes_time(name: str, schema: dict[str, Any]) -> bool:
     described = str(schema.get("description", "")).upper()
     if "HH:MM" in described or "24-HOUR" in described or "24H" in described:
         return "YYYY" not in described
+    if "pattern" in schema and text_fits(schema, "09:30") and text_fits(schema, "17:45"):
+        # `arrive_after` with a pattern of clock times.
+        return not text_fits(schema, "0930")
     # `time`, `pickup_time`, `time_24h`; not `time_zone` or `timeout`.
     said = [w for w in words(name) if not w.isdigit() and w != "h"]
     return said[-1:] == ["time"]

@@ -573,3 +573,41 @@ def test_options_a_description_lists_act_as_an_enum() -> None:
     assert described_options("notes", notes, "") == []
     f = facts([rules, ticket], "Which rules apply to us?")
     assert "get_rules.venue_type" not in preferred_values(f).values
+
+
+def test_from_quarter_to_four_and_a_pattern_of_clock_times() -> None:
+    """ "from quarter to four" is 15:45 (no range, unlike "from 9 to 5"),
+    for a parameter whose pattern clock times fit."""
+    clock = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
+    visit = tool("book_visit", "Book a visit", arrive_after=clock)
+    f = facts([visit], "I'm out at work, so can someone come from quarter to four?")
+    assert preferred_values(f).values["book_visit.arrive_after"] == ["15:45"]
+
+
+def test_a_street_is_an_address_line_and_no_persons_name() -> None:
+    visit = tool("book_visit", "Book a visit", line1=STR, name=STR)
+    f = facts([visit], "I'm locked out of 17 Cotham Vale, BS6 4TX. It's Priya Shah.")
+    found = preferred_values(f).values
+    assert found["book_visit.line1"] == ["17 Cotham Vale"]
+    assert found["book_visit.name"] == ["Priya Shah"]
+    assert names_in("Meet me at St Anne's Well Road, says Jo") == ["St Anne's Well Road", "Jo"]
+
+
+def test_a_date_form_given_for_another_parameter_is_not_a_names() -> None:
+    find = ToolSpec(
+        "find_order",
+        "Find an order by a surname and the wedding date (YYYY-MM-DD).",
+        {"type": "object", "properties": {"surname": STR, "wedding_date": STR}},
+    )
+    wf = Workflow("wf", [find], terminal_tools=["find_order"])
+    wf.system_prompt = "Today is Monday 2026-06-01."
+    said = "It's Ade Okonjo-Reyes, our wedding is on the 22nd of August."
+    found = preferred_values(TurnFacts(wf, [said], [], [], [])).values
+    assert found["find_order.wedding_date"] == ["2026-08-22"]
+    assert found.get("find_order.surname") != ["2026-08-22"]
+
+
+def test_the_five_of_us_counts_the_riders() -> None:
+    hire = tool("hire_bikes", "Hire bikes", riders=INT)
+    f = facts([hire], "Can we hire bikes for the five of us on Sunday?")
+    assert preferred_values(f).values["hire_bikes.riders"] == [5]
