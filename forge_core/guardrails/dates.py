@@ -19,7 +19,7 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -244,10 +244,34 @@ def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
         settings={
             "PREFER_DATES_FROM": "future",
             "REQUIRE_PARTS": ["day", "month"],
-            "RELATIVE_BASE": base,
+            # From the base day on: "21 March" read on 21 March is that day.
+            "RELATIVE_BASE": base - timedelta(days=1),
         },
     )
-    return tuple(when for span, when in found or () if _DATE_WRITTEN.search(span))
+    return tuple(
+        on_its_weekday(span, when) for span, when in found or () if _DATE_WRITTEN.search(span)
+    )
+
+
+_WEEKDAY_NAMES = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY_SAID = re.compile(rf"\b({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE)
+
+
+def on_its_weekday(span: str, when: datetime) -> datetime:
+    """A date written with its weekday ("Sunday 28th June") in the year
+    nearest the one read where it falls on that day: a past event the
+    request dates is last year's or this year's, not next year's."""
+    said = _WEEKDAY_SAID.search(span)
+    if said is None or when.weekday() == _WEEKDAY_NAMES[said.group(1).lower()]:
+        return when
+    for shift in (-1, 1):
+        try:
+            other = when.replace(year=when.year + shift)
+        except ValueError:  # 29 February
+            continue
+        if other.weekday() == _WEEKDAY_NAMES[said.group(1).lower()]:
+            return other
+    return when
 
 
 def _base(texts: list[str], today: date) -> datetime:

@@ -647,6 +647,9 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
         "HH:MM",
         "YYYY-05-01",
         "dd/mm/yyyy",
+        # The name and a list's punctuation ("service, ").
+        "service, ",
+        "service/api",
     ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     assert accepts(grammar, rule, json.dumps("payments-api"))

@@ -611,3 +611,20 @@ def test_the_five_of_us_counts_the_riders() -> None:
     hire = tool("hire_bikes", "Hire bikes", riders=INT)
     f = facts([hire], "Can we hire bikes for the five of us on Sunday?")
     assert preferred_values(f).values["hire_bikes.riders"] == [5]
+
+
+def test_a_date_on_the_latest_day_seen_is_that_day_and_a_weekday_fixes_the_year() -> None:
+    from datetime import datetime
+
+    from forge_core.guardrails.dates import dates_in
+
+    # A result wrote 2026-03-21; the user's "Saturday 21st March" is that day.
+    assert dates_in("moving in on Saturday 21st March", datetime(2026, 3, 21)) == (
+        datetime(2026, 3, 21),
+    )
+    # A past event dated with its weekday: this year's Sunday 28 June.
+    assert dates_in("collected on Sunday 28th June", datetime(2026, 7, 2)) == (
+        datetime(2026, 6, 28),
+    )
+    # Without a weekday, a date without its year is the next one.
+    assert dates_in("collected on 28 June", datetime(2026, 7, 2)) == (datetime(2027, 6, 28),)
