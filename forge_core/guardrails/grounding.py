@@ -56,7 +56,7 @@ _QUOTED = re.compile(r"'([^'\n]{1,64})'|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`")
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
 _TRIM = ".,:;/#@+-_"
-_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])\d{2,5}(?: \d{2,5}){1,4}(?![\w-]|[.,]\d)")
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])\d{2,6}(?: \d{2,6}){1,4}(?![\w-]|[.,]\d)")
 _INNER_JOIN = re.compile(r"[A-Za-z0-9][-_][A-Za-z0-9]")
 # A ticker-like code; longer all-caps words are shouting, not identifiers.
 _CAPS = re.compile(r"[A-Z]{2,5}")

@@ -37,7 +37,7 @@ from forge_core.guardrails import (
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
-_PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp fax".split())
+PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp fax".split())
 # A phone number as people write it, for a national number whose country
 # the conversation does not say: "0151 2234 778", "+44 20 7946 0958".
 _WRITTEN = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")
@@ -67,7 +67,7 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 def takes_phone(name: str, schema: dict[str, Any]) -> bool:
     if schema.get("type") != "string" or "enum" in schema:
         return False
-    return bool(set(words(name)) & _PHONE_WORDS) or schema.get("format") == "phone"
+    return bool(set(words(name)) & PHONE_WORDS) or schema.get("format") == "phone"
 
 
 @functools.lru_cache(maxsize=1)
@@ -131,6 +131,24 @@ def written_phones(text: str) -> list[str]:
         for m in _WRITTEN.finditer(text)
         if sum(c.isdigit() for c in m.group(0)) >= 7 and not _DOTTED_DATE.fullmatch(m.group(0))
     ]
+
+
+# "my mobile is", "call me on", "tel:": what says the number after it is a phone's.
+_PHONE_LABEL = re.compile(
+    r"\b(?:phone|mobile|tel|telephone|cell|cellphone|landline|whatsapp|call|ring|text)\b"
+    r"[^.\d]{0,16}$",
+    re.IGNORECASE,
+)
+
+
+def labelled_phones(text: str) -> set[str]:
+    """The phone numbers `text` says are phones ("my mobile is 07700 900274"),
+    as written and with their digits alone: no id of another kind."""
+    out: set[str] = set()
+    for m in _WRITTEN.finditer(text):
+        if sum(c.isdigit() for c in m.group(0)) >= 7 and _PHONE_LABEL.search(text[: m.start()]):
+            out |= {m.group(0), re.sub(r"\D", "", m.group(0)), *m.group(0).split()}
+    return out
 
 
 def phones_in(text: str, region: str | None) -> list[tuple[str, str]]:

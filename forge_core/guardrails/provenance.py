@@ -48,6 +48,7 @@ from forge_core.guardrails.grounding import (
     is_email,
     is_identifier_like,
 )
+from forge_core.guardrails.phones import PHONE_WORDS, labelled_phones
 from forge_core.guardrails.quantities import only_a_quantity
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
 from forge_core.schema_rules import text_fits
@@ -338,6 +339,9 @@ class _Conversation:
         topic = topic_stems(param)
         # "9 Elm Close": 9 is a house's number, no meter's or client's id.
         houses = self.house_numbers(not set(words(param)) & _PLACE_WORDS)
+        if not set(words(param)) & PHONE_WORDS:
+            # "my mobile is 07700 900274": a phone, in whole or in part.
+            houses = houses | {p for t in self.texts[: self.requests] for p in labelled_phones(t)}
         kind = [
             v
             for v in self.candidates

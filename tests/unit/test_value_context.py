@@ -628,3 +628,16 @@ def test_a_date_on_the_latest_day_seen_is_that_day_and_a_weekday_fixes_the_year(
     )
     # Without a weekday, a date without its year is the next one.
     assert dates_in("collected on 28 June", datetime(2026, 7, 2)) == (datetime(2027, 6, 28),)
+
+
+def test_a_phone_number_the_request_labels_is_no_id_in_whole_or_in_part() -> None:
+    from forge_core.guardrails.grounding import extract_candidates
+
+    said = "Book me on the course, my mobile is 07700 900274."
+    # Groups of up to six digits are one number, not two candidates.
+    assert extract_candidates([said]) == ["07700 900274", "07700900274"]
+    runs = tool("list_runs", "List course runs", course_code=STR)
+    booking = tool("book", "Book a place", booking_ref=STR, mobile=STR)
+    found = preferred_values(facts([runs, booking], said)).values
+    assert "list_runs.course_code" not in found
+    assert "book.booking_ref" not in found
