@@ -24,7 +24,8 @@ street_lines, own_values, own_names, date_templates, error_abbreviations,
 entry_measures: §30; null_context, spoken_digits, optional_plus,
 spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
 half_hours, next_week_days, described_options, doer_counts, date_form_gap,
-quarter_from, dated_weekdays, labelled_phones: §32; the value guardrails
+quarter_from, dated_weekdays, labelled_phones,
+sibling_members: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -122,6 +123,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "doer_counts": ("quantities", "_DOERS", _NEVER),
     "dated_weekdays": ("dates", "on_its_weekday", lambda span, when: when),
     "labelled_phones": ("provenance", "labelled_phones", lambda text: set()),
+    "sibling_members": ("mentions", "sibling_members", lambda name, schema, tools: []),
     "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
     "quarter_from": (
         "times",

@@ -12,15 +12,22 @@ parameter's name, is read by enum_mentions (mentions.py) as if it had that
 enum: it takes the options the conversation names, and is left alone where
 the conversation names none or all of them. The schema is not changed: a
 list in prose guides, it does not validate. Examples ("e.g. a, b, c",
-"such as") are no closed list and are not read.
+"such as") are no closed list and are not read. A string without an enum
+whose name another tool's enum parameter has takes that enum the same way
+(`sibling_members`): one API, one vocabulary.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from forge_core.guardrails import parameters
 from forge_core.guardrails.text import words
+
+if TYPE_CHECKING:
+    from forge_core.workflow import ToolSpec
 
 # A list's place: in parentheses, after "one of" or "values:" (and the like),
 # to the end of its sentence.
@@ -100,3 +107,19 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
         if place is not None and (options := _listed(place, tool_description)):
             found.append(options)
     return found[0] if len(found) == 1 else []
+
+
+def sibling_members(name: str, schema: dict[str, Any], tools: list[ToolSpec]) -> list[Any]:
+    """The enum another tool gives a parameter of the same name, for a
+    string without one: `inspection_type` of a slot search takes the
+    members the booking tool lists for its `inspection_type`; [] where no
+    other tool, or tools that disagree, give one."""
+    if schema.get("type") != "string" or "enum" in schema or "format" in schema:
+        return []
+    enums = {
+        json.dumps(sub["enum"])
+        for tool in tools
+        for other, sub in parameters(tool)
+        if other == name and isinstance(sub.get("enum"), list) and len(sub["enum"]) > 1
+    }
+    return json.loads(enums.pop()) if len(enums) == 1 else []

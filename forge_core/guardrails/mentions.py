@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
-from forge_core.guardrails.described_options import described_options
+from forge_core.guardrails.described_options import described_options, sibling_members
 from forge_core.guardrails.grounding import extract_candidates
 from forge_core.guardrails.text import NEGATION, clauses, contains_run, stems, words
 
@@ -295,7 +295,11 @@ class EnumMentions:
                     continue
                 if members is None:
                     # Options the description lists in prose (described_options.py).
-                    members = described_options(name, schema, tool.description) or None
+                    members = (
+                        described_options(name, schema, tool.description)
+                        or sibling_members(name, schema, facts.workflow.tools)
+                        or None
+                    )
                 if isinstance(members, list) and len(members) > 1:
                     named = _named_in(members, sources, about, label, reports(facts, tool.name))
                     if named and len(named) < len(members):

@@ -641,3 +641,13 @@ def test_a_phone_number_the_request_labels_is_no_id_in_whole_or_in_part() -> Non
     found = preferred_values(facts([runs, booking], said)).values
     assert "list_runs.course_code" not in found
     assert "book.booking_ref" not in found
+
+
+def test_a_string_takes_the_enum_another_tool_gives_its_name() -> None:
+    kinds = {"type": "string", "enum": ["survey", "storm_damage", "leak"]}
+    slots = tool("find_slots", "Free slots", postcode=STR, visit_type=STR)
+    book = tool("book_visit", "Book a visit", slot=STR, visit_type=kinds)
+    f = facts([slots, book], "The storm took slates off; we need a storm damage report.")
+    found = preferred_values(f).values
+    assert found["find_slots.visit_type"] == ["storm_damage"]
+    assert found["book_visit.visit_type"] == ["storm_damage"]
