@@ -34,7 +34,12 @@ from forge_core.guardrails import (
     undecided,
 )
 from forge_core.guardrails.mentions import reports
-from forge_core.guardrails.relative_dates import relative_dates, today_of, week_starts
+from forge_core.guardrails.relative_dates import (
+    relative_dates,
+    stated_today,
+    today_of,
+    week_starts,
+)
 from forge_core.guardrails.text import clauses, stems, words
 from forge_core.guardrails.times import times_in
 from forge_core.schema_rules import text_fits
@@ -357,10 +362,16 @@ class Dates:
         if not wanted:
             return
         today = today_of(facts.workflow.system_prompt)
-        base = _base(facts.requests + results, today)
+        latest = _base(facts.requests + results, today)
+        # A day without its year is read from the today the workflow states
+        # (a result's far date does not move it); without one, and a month
+        # ("the March payroll"), from the conversation's latest date.
+        stated = stated_today(facts.workflow.system_prompt) is not None
+        day_base = _base([], today) if stated else latest
         for key, kind in wanted:
             if not undecided(out, key):
                 continue
+            base = latest if kind == "month" else day_base
             read = functools.partial(_dates_written, kind, base, today)
             tool_name, param = key.split(".", 1)
             # A report tells the dates the results give ("upload by ...").

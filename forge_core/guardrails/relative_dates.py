@@ -29,6 +29,8 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _DAY = "|".join(_WEEKDAYS)
 _MONTHS = "|".join(m for m in calendar.month_name if m)
+# After a day's number: not a clock time ("the 2 o'clock one", "2pm", "2:30").
+_NOT_A_TIME = r"(?!\s*(?:o'?\s?clock|[ap]\.?m\b|:\d|\.\d))"
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
     # "Sunday after next", "not this Sunday, the one after": a week on
@@ -42,9 +44,12 @@ _RELATIVE = re.compile(
     rf"|(?:on\s+)?(?P<nextweek>{_DAY})\s+(?:of\s+)?next\s+week\b"
     rf"|next\s+week(?:'s)?,?\s+(?:on\s+)?(?P<nextweek2>{_DAY})\b"
     rf"|(?:on\s+|this\s+)?(?P<dayweek>{_DAY})\s+week\b"
+    # Not "Saturday, the 2 o'clock one": a time, not the 2nd.
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"{_NOT_A_TIME}"
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
-    rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)(?!,?\s+(?:the\s+)?\d)"
+    rf"|(?:(?P<which>next|this|coming|on)\s+)?(?P<day>{_DAY})(?!s\b)"
+    rf"(?!,?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\b{_NOT_A_TIME})"
     rf"(?!\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
     r"|(?:in|within)\s+(?:(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+)?"
@@ -64,6 +69,11 @@ _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 def today_of(system_prompt: str, now: datetime | None = None) -> date:
     """The date the system prompt states as today, else the host's date."""
+    return stated_today(system_prompt) or (now or datetime.now()).date()
+
+
+def stated_today(system_prompt: str) -> date | None:
+    """The date the system prompt states as today, if it states one."""
     for clause in _TODAY_CLAUSE.findall(system_prompt or ""):
         iso = _ISO.search(clause)
         if iso:
@@ -74,7 +84,7 @@ def today_of(system_prompt: str, now: datetime | None = None) -> date:
         written = _written_date(clause)
         if written is not None:
             return written
-    return (now or datetime.now()).date()
+    return None
 
 
 def _written_date(clause: str) -> date | None:

@@ -651,3 +651,24 @@ def test_a_string_takes_the_enum_another_tool_gives_its_name() -> None:
     found = preferred_values(f).values
     assert found["find_slots.visit_type"] == ["storm_damage"]
     assert found["book_visit.visit_type"] == ["storm_damage"]
+
+
+def test_a_weekday_then_a_clock_hour_is_no_day_of_the_month() -> None:
+    thursday = date(2026, 12, 3)
+    said = "the afternoon skate this Saturday, the two o'clock one"
+    assert relative_dates(said, thursday) == [date(2026, 12, 5)]
+    assert relative_dates("on Saturday, the 12th", thursday) == [date(2026, 12, 12)]
+
+
+def test_a_results_far_date_does_not_move_the_year_of_a_day_the_user_writes() -> None:
+    hire = ToolSpec(
+        "reserve",
+        "Reserve items for a hire period.",
+        {"type": "object", "properties": {"hire_from": {"type": "string", "format": "date"}}},
+    )
+    wf = Workflow("wf", [hire], terminal_tools=["reserve"])
+    wf.system_prompt = "Today is Saturday 2026-11-28."
+    said = "We'd like them from 7 December, please."
+    results = [("search", "- C-1: dress, available\n- C-2: gown, out on hire until 2027-01-10")]
+    found = preferred_values(TurnFacts(wf, [said], results, [], [])).values
+    assert found["reserve.hire_from"] == ["2026-12-07"]
