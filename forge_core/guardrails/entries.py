@@ -18,9 +18,10 @@ what the request says ("five kilos" and then "the organic one";
 a quantity with a unit matches however it is written: "5 kg"). A word
 the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
-not meant. Before words, a clock time the request states picks the entries
-that write it ("the half past two tour": "14:30 tour T-2"). The
-request's sentences that name the list's kind ("send the Saturday
+not meant; nor is one whose availability ("OUT on hire") is not the one the
+request asks for ("that's free"; availability.py). Before words, a clock
+time the request states picks the entries that write it ("the half past
+two tour": "14:30 tour T-2"). The request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
 too ("I'm keeping Friday").
 """
@@ -31,6 +32,7 @@ import calendar
 import re
 from collections.abc import Iterable
 
+from forge_core.guardrails.availability import by_availability
 from forge_core.guardrails.quantities import measured_as, measures, quantities
 from forge_core.guardrails.text import stem, stems
 from forge_core.guardrails.times import times_in
@@ -110,7 +112,24 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # "Tue 2026-03-10" is Tuesday's.
     entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
-    return (said | _day_parts(entry) | sizes) - _negated_words(entry)
+    return (said | _day_parts(entry) | sizes | labelled_numbers(entry)) - _negated_words(entry)
+
+
+# "size 12", "deck 3", "row no. 5": a number its word names.
+_LABELLED_NUMBER = re.compile(r"\b([A-Za-z]{3,})\s+(?:no\.?\s*)?(\d{1,4})(?![\w:.,/-]\d|\w)")
+
+
+def labelled_numbers(text: str) -> set[str]:
+    """The numbers `text` writes right after a word that names them, as
+    "size 12": what tells a size 12 entry from a size 14 one."""
+    return {
+        f"{stem(word)} {number}"
+        for word, number in _LABELLED_NUMBER.findall(text)
+        if stem(word) not in _FUNCTION and word.lower() not in _MONTH_WORDS
+    }
+
+
+_MONTH_WORDS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)
 
 
 # The part of the day a window of time starts in ("18:00-22:00" is
@@ -140,9 +159,13 @@ def _negated_words(entry: str) -> set[str]:
 
 # Words that describe no entry ("so", "the", "from").
 _FUNCTION = frozenset(
-    stems(
-        "the an so is it its my me we our you your i ve of at for with by be are was "
-        "this that from to and or as please can could would will just"
+    (
+        *stems(
+            "the an so is it its my me we our you your i ve of at for with by be are was "
+            "this that from to and or as please can could would will just"
+        ),
+        # What contractions leave ("that's", "we'd", "maid's"): no word of an entry.
+        *("s", "d", "t", "m", "ll", "re"),
     )
 )
 
@@ -159,8 +182,8 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
-    # "five kilos" describes the entry "5 kg".
-    every |= {m for text in requests for m in measures(text)}
+    # "five kilos" describes the entry "5 kg"; "a size 12" the entry "size 12".
+    every |= {m for text in requests for m in measures(text) | labelled_numbers(text)}
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):
@@ -214,7 +237,9 @@ _EXCLUDING = re.compile(
     r"\b(?:(?:apart from|except(?: for)?|other than|but not|besides|excluding|leave out|"
     r"not including)\s+(?:the\s+|my\s+|our\s+|that\s+)?"
     # "leave the rent as it is", "keep my gym": what stays as it is.
-    r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+)"
+    r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+"
+    # "Strictly Victorian, no Edwardian": a name said no to.
+    r"|(?-i:\b(?:[Nn]o|[Nn]ot)\s+(?=[A-Z])))"
     r"((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
 )
@@ -256,6 +281,19 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
         if v in entry and _affirmed(entry, values) & excluded
     }
     return [v for v in values if v not in gone] or values
+
+
+def _own_entries(values: list[str], texts: list[str]) -> dict[str, str]:
+    """Each value's own entry: the coarsest part of a text that holds it
+    and no other value ("CST-2: dress, size 12, OUT on hire")."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for parts in levels(text):
+            for part in parts:
+                held = [v for v in values if v in part]
+                if len(held) == 1 and held[0] not in out:
+                    out[held[0]] = part
+    return out
 
 
 def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
@@ -300,6 +338,7 @@ def described(
     values = _at_stated_times(values, texts, requests)
     excluded = _excluded_words(requests) - ignore
     values = _not_excluded(values, texts, excluded)
+    values = by_availability(values, _own_entries(values, texts), requests)
     for wanted in _request_words(requests, topic):
         wanted = wanted - ignore - excluded
         for text in texts:

@@ -25,13 +25,22 @@ from forge_core.guardrails.text import stems, topic_stems
 from forge_core.schema_rules import text_fits
 
 MAX_LISTING = 16
+MIN_BARE_ID = 4
+_DAY_MONTH = re.compile(r"\d{1,2}[-/.]\d{1,2}")
 
 
 def listing(text: str, names: set[str]) -> list[str]:
     """The largest group (two or more) of same-shaped ids in `text`."""
     groups: dict[str, list[str]] = {}
     for value in extract_candidates([text], names):
-        if any(c.isdigit() for c in value):
+        # "a size 12 ... to Sunday 20 December": short bare numbers are no
+        # list of ids.
+        if (
+            any(c.isdigit() for c in value)
+            and not (value.isdigit() and len(value) < MIN_BARE_ID)
+            # "due 05-06": a day and a month.
+            and not _DAY_MONTH.fullmatch(value)
+        ):
             groups.setdefault(id_shape(value), []).append(value)
     best = max(groups.values(), key=len, default=[])
     return best[:MAX_LISTING] if len(best) >= 2 else []
