@@ -26,7 +26,7 @@ spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
 half_hours, next_week_days, described_options, doer_counts, date_form_gap,
 quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
-short_bare_ids, day_month_ids: §32; the value guardrails
+short_bare_ids, day_month_ids, label_heads: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -130,6 +130,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
+    "label_heads": ("binding", "_HEADS", frozenset()),
     "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
     "quarter_from": (
         "times",

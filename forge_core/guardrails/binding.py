@@ -137,6 +137,11 @@ def bindable(schema: Any) -> str | None:
     return kind if kind in ("string", "integer", "number") else None
 
 
+# The last word of a parameter's name that is the label a result writes
+# ("last_status" -> "status").
+_HEADS = frozenset("status state stage code outcome result grade rating level".split())
+
+
 def bound_values(
     param: str,
     schema: Any,
@@ -154,6 +159,12 @@ def bound_values(
     found: list[str] = []
     for _, output in reversed(results):
         found.extend(labelled_values(param, output))
+    head = name_words(param)[-1:]
+    if not found and len(name_words(param)) > 1 and set(head) & _HEADS:
+        # `last_status` where the result says "status REJECTED": the
+        # label's head names it when the whole name is not written.
+        for _, output in reversed(results):
+            found.extend(labelled_values(head[0], output))
     if labels_only and not found:
         return []
     if not found:

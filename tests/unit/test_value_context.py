@@ -672,3 +672,15 @@ def test_a_results_far_date_does_not_move_the_year_of_a_day_the_user_writes() ->
     results = [("search", "- C-1: dress, available\n- C-2: gown, out on hire until 2027-01-10")]
     found = preferred_values(TurnFacts(wf, [said], results, [], [])).values
     assert found["reserve.hire_from"] == ["2026-12-07"]
+
+
+def test_a_reports_status_takes_what_the_result_labels_status() -> None:
+    from forge_core.guardrails.binding import bound_values
+
+    results = [("get_claim", "C-12: filed 2026-03-02 - status ON_HOLD (awaiting photos).")]
+    string = {"type": "string"}
+    assert bound_values("latest_status", string, results, "reply") == ["ON_HOLD"]
+    # The whole name, where the result writes it, comes first.
+    both = [("get_claim", "status OPEN; latest status ON_HOLD, since Monday.")]
+    assert bound_values("latest_status", string, both, "reply") == ["ON_HOLD"]
+    assert bound_values("latest_note", string, results, "reply") == []
