@@ -26,7 +26,7 @@ spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
 half_hours, next_week_days, described_options, doer_counts, date_form_gap,
 quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
-short_bare_ids, day_month_ids, label_heads: §32; the value guardrails
+short_bare_ids, day_month_ids, label_heads, prose_ids: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -131,6 +131,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
     "label_heads": ("binding", "_HEADS", frozenset()),
+    "prose_ids": ("", "_PROSE_NAME", None),
     "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
     "quarter_from": (
         "times",
@@ -189,6 +190,11 @@ def _take_out(mechanism: str) -> None:
         from forge_core.backends.llama import pieces
 
         setattr(pieces, "RUNAWAY_STOPS", [])  # noqa: B010 (a patch, not an API)
+        return
+    if mechanism == "prose_ids":
+        from forge_core import grammar_builder
+
+        setattr(grammar_builder, "_PROSE_NAME", _NEVER)  # noqa: B010 (a patch, not an API)
         return
     if mechanism == "null_context":
         from forge_core.backends.llama import piece_requests

@@ -36,12 +36,17 @@ from forge_core.schema_rules import (
     text_body,
     text_fits,
 )
+from forge_core.workflow import RESPOND_TOOL
 
 if TYPE_CHECKING:
     from forge_core.guardrails.value_pools import NumberChoice
     from forge_core.workflow import ToolSpec
 
 MAX_ITEMS = 16
+# A parameter that holds prose for a person to read.
+_PROSE_NAME = re.compile(
+    r"(?:^|_)(?:message|summary|reply|body|note|notes|explanation|comment|details)$", re.I
+)
 # Default bound for identifier-like strings that declare no maxLength.
 MAX_IDENTIFIER = 48
 
@@ -298,6 +303,12 @@ class Builder:
             # Placeholders copied from the schema are never real values,
             # unless the conversation has them.
             plain |= placeholders(name, self.tool_name)
+            if _PROSE_NAME.search(name) and self.tool_name != RESPOND_TOOL:
+                # A message is no bare id: "EST-26-0447" for `message`; the
+                # respond path answers "what is my id?" with the id alone.
+                ids = {v for v in self.grounded if is_plain(v) and " " not in v}
+                plain |= ids
+                banned |= {v + c for v in ids if len(v) >= 3 for c in TRAILING_PUNCTUATION}
             prefixes = placeholder_prefixes(name, self.tool_name)
             if self.workflow_name:
                 plain.add(self.workflow_name)

@@ -659,6 +659,21 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
     assert off is not None and accepts(off, rule, json.dumps("service_name"))
 
 
+def test_a_message_for_a_person_is_no_bare_id() -> None:
+    """A report's `message` of only an id the conversation wrote
+    ("EST-26-0447") tells the customer nothing; the respond path may
+    answer "what is my id?" with the id alone."""
+    send = simple_tool("send_estimate", "Send the customer the estimate", "message")
+    grammar = build_grammar([send, respond_spec()], grounded=["EST-26-0447", "438.00"])
+    assert grammar is not None
+    rule = "send-estimate-args-message"
+    for junk in ("EST-26-0447", "438.00", "EST-26-0447."):
+        assert not accepts(grammar, rule, json.dumps(junk)), junk
+    for fine in ("Estimate EST-26-0447: 438.00 GBP.", "EST-26-0447 is ready"):
+        assert accepts(grammar, rule, json.dumps(fine)), fine
+    assert accepts(grammar, "respond-args-message", json.dumps("EST-26-0447"))
+
+
 def test_the_workflow_name_joined_to_a_name_is_not_an_answer() -> None:
     """`chat_message`: the OpenAI endpoint's ad-hoc workflow name and the
     respond tool's parameter, which the 270M model wrote as its answer."""
