@@ -26,7 +26,8 @@ spoken_fractions, spoken_half_hours, date_times: §31; spoken_minus,
 half_hours, next_week_days, described_options, doer_counts, date_form_gap,
 quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
-short_bare_ids, day_month_ids, label_heads, prose_ids: §32; the value guardrails
+short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
+paired_range_ends: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -69,7 +70,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "labelled_enum": ("mentions", "_labelled", lambda member, label, text: False),
     "excluded_entries": ("entries", "_excluded_words", lambda requests: set()),
     "date_roles": ("dates", "_role", lambda name: ""),
-    "tool_dates": ("dates", "takes_date_by_tool", lambda name, schema, description: False),
+    "tool_dates": ("dates", "takes_date_by_tool", lambda name, schema, description, *_: False),
     "number_decline": ("tool_relevance", "lacks_numbers", lambda tools, request: False),
     "runaway_stops": ("", "RUNAWAY_STOPS", None),
     # Round 3, session 4 (bench/RESULTS.md §28).
@@ -132,6 +133,8 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
     "label_heads": ("binding", "_HEADS", frozenset()),
     "prose_ids": ("", "_PROSE_NAME", None),
+    "numbered_nouns": ("quantities", "_NUMBERED", _NEVER),
+    "paired_range_ends": ("dates", "_paired", lambda said, siblings: False),
     "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
     "quarter_from": (
         "times",

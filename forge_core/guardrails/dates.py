@@ -21,7 +21,7 @@ import functools
 import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge_core.guardrails import (
     Preferred,
@@ -43,6 +43,9 @@ from forge_core.guardrails.relative_dates import (
 from forge_core.guardrails.text import clauses, stems, words
 from forge_core.guardrails.times import times_in
 from forge_core.schema_rules import text_fits
+
+if TYPE_CHECKING:
+    from forge_core.workflow import ToolSpec
 
 _MONTH_NAMES = "|".join(
     sorted({m for m in (*calendar.month_name, *calendar.month_abbr) if m}, key=len, reverse=True)
@@ -106,10 +109,17 @@ _STARTS = frozenset("start begin from in arrival arrive since checkin".split())
 _ENDS = frozenset("end finish until till to out departure depart checkout".split())
 
 
+_RANGE_ENDS = frozenset({"from", "until", "till", "to", "start", "end", "starts", "ends"})
 _ACROSS = re.compile(r"\b(?:and|or|date)\b", re.IGNORECASE)
 
 
-def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str) -> bool:
+def _names(tool: ToolSpec) -> frozenset[str]:
+    return frozenset(name for name, _ in parameters(tool))
+
+
+def takes_date_by_tool(
+    name: str, schema: dict[str, Any], tool_description: str, siblings: frozenset[str] = frozenset()
+) -> bool:
     """A plain string named only for a range's end (`check_in`, `start`;
     not `departure_port`) of a tool whose description gives dates as
     YYYY-MM-DD."""
@@ -123,12 +133,25 @@ def takes_date_by_tool(name: str, schema: dict[str, Any], tool_description: str)
         # The description gives this parameter's form: "(week_start: that
         # Monday, YYYY-MM-DD)".
         return True
+    said = words(name)
     return (
         plain
         and "YYYY-MM-DD" in tool_description.upper()
-        # Only a range's words: `check_in`, `start`; not `departure_port`.
-        and bool(words(name))
-        and set(words(name)) <= _STARTS | _ENDS | {"check", "day"}
+        # A range's words: `check_in`, `start`, and a range's end of
+        # something (`hire_from`, `valid_until`); not `departure_port`.
+        and bool(said)
+        and (
+            set(said) <= _STARTS | _ENDS | {"check", "day"}
+            or (len(said) == 2 and said[-1] in _RANGE_ENDS and _paired(said, siblings))
+        )
+    )
+
+
+def _paired(said: list[str], siblings: frozenset[str]) -> bool:
+    """`hire_from` beside `hire_to`: the two ends of one range."""
+    return any(
+        len(other := words(n)) == 2 and other[0] == said[0] and other[1] in _RANGE_ENDS - {said[1]}
+        for n in siblings
     )
 
 
@@ -356,7 +379,11 @@ class Dates:
             for tool in facts.workflow.tools
             for name, schema in parameters(tool)
             if (kind := takes_date(name, schema))
-            or (kind := "date" if takes_date_by_tool(name, schema, tool.description) else None)
+            or (
+                kind := "date"
+                if takes_date_by_tool(name, schema, tool.description, _names(tool))
+                else None
+            )
             or (kind := "date-time" if datetime_by_tool(name, schema, tool.description) else None)
         ]
         if not wanted:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from forge_core.guardrails import (
@@ -379,9 +379,32 @@ class Quantities:
                     fraction=fraction,
                 )
                 found = first_found((facts.requests, results), read)
+                if _NUMBERED.search(name):
+                    # `grave_number`: "grave 207" names it, not "207 graves".
+                    found = (
+                        first_found((facts.requests, results), partial(_named, counted)) or found
+                    )
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
                 decide(out, key, found, self.name)
+
+
+# A parameter that holds the number of one thing: `grave_number`, `table_no`.
+_NUMBERED = re.compile(r"(?:^|_)(?:number|no|num|nr)$|[a-z]Number$")
+
+
+def _named(counted: set[str], text: str) -> list[int]:
+    """The numbers `text` writes right after one of the `counted` nouns
+    ("grave 207", "table no. 12")."""
+    return list(
+        dict.fromkeys(
+            int(m.group(2))
+            for m in re.finditer(
+                r"\b([A-Za-z]+)\s+(?:no\.?\s*|number\s+|#\s*)?(\d{1,6})\b(?![.,:/-]\d)", text
+            )
+            if stem(m.group(1).lower()) in counted
+        )
+    )
 
 
 def _object_array(schema: dict[str, Any]) -> bool:

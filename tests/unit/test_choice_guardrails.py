@@ -650,6 +650,8 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
         # The name and a list's punctuation ("service, ").
         "service, ",
         "service/api",
+        "service}, ",
+        "string, name: ",
     ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     assert accepts(grammar, rule, json.dumps("payments-api"))

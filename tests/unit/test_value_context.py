@@ -684,3 +684,27 @@ def test_a_reports_status_takes_what_the_result_labels_status() -> None:
     both = [("get_claim", "status OPEN; latest status ON_HOLD, since Monday.")]
     assert bound_values("latest_status", string, both, "reply") == ["ON_HOLD"]
     assert bound_values("latest_note", string, results, "reply") == []
+
+
+def test_a_things_number_is_the_number_written_after_its_noun() -> None:
+    find = tool("find_grave", "Look up a grave", section=STR, grave_number=INT)
+    f = facts([find], "My husband's grave, section D, grave 207. The stone is 900 mm tall.")
+    assert preferred_values(f).values["find_grave.grave_number"] == [207]
+    seat = tool("swap_seat", "Swap a seat", seat_no=INT)
+    f = facts([seat], "Could I move to seat no. 14 please?")
+    assert preferred_values(f).values["swap_seat.seat_no"] == [14]
+
+
+def test_a_range_end_of_a_tool_that_gives_dates_as_yyyy_mm_dd_is_a_date() -> None:
+    reserve = ToolSpec(
+        "reserve",
+        "Reserve items for a hire period (dates YYYY-MM-DD).",
+        {"type": "object", "properties": {"hire_from": STR, "hire_to": STR, "send_to": STR}},
+    )
+    wf = Workflow("wf", [reserve], terminal_tools=["reserve"])
+    wf.system_prompt = "Today is Saturday 2026-11-28."
+    said = "From Monday 7 December to Sunday 20 December, sent to the stage door."
+    found = preferred_values(TurnFacts(wf, [said], [], [], [])).values
+    assert found["reserve.hire_from"] == ["2026-12-07"]
+    assert found["reserve.hire_to"] == ["2026-12-20"]
+    assert "reserve.send_to" not in found
