@@ -105,12 +105,17 @@ def reports_nothing(output: str) -> bool:
 def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
     """A tool's named properties, nested ones too ("tool.days" for a
     `schedule.days`, and for the objects of an array, `guests[].name`, as
-    the grammar keys them)."""
+    the grammar keys them), and those of anyOf/oneOf/allOf branches."""
     out: list[tuple[str, dict[str, Any]]] = []
 
     def walk(schema: Any, level: int) -> None:
         if not isinstance(schema, dict) or level > 8:
             return
+        for key in ("anyOf", "oneOf", "allOf"):
+            # A branch's properties are the object's too ("deliver" with
+            # an address, "collect" with a branch).
+            for branch in schema.get(key) or ():
+                walk(branch, level + 1)
         for name, sub in (schema.get("properties") or {}).items():
             if isinstance(sub, dict):
                 out.append((name, sub))

@@ -708,3 +708,23 @@ def test_a_range_end_of_a_tool_that_gives_dates_as_yyyy_mm_dd_is_a_date() -> Non
     assert found["reserve.hire_from"] == ["2026-12-07"]
     assert found["reserve.hire_to"] == ["2026-12-20"]
     assert "reserve.send_to" not in found
+
+
+def test_the_properties_of_a_oneof_branch_take_values_too() -> None:
+    handover = {
+        "oneOf": [
+            {"type": "object", "properties": {"method": {"const": "collect"}}},
+            {
+                "type": "object",
+                "properties": {
+                    "method": {"const": "deliver"},
+                    "address": {"type": "object", "properties": {"line1": STR, "floor": INT}},
+                },
+            },
+        ]
+    }
+    rent = tool("rent_harp", "Rent a harp", handover=handover)
+    f = facts([rent], "Deliver it to Flat 3, 14 Elm Row, Edinburgh, on the 3rd floor please.")
+    found = preferred_values(f).values
+    assert found["rent_harp.line1"] == ["Flat 3, 14 Elm Row"]
+    assert found["rent_harp.floor"] == [3]
