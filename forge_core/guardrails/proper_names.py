@@ -48,7 +48,8 @@ _NAMED = frozenset(
 # How the user names themself: "it's Nadia Osei", "this is Anne", "I'm Tom".
 _SELF = re.compile(
     r"\b(?:it'?s|it is|this is|i'?m|i am|my name is|name'?s)\s+"
-    r"((?:Mrs?|Ms|Miss|Dr)\.?\s+)?([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*)",
+    # The name itself case-sensitively: "it's Nell from Marram Grass" is Nell's.
+    r"((?:Mrs?|Ms|Miss|Dr)\.?\s+)?(?-i:([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*))",
     re.IGNORECASE,
 )
 # A `*_name` of these holds a person's name; `dog_name` or `company_name`

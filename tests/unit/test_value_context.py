@@ -728,3 +728,13 @@ def test_the_properties_of_a_oneof_branch_take_values_too() -> None:
     found = preferred_values(f).values
     assert found["rent_harp.line1"] == ["Flat 3, 14 Elm Row"]
     assert found["rent_harp.floor"] == [3]
+
+
+def test_the_users_own_name_stops_at_the_first_lowercase_word() -> None:
+    from forge_core.guardrails.proper_names import own_names
+
+    assert own_names(["Hi, it's Nell from Marram Grass."]) == {"Nell"}
+    find = tool("find_project", "Find an artist's project", artist_name=STR)
+    master = tool("create_job", "Create a mastering job", mix_id=STR)
+    f = facts([find, master], "Hi, it's Nell from Marram Grass. Please master our new mix.")
+    assert preferred_values(f).values["find_project.artist_name"] == ["Marram Grass"]
