@@ -27,7 +27,7 @@ half_hours, next_week_days, described_options, doer_counts, date_form_gap,
 quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
 short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
-paired_range_ends: §32; the value guardrails
+paired_range_ends, contraction_words: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -135,6 +135,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "prose_ids": ("", "_PROSE_NAME", None),
     "numbered_nouns": ("quantities", "_NUMBERED", _NEVER),
     "paired_range_ends": ("dates", "_paired", lambda said, siblings: False),
+    "contraction_words": ("", "_FUNCTION", None),
     "date_form_gap": ("dates", "_ACROSS", re.compile(r"(?!x)x")),
     "quarter_from": (
         "times",
@@ -193,6 +194,12 @@ def _take_out(mechanism: str) -> None:
         from forge_core.backends.llama import pieces
 
         setattr(pieces, "RUNAWAY_STOPS", [])  # noqa: B010 (a patch, not an API)
+        return
+    if mechanism == "contraction_words":
+        from forge_core.guardrails import entries
+
+        kept = entries._FUNCTION - {"s", "d", "t", "m", "ll", "re"}
+        setattr(entries, "_FUNCTION", kept)  # noqa: B010 (a patch, not an API)
         return
     if mechanism == "prose_ids":
         from forge_core import grammar_builder
