@@ -304,7 +304,7 @@ class Builder:
             # unless the conversation has them.
             plain |= placeholders(name, self.tool_name)
             if _PROSE_NAME.search(name) and self.tool_name != RESPOND_TOOL:
-                # A message is no bare id: "EST-26-0447" for `message`; the
+                # A message is no bare id: "QT-31-0092" for `message`; the
                 # respond path answers "what is my id?" with the id alone.
                 ids = {v for v in self.grounded if is_plain(v) and " " not in v}
                 plain |= ids

@@ -1,7 +1,7 @@
 """Entries of a listing by the availability the request asks for: "every
-costume you have in a size 12 that's free" leaves out the one "OUT on hire
-until 2027-01-10"; "each frame you've run out of" keeps only the ones "out
-of stock".
+kayak you have in size M that's free" leaves out the one "booked until
+2031-04-02"; "each filter you've run out of" keeps only the ones "out of
+stock".
 
 Listings state whether each entry can be had (available, in stock, free;
 out of stock, booked, on hire, sold out), and requests say which they

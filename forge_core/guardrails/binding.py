@@ -138,7 +138,7 @@ def bindable(schema: Any) -> str | None:
 
 
 # The last word of a parameter's name that is the label a result writes
-# ("last_status" -> "status").
+# ("current_status" -> "status").
 _HEADS = frozenset("status state stage code outcome result grade rating level".split())
 
 
@@ -161,7 +161,7 @@ def bound_values(
         found.extend(labelled_values(param, output))
     head = name_words(param)[-1:]
     if not found and len(name_words(param)) > 1 and set(head) & _HEADS:
-        # `last_status` where the result says "status REJECTED": the
+        # `current_status` where the result says "status ON_HOLD": the
         # label's head names it when the whole name is not written.
         for _, output in reversed(results):
             found.extend(labelled_values(head[0], output))

@@ -127,8 +127,8 @@ def takes_date_by_tool(
         k in schema for k in ("enum", "format", "pattern", "description")
     )
     form = re.search(rf"\b{re.escape(name)}\b([^.;)]{{0,40}})YYYY-MM-DD", tool_description)
-    # Not across another thing named between: "by surname and the wedding
-    # date (YYYY-MM-DD)" gives the date's form, not the surname's.
+    # Not across another thing named between: "by last name and the birth
+    # date (YYYY-MM-DD)" gives the date's form, not the last name's.
     if plain and form and not _ACROSS.search(form.group(1)):
         # The description gives this parameter's form: "(week_start: that
         # Monday, YYYY-MM-DD)".
@@ -138,7 +138,7 @@ def takes_date_by_tool(
         plain
         and "YYYY-MM-DD" in tool_description.upper()
         # A range's words: `check_in`, `start`, and a range's end of
-        # something (`hire_from`, `valid_until`); not `departure_port`.
+        # something (`rent_from`, `valid_until`); not `departure_port`.
         and bool(said)
         and (
             set(said) <= _STARTS | _ENDS | {"check", "day"}
@@ -148,7 +148,7 @@ def takes_date_by_tool(
 
 
 def _paired(said: list[str], siblings: frozenset[str]) -> bool:
-    """`hire_from` beside `hire_to`: the two ends of one range."""
+    """`rent_from` beside `rent_to`: the two ends of one range."""
     return any(
         len(other := words(n)) == 2 and other[0] == said[0] and other[1] in _RANGE_ENDS - {said[1]}
         for n in siblings
@@ -272,7 +272,7 @@ def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
         settings={
             "PREFER_DATES_FROM": "future",
             "REQUIRE_PARTS": ["day", "month"],
-            # From the base day on: "21 March" read on 21 March is that day.
+            # From the base day on: "9 May" read on 9 May is that day.
             "RELATIVE_BASE": base - timedelta(days=1),
         },
     )
@@ -286,7 +286,7 @@ _WEEKDAY_SAID = re.compile(rf"\b({'|'.join(_WEEKDAY_NAMES)})\b", re.IGNORECASE)
 
 
 def on_its_weekday(span: str, when: datetime) -> datetime:
-    """A date written with its weekday ("Sunday 28th June") in the year
+    """A date written with its weekday ("Friday 9th May") in the year
     nearest the one read where it falls on that day: a past event the
     request dates is last year's or this year's, not next year's."""
     said = _WEEKDAY_SAID.search(span)

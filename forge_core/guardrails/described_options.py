@@ -1,10 +1,10 @@
-"""Options a description lists for a free string: `setting` of "The
-rules for a setting (medical, legal, education)", `priority` described
+"""Options a description lists for a free string: `venue` of "The
+rules for a venue (theatre, arena, club)", `priority` described
 "One of low, normal or high".
 
 Integrators often list a parameter's values in prose instead of an
 `enum`. A small model then copies the whole list into the value
-("medical, legal, education") or writes something else. A string
+("theatre, arena, club") or writes something else. A string
 parameter without an enum whose own description lists three or more short
 options (in parentheses, after "one of" or "values:", or as the whole
 description), or whose tool's description lists them right after the
@@ -98,7 +98,7 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
     said = words(name)
     if lists or not said:
         return []
-    # The name's last word, then the list: "for a setting (a, b, c)".
+    # The name's last word, then the list: "for a venue (a, b, c)".
     label = re.escape(said[-1])
     near = re.compile(rf"\b{label}s?\b(?:\s*:)?[^.;()]{{0,12}}?(?=\(|\bone of\b)", re.I)
     found = []
@@ -111,8 +111,8 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
 
 def sibling_members(name: str, schema: dict[str, Any], tools: list[ToolSpec]) -> list[Any]:
     """The enum another tool gives a parameter of the same name, for a
-    string without one: `inspection_type` of a slot search takes the
-    members the booking tool lists for its `inspection_type`; [] where no
+    string without one: `service_level` of a quote takes the
+    members the booking tool lists for its `service_level`; [] where no
     other tool, or tools that disagree, give one."""
     if schema.get("type") != "string" or "enum" in schema or "format" in schema:
         return []

@@ -18,8 +18,8 @@ what the request says ("five kilos" and then "the organic one";
 a quantity with a unit matches however it is written: "5 kg"). A word
 the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
-not meant; nor is one whose availability ("OUT on hire") is not the one the
-request asks for ("that's free"; availability.py). Before words, a clock
+not meant; nor is one whose availability ("sold out") is not the one the
+request asks for ("still free"; availability.py). Before words, a clock
 time the request states picks the entries that write it ("the half past
 two tour": "14:30 tour T-2"). The request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
@@ -115,13 +115,13 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     return (said | _day_parts(entry) | sizes | labelled_numbers(entry)) - _negated_words(entry)
 
 
-# "size 12", "deck 3", "row no. 5": a number its word names.
+# "size 9", "deck 3", "row no. 5": a number its word names.
 _LABELLED_NUMBER = re.compile(r"\b([A-Za-z]{3,})\s+(?:no\.?\s*)?(\d{1,4})(?![\w:.,/-]\d|\w)")
 
 
 def labelled_numbers(text: str) -> set[str]:
     """The numbers `text` writes right after a word that names them, as
-    "size 12": what tells a size 12 entry from a size 14 one."""
+    "size 9": what tells a size 9 entry from a size 10 one."""
     return {
         f"{stem(word)} {number}"
         for word, number in _LABELLED_NUMBER.findall(text)
@@ -164,7 +164,7 @@ _FUNCTION = frozenset(
             "the an so is it its my me we our you your i ve of at for with by be are was "
             "this that from to and or as please can could would will just"
         ),
-        # What contractions leave ("that's", "we'd", "maid's"): no word of an entry.
+        # What contractions leave ("that's", "we'd", "owner's"): no word of an entry.
         *("s", "d", "t", "m", "ll", "re"),
     )
 )
@@ -182,7 +182,7 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     # "a" is the article unless a capital A stands alone ("lift A").
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
-    # "five kilos" describes the entry "5 kg"; "a size 12" the entry "size 12".
+    # "five kilos" describes the entry "5 kg"; "a size 9" the entry "size 9".
     every |= {m for text in requests for m in measures(text) | labelled_numbers(text)}
     out: list[set[str]] = []
     if topic:
@@ -238,7 +238,7 @@ _EXCLUDING = re.compile(
     r"not including)\s+(?:the\s+|my\s+|our\s+|that\s+)?"
     # "leave the rent as it is", "keep my gym": what stays as it is.
     r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+"
-    # "Strictly Victorian, no Edwardian": a name said no to.
+    # "Oak only, no Pine": a name said no to.
     r"|(?-i:\b(?:[Nn]o|[Nn]ot)\s+(?=[A-Z])))"
     r"((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
@@ -285,7 +285,7 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
 
 def _own_entries(values: list[str], texts: list[str]) -> dict[str, str]:
     """Each value's own entry: the coarsest part of a text that holds it
-    and no other value ("CST-2: dress, size 12, OUT on hire")."""
+    and no other value ("KY-2: kayak, size M, booked")."""
     out: dict[str, str] = {}
     for text in texts:
         for parts in levels(text):

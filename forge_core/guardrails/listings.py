@@ -33,7 +33,7 @@ def listing(text: str, names: set[str]) -> list[str]:
     """The largest group (two or more) of same-shaped ids in `text`."""
     groups: dict[str, list[str]] = {}
     for value in extract_candidates([text], names):
-        # "a size 12 ... to Sunday 20 December": short bare numbers are no
+        # "a size 9 ... to Friday 16 May": short bare numbers are no
         # list of ids.
         if (
             any(c.isdigit() for c in value)

@@ -142,7 +142,7 @@ _PHONE_LABEL = re.compile(
 
 
 def labelled_phones(text: str) -> set[str]:
-    """The phone numbers `text` says are phones ("my mobile is 07700 900274"),
+    """The phone numbers `text` says are phones ("my mobile is 0161 496 0000"),
     as written and with their digits alone: no id of another kind."""
     out: set[str] = set()
     for m in _WRITTEN.finditer(text):

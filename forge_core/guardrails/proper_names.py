@@ -48,7 +48,7 @@ _NAMED = frozenset(
 # How the user names themself: "it's Nadia Osei", "this is Anne", "I'm Tom".
 _SELF = re.compile(
     r"\b(?:it'?s|it is|this is|i'?m|i am|my name is|name'?s)\s+"
-    # The name itself case-sensitively: "it's Nell from Marram Grass" is Nell's.
+    # The name itself case-sensitively: "it's Ada from Blue Kestrel" is Ada's.
     r"((?:Mrs?|Ms|Miss|Dr)\.?\s+)?(?-i:([A-Z][a-z]+(?:[ -][A-Z][a-z]+)*))",
     re.IGNORECASE,
 )
@@ -108,7 +108,7 @@ _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
 _UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
 _LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
 _WORD = f"[{_UPPER}][{_LOWER}]+"
-# "St Mary's Church": a possessive inside a run belongs to the name.
+# "St Anne's Hall": a possessive inside a run belongs to the name.
 _NAME = re.compile(
     rf"(?<![\w]){_WORD}(?:'s(?= {_WORD}))?(?:[ -]{_WORD}(?:'s(?= {_WORD}))?)*(?![\w])"
 )
@@ -121,7 +121,7 @@ def names_in(text: str) -> list[str]:
     """Runs of capitalised words that do not start a sentence, nor name a
     street."""
     starts = {m.end() for m in _SENTENCE.finditer(text)}
-    # A street's name ("17 Cotham Vale") is an address, not a person's.
+    # A street's name ("8 Larch Vale") is an address, not a person's.
     streets = [m.span() for m in STREET.finditer(text)]
     out = []
     for m in _NAME.finditer(text):
@@ -134,7 +134,7 @@ def names_in(text: str) -> list[str]:
             # not ("Give Ines Varga ..."): both, the whole run first.
             rest = span.split(" ", 1)
             spans = [span, rest[1]] if len(rest) == 2 else []
-        # "It's Priya": a contraction, not a possessive of the name.
+        # "It's Omar": a contraction, not a possessive of the name.
         spans = [_CONTRACTION.sub("", s) for s in spans]
         out += [s for s in spans if s and s != "I" and s.lower() not in _CALENDAR]
     return list(dict.fromkeys(out))

@@ -340,7 +340,7 @@ class _Conversation:
         # "9 Elm Close": 9 is a house's number, no meter's or client's id.
         houses = self.house_numbers(not set(words(param)) & _PLACE_WORDS)
         if not set(words(param)) & PHONE_WORDS:
-            # "my mobile is 07700 900274": a phone, in whole or in part.
+            # "my mobile is 0161 496 0000": a phone, in whole or in part.
             houses = houses | {p for t in self.texts[: self.requests] for p in labelled_phones(t)}
         kind = [
             v

@@ -180,8 +180,8 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     if not families and {stem(w) for w in name_words} & _MONEY:
         families = set(_CURRENCIES)
     counted = {stem(w) for w in name_words if w not in GENERIC and len(w) > 2}
-    # `riders`, `paddlers`: an integer count of people who do something,
-    # which "the five of us" gives.
+    # `riders`, `climbers`: an integer count of people who do something,
+    # which "the four of us" gives.
     doers = schema.get("type") == "integer" and bool(_DOERS.fullmatch(name.lower()))
     if counted & _PEOPLE or doers:
         counted |= _PEOPLE
@@ -242,7 +242,7 @@ def spoken_fractions(text: str) -> str:
     return _ONE_AND_HALF.sub(r"1.5 \1", text)
 
 
-# "minus fourteen", "negative 3": a sign, not a subtraction ("30 minus 10").
+# "minus twelve", "negative 3": a sign, not a subtraction ("30 minus 10").
 _SPOKEN_MINUS = re.compile(r"(?<!\d)(?<!\d )\b(?:minus|negative)\s+(?=\d)", re.IGNORECASE)
 # "for the next fortnight", "once a fortnight": one, as text2num leaves it.
 _ONE_FORTNIGHT = re.compile(r"\b(?:a|the next|the coming|next)\s+fortnight\b", re.IGNORECASE)
@@ -380,7 +380,7 @@ class Quantities:
                 )
                 found = first_found((facts.requests, results), read)
                 if _NUMBERED.search(name):
-                    # `grave_number`: "grave 207" names it, not "207 graves".
+                    # `locker_number`: "locker 31" names it, not "31 lockers".
                     found = (
                         first_found((facts.requests, results), partial(_named, counted)) or found
                     )
@@ -389,13 +389,13 @@ class Quantities:
                 decide(out, key, found, self.name)
 
 
-# A parameter that holds the number of one thing: `grave_number`, `table_no`.
+# A parameter that holds the number of one thing: `locker_number`, `table_no`.
 _NUMBERED = re.compile(r"(?:^|_)(?:number|no|num|nr)$|[a-z]Number$")
 
 
 def _named(counted: set[str], text: str) -> list[int]:
     """The numbers `text` writes right after one of the `counted` nouns
-    ("grave 207", "table no. 12")."""
+    ("locker 31", "table no. 12")."""
     return list(
         dict.fromkeys(
             int(m.group(2))

@@ -39,12 +39,12 @@ _RELATIVE = re.compile(
     # "the Friday after", "the following Friday": after the date before it.
     rf"|the\s+(?:(?P<then>{_DAY})\s+after\b(?!\s+(?:next|tomorrow))(?:\s+that\b)?"
     rf"|following\s+(?P<then2>{_DAY})\b)"
-    # "Thursday next week", "next week's Thursday": that day of the week
-    # after this one; "Monday week": a week on from the coming Monday.
+    # "Friday next week", "next week's Friday": that day of the week
+    # after this one; "Wednesday week": a week on from the coming Wednesday.
     rf"|(?:on\s+)?(?P<nextweek>{_DAY})\s+(?:of\s+)?next\s+week\b"
     rf"|next\s+week(?:'s)?,?\s+(?:on\s+)?(?P<nextweek2>{_DAY})\b"
     rf"|(?:on\s+|this\s+)?(?P<dayweek>{_DAY})\s+week\b"
-    # Not "Saturday, the 2 o'clock one": a time, not the 2nd.
+    # Not "Sunday, the 3 o'clock one": a time, not the 3rd.
     rf"|(?P<wd>{_DAY}),?\s+(?:the\s+)?(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"{_NOT_A_TIME}"
     rf"(?!,?\s+(?:of\s+)?(?:{_MONTHS})\b)"
@@ -163,8 +163,8 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
 
 
 def _week_on(m: re.Match[str], today: date) -> date | None:
-    """ "Thursday next week": that day of the week after this one; "Monday
-    week": a week on from the coming Monday (from today, said on a Monday)."""
+    """ "Friday next week": that day of the week after this one; "Wednesday
+    week": a week on from the coming Wednesday (from today, said on one)."""
     if nextweek := m.group("nextweek") or m.group("nextweek2"):
         monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
         return monday + timedelta(days=_WEEKDAYS[nextweek.lower()])

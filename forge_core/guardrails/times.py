@@ -6,7 +6,7 @@ result's opening hours). A string parameter that takes a time of day
 (`format: time`, a description that says HH:MM or 24-hour, a pattern
 clock times fit, a name that ends in `time` or says `24h`) takes the times the request writes (the
 results' when it writes none): digits with a colon or a dot, with am/pm or
-a part of the day ("in the evening"), "half past", "half two" (2:30),
+a part of the day ("in the evening"), "half past", "half four" (4:30),
 "quarter past/to", "o'clock",
 numbers in words read with text2num. Written as HH:MM, or HH:MM:SS where
 the schema's format or pattern wants seconds. Of a range ("from 08:00 to
@@ -48,11 +48,11 @@ _HOUR = re.compile(
 )
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
 # "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE), "from quarter to
-# four" is not.
+# five" is not.
 _TO = re.compile(
     rf"\b(?:a )?(?P<q>quarter|(?<!from )(?<!between )\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
 )
-# "half two" (British: 2:30), read as "half past two"; not "half 2 kilos",
+# "half four" (British: 4:30), read as "half past four"; not "half 2 kilos",
 # nor "half past"/"half an hour".
 _HALF_HOUR = re.compile(
     rf"\bhalf (?P<h>\d{{1,2}})(?![\d.:])(?:{_LATER}|{_EARLIER}|(?=\s*(?:$|[.,;!?)]|on\b|"
@@ -93,7 +93,7 @@ def takes_time(name: str, schema: dict[str, Any]) -> bool:
     if "HH:MM" in described or "24-HOUR" in described or "24H" in described:
         return "YYYY" not in described
     if "pattern" in schema and text_fits(schema, "09:30") and text_fits(schema, "17:45"):
-        # `arrive_after` with a pattern of clock times.
+        # `ready_by` with a pattern of clock times.
         return not text_fits(schema, "0930")
     # `time`, `pickup_time`, `time_24h`; not `time_zone` or `timeout`.
     said = [w for w in words(name) if not w.isdigit() and w != "h"]
