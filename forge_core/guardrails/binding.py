@@ -140,6 +140,10 @@ def bindable(schema: Any) -> str | None:
 # The last word of a parameter's name that is the label a result writes
 # ("current_status" -> "status").
 _HEADS = frozenset("status state stage code outcome result grade rating level".split())
+# A unit a parameter's name ends in (`balance_eur`, `weight_kg`).
+_UNITS = frozenset(
+    "gbp eur usd chf jpy aud cad pct percent kg g km m cm mm mins minutes hours days".split()
+)
 
 
 def bound_values(
@@ -159,12 +163,21 @@ def bound_values(
     found: list[str] = []
     for _, output in reversed(results):
         found.extend(labelled_values(param, output))
-    head = name_words(param)[-1:]
-    if not found and len(name_words(param)) > 1 and set(head) & _HEADS:
+    said = name_words(param)
+    if not found and len(said) > 1 and said[-1] in _UNITS:
+        # `balance_eur` where the result says "balance 90.00 EUR": the
+        # unit is the value's, not the label's.
+        unit = re.compile(rf"([-+]?[\d,]*\d(?:\.\d+)?)\s*{said[-1]}\b", re.IGNORECASE)
+        for _, output in reversed(results):
+            for value in labelled_values("_".join(said[:-1]), output):
+                # The number the unit follows, not the rest of the clause.
+                if (measured := unit.match(value)) is not None:
+                    found.append(measured.group(1))
+    if not found and len(said) > 1 and said[-1] in _HEADS:
         # `current_status` where the result says "status ON_HOLD": the
         # label's head names it when the whole name is not written.
         for _, output in reversed(results):
-            found.extend(labelled_values(head[0], output))
+            found.extend(labelled_values(said[-1], output))
     if labels_only and not found:
         return []
     if not found:

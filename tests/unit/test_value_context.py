@@ -738,3 +738,13 @@ def test_the_users_own_name_stops_at_the_first_lowercase_word() -> None:
     master = tool("create_job", "Create a mastering job", mix_id=STR)
     f = facts([find, master], "Hi, it's Nell from Marram Grass. Please master our new mix.")
     assert preferred_values(f).values["find_project.artist_name"] == ["Marram Grass"]
+
+
+def test_a_reports_amount_named_with_its_unit_takes_the_labelled_amount() -> None:
+    from forge_core.guardrails.binding import bound_values
+
+    account = "O-1: price 640.00 EUR; deposit 160.00 EUR paid; balance 480.00 EUR due 2031-06-02."
+    number = {"type": "number"}
+    assert bound_values("balance_eur", number, [("get_account", account)], "reply") == [480.0]
+    # Another unit than the one the name says: no label binds it.
+    assert bound_values("balance_usd", number, [("get_account", account)], "reply") == []
