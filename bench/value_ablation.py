@@ -27,7 +27,8 @@ half_hours, next_week_days, described_options, doer_counts, date_form_gap,
 quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
 short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
-paired_range_ends, contraction_words, unit_labels: §32; the value guardrails
+paired_range_ends, contraction_words, unit_labels,
+label_narrows: §32; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -133,6 +134,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
     "label_heads": ("binding", "_HEADS", frozenset()),
     "unit_labels": ("binding", "_UNITS", frozenset()),
+    "label_narrows": ("", "narrowed", None),
     "prose_ids": ("", "_PROSE_NAME", None),
     "numbered_nouns": ("quantities", "_NUMBERED", _NEVER),
     "paired_range_ends": ("dates", "_paired", lambda said, siblings: False),
@@ -201,6 +203,11 @@ def _take_out(mechanism: str) -> None:
 
         kept = entries._FUNCTION - {"s", "d", "t", "m", "ll", "re"}
         setattr(entries, "_FUNCTION", kept)  # noqa: B010 (a patch, not an API)
+        return
+    if mechanism == "label_narrows":
+        from forge_core import grammar_builder
+
+        setattr(grammar_builder, "narrowed", lambda fits, bound: fits)  # noqa: B010 (a patch)
         return
     if mechanism == "prose_ids":
         from forge_core import grammar_builder

@@ -104,6 +104,14 @@ def configured(
     return builder
 
 
+def narrowed(fits: list[Any], bound: list[Any] | None) -> list[Any]:
+    """The evidence's values a report parameter's result label also gives
+    ("balance 360.00 EUR" among every EUR amount the results write); all
+    of them where the label gives none of them."""
+    kept = [v for v in fits if bound and v in bound]
+    return kept or fits
+
+
 def _class_char(c: str) -> str:
     code = ord(c)
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
@@ -511,6 +519,7 @@ class Builder:
             for v in self.preferred[key]
             if admits(schema, v) and not (isinstance(v, str) and v in (excluded or ()))
         ]
+        fits = narrowed(fits, self.bound.get(key))
         return self.rule(hint, " | ".join(literal(v) for v in fits)) if fits else None
 
     def ordered_selection(self, listing: list[str], hint: str) -> str:

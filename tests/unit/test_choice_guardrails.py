@@ -676,6 +676,26 @@ def test_a_message_for_a_person_is_no_bare_id() -> None:
     assert accepts(grammar, "respond-args-message", json.dumps("EST-26-0447"))
 
 
+def test_a_result_label_narrows_the_evidence_for_a_report() -> None:
+    """Every EUR amount the results write is evidence for `balance_eur`;
+    the one the result labels "balance" is the answer, where it is one."""
+    reply = ToolSpec(
+        "reply",
+        "Reply with the balance",
+        {"type": "object", "properties": {"balance_eur": {"type": "number"}}},
+    )
+    preferred = {"reply.balance_eur": [640, 160, 480]}
+    grammar = build_grammar(
+        [reply], preferred_values=preferred, bound={"reply.balance_eur": [480.0]}
+    )
+    assert grammar is not None
+    rule = "reply-args-balance-eur"
+    assert accepts(grammar, rule, "480") and not accepts(grammar, rule, "160")
+    # A label that gives none of them narrows nothing.
+    other = build_grammar([reply], preferred_values=preferred, bound={"reply.balance_eur": [7.0]})
+    assert other is not None and accepts(other, rule, "160")
+
+
 def test_the_workflow_name_joined_to_a_name_is_not_an_answer() -> None:
     """`chat_message`: the OpenAI endpoint's ad-hoc workflow name and the
     respond tool's parameter, which the 270M model wrote as its answer."""
