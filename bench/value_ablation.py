@@ -28,7 +28,7 @@ quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
 short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
 paired_range_ends, contraction_words, unit_labels,
-label_narrows: §32; the value guardrails
+label_narrows: §32; shunned_markup: §33; the value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -129,6 +129,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "sibling_members": ("mentions", "sibling_members", lambda name, schema, tools: []),
     "stated_today_base": ("dates", "stated_today", lambda system_prompt: None),
     "availability": ("entries", "by_availability", lambda values, entries, requests: values),
+    "shunned_markup": ("free_strings", "MARKUP", ""),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
@@ -192,6 +193,13 @@ def _take_out(mechanism: str) -> None:
         from forge_core.guardrails import provenance
 
         provenance._Conversation.requested = _all_requested  # type: ignore[method-assign]
+        return
+    if mechanism == "labelled_phones":
+        # The preference (provenance) and the grammar's grounded pool.
+        from forge_core.guardrails import id_grounding, provenance
+
+        for module in (id_grounding, provenance):
+            setattr(module, "labelled_phones", lambda text: set())  # noqa: B010 (a patch)
         return
     if mechanism == "runaway_stops":
         from forge_core.backends.llama import pieces

@@ -89,6 +89,8 @@ def build_grammar(
     preferred_values: dict[str, list[Any]] | None = None,
     preferred_items: dict[str, list[str]] | None = None,
     workflow_name: str = "",
+    shunned_chars: str = "",
+    phones: list[str] | None = None,
 ) -> str | None:
     """GBNF admitting one `{"tool": name, "args": {...}}` call (or an array of
     them when `parallel`), or None when a schema needs the JSON-Schema path.
@@ -109,7 +111,8 @@ def build_grammar(
     parameter's noun, the only values that free string then takes, and
     `shaped_values` ("tool.param" -> values) the ones shaped like its schema
     example, which come first. `workflow_name`, which the prompt shows, is
-    a placeholder too (a free string is never it).
+    a placeholder too (a free string is never it). No free string writes
+    `shunned_chars`; only a phone's parameter takes `phones` when grounded.
     """
     builder = configured(
         bound=bound,
@@ -124,6 +127,8 @@ def build_grammar(
         grounded_labels=grounded_labels,
         preferred_values=preferred_values,
         preferred_items=preferred_items,
+        shunned_chars=shunned_chars,
+        phones=phones,
     )
     try:
         calls = []

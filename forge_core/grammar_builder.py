@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from forge_core.guardrails.grounding import emails_only, is_email, is_grounded, is_identifier_like
+from forge_core.guardrails.phones import takes_phone
 from forge_core.schema_rules import (
     ALWAYS_VALIDATED,
     MAX_STRING,
@@ -85,8 +86,12 @@ def configured(
     grounded_labels: dict[str, list[str]] | None,
     preferred_values: dict[str, list[Any]] | None = None,
     preferred_items: dict[str, list[str]] | None = None,
+    shunned_chars: str = "",
+    phones: list[str] | None = None,
 ) -> Builder:
     builder = Builder()
+    builder.shun(shunned_chars)
+    builder.phones = set(phones or ())
     builder.preferred = preferred_values or {}
     builder.preferred_items = preferred_items or {}
     builder.bound = bound or {}
@@ -121,7 +126,7 @@ def _class_char(c: str) -> str:
 # (the rules it added, name -> body; the name it returned).
 EXCLUDING_KEPT = 512
 _EXCLUDING: OrderedDict[
-    tuple[frozenset[str], frozenset[str], int, int, str], tuple[list[tuple[str, str]], str]
+    tuple[frozenset[str], frozenset[str], int, int, str, str], tuple[list[tuple[str, str]], str]
 ] = OrderedDict()
 _EXCLUDING_LOCK = threading.Lock()
 
@@ -154,6 +159,17 @@ class Builder:
         self._made: list[tuple[str, str]] | None = None
         # (name, body) of `char-upto-1`, `char-upto-2`, ...: see `chars`.
         self._upto: list[tuple[str, str]] = []
+        self.shunned = ""
+        self.phones: set[str] = set()
+
+    def shun(self, chars: str) -> None:
+        """No free string writes `chars` (for example `<`, where the
+        conversation shows no markup, so a base model's `</h4>` or a chat
+        token's `<|im_end|>` cannot end up in a message)."""
+        self.shunned = "".join(sorted(set(chars)))
+        extra = "".join(_class_char(c) for c in self.shunned)
+        for name in ("char", "lead"):
+            self.rules[name] = self.rules[name].replace("\\x7F", f"\\x7F{extra}", 1)
 
     def rule(self, hint: str, body: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9-]+", "-", hint).strip("-") or "r"
@@ -286,6 +302,9 @@ class Builder:
             everything = self.grounded
             if is_email(name, schema):
                 everything = emails_only(everything)
+            if self.phones and not takes_phone(name, schema):
+                # "my mobile is 07700 900274": no course code, in whole or part.
+                everything = [v for v in everything if v not in self.phones]
             seen = []
             for pool in (
                 self.formats.get(f"{self.tool_name}.{name}"),
@@ -391,7 +410,7 @@ class Builder:
         of Python each time), so they are kept (`_EXCLUDING`) and put back
         under the names they had, unless a name now holds another rule.
         """
-        key = (frozenset(values), frozenset(banned), low, high, hint)
+        key = (frozenset(values), frozenset(banned), low, high, hint, self.shunned)
         with _EXCLUDING_LOCK:
             kept = _EXCLUDING.get(key)
             if kept is not None:
@@ -442,7 +461,8 @@ class Builder:
                 rest_low, rest_high = max(0, low - depth - 1), high - depth - 1
                 # The first character is a `lead` (see _BASE_RULES).
                 other = "".join(
-                    _class_char(c) for c in kids + ([" ", ",", "}"] if not depth else [])
+                    _class_char(c)
+                    for c in kids + ([" ", ",", "}"] if not depth else []) + list(self.shunned)
                 )
                 escape = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
                 first = f'([^"\\\\\\x7F\\x00-\\x1F{other}] | {escape})'

@@ -193,6 +193,8 @@ def piece_grammars(
     preferred_values: dict[str, list[Any]] | None = None,
     preferred_items: dict[str, list[str]] | None = None,
     workflow_name: str = "",
+    shunned_chars: str = "",
+    phones: list[str] | None = None,
 ) -> PieceGrammars:
     """The piece grammars for one turn; the arguments mean what they mean
     for `build_grammar`."""
@@ -209,5 +211,7 @@ def piece_grammars(
         grounded_labels=grounded_labels,
         preferred_values=preferred_values,
         preferred_items=preferred_items,
+        shunned_chars=shunned_chars,
+        phones=phones,
     )
     return PieceGrammars(builder, max_tokens, excluded or [])

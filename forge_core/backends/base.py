@@ -57,6 +57,9 @@ class ChatRequest:
     # "tool.param" -> the only values that parameter now takes: the tool
     # rejected a value for its format, and these are it in that format.
     grounded_formats: dict[str, list[str]] = field(default_factory=dict)
+    # The phone numbers the request labels as phones ("my mobile is ..."):
+    # no grounded parameter but a phone's takes them (phones.labelled_phones).
+    phone_values: list[str] = field(default_factory=list)
     # Parameter name -> the candidates the conversation labels as its kind
     # ("Order Q-58" for order_id): that parameter prefers them.
     grounded_labels: dict[str, list[str]] = field(default_factory=dict)
@@ -93,6 +96,9 @@ class ChatRequest:
     # "tool.param" -> the value guardrail that decided its preferred values
     # or items (tracing shows it; the backends do not read it).
     preferred_reasons: dict[str, str] = field(default_factory=dict)
+    # Characters no free string of the turn writes: markup the conversation
+    # never shows (guardrails/free_strings.py, `shunned_chars`).
+    shunned_chars: str = ""
 
 
 @dataclass

@@ -5,11 +5,15 @@ schema example, else the values the conversation calls by the parameter's
 noun (value_pools.py, `ValuePools.offer`), minus failed ones and those the
 tool already took; a tool with none left is not offered, and while a
 refused terminal call's missing values are still offered the terminal
-tools wait. Switch: `grounding`.
+tools wait. And no free string writes markup the conversation never shows
+(`shunned_chars`): a base model closes a decline's reason with `</h4>` or
+runs on into a chat token, `<|im_end|>`. Switch: `grounding`.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from forge_core.guardrails.protocol import BaseGuardrail, narrowed
@@ -19,6 +23,18 @@ if TYPE_CHECKING:
     from forge_core.messages import ToolCallInfo
     from forge_core.run_state import RunState
     from forge_core.tool_execution import ToolOutcome
+    from forge_core.workflow import Workflow
+
+# Characters of markup: a value has them only where the conversation does.
+MARKUP = "<>"
+
+
+def shunned_chars(wf: Workflow, texts: Iterable[str]) -> str:
+    """The characters of MARKUP that neither the workflow (its system
+    prompt, tools and schemas) nor the conversation's `texts` have."""
+    seen = [wf.system_prompt, *texts]
+    seen += [f"{t.description} {json.dumps(t.parameters)}" for t in wf.tools]
+    return "".join(c for c in MARKUP if not any(c in text for text in seen))
 
 
 class FreeStrings(BaseGuardrail):
@@ -29,6 +45,7 @@ class FreeStrings(BaseGuardrail):
         if not state.opts.grounding:
             return
         texts = state.grounding_texts()
+        request.shunned_chars = shunned_chars(state.wf, texts)
         users = set(state.user_texts())
         offer = state.pools.offer(
             [t for t in texts if t in users],

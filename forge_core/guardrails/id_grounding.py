@@ -4,7 +4,8 @@ Under a grammar, a parameter named like an id (or marked
 "x-forge-grounded") takes only values seen in the user's messages and tool
 results (grounding.py finds them): first what a failed call's error showed
 the format to be, a parameter's own labelled values ("Order Q-58" for
-order_id) before the rest. A schema example the conversation lacks is not
+order_id) before the rest; a number the request calls a phone only for a
+phone's parameter. A schema example the conversation lacks is not
 a value, and extra calls of a batch that only recombine the request's
 numbers are dropped (value_pools.py). Switch: `grounding`.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from forge_core.guardrails.grounding import extract_candidates, labelled
+from forge_core.guardrails.phones import labelled_phones
 from forge_core.guardrails.protocol import BaseGuardrail
 from forge_core.guardrails.value_pools import recombined_calls, unseen_examples
 
@@ -39,6 +41,7 @@ class Grounding(BaseGuardrail):
         request.grounded_values = grounded_values(state, seen)
         request.grounded_formats = grounded_formats(state)
         request.grounded_labels = grounded_labels(state, texts, seen)
+        request.phone_values = sorted({p for t in state.user_texts() for p in labelled_phones(t)})
         request.unseen_examples = unseen_examples(state.wf, texts)
 
     def filter_calls(self, state: RunState, calls: list[ToolCall]) -> list[ToolCall]:

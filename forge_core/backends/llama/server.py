@@ -677,6 +677,8 @@ def _value_pools(request: ChatRequest) -> dict[str, Any]:
         "preferred_values": request.preferred_values,
         "preferred_items": request.preferred_items,
         "workflow_name": request.workflow_name,
+        "shunned_chars": request.shunned_chars,
+        "phones": request.phone_values,
     }
 
 
