@@ -7,8 +7,9 @@ Listings state whether each entry can be had (available, in stock, free;
 out of stock, booked, on hire, sold out), and requests say which they
 want, in words the entries do not share ("free" for "available", "run out
 of" for "out of stock"), so `entries.described` cannot match them by
-their words. A clause that negates what it names flips it ("nothing
-that's in stock"). Where the request asks for one state only, the values
+their words. A negation a few words before the state flips it ("nothing
+that's in stock"), not one that negates something else ("I don't mind
+which one, as long as it's free"). Where the request asks for one state only, the values
 whose entry states the other are left out; all of them where that would
 leave none.
 """
@@ -49,6 +50,21 @@ _STATES = (
     (AVAILABLE, re.compile(r"\b(?:available|in stock|free|vacant|unoccupied)\b", re.I)),
 )
 _NEGATION = re.compile(r"\b(?:no|not|nothing|none|never|without|don't|do not)\b", re.I)
+# Negations that negate no state: "I don't mind which one that's free".
+_NO_NEGATION = re.compile(
+    r"\b(?:(?:don't|do not|doesn't|does not|wouldn't) (?:mind|care)|no matter|not sure"
+    r"|never mind|not fussy)\b",
+    re.IGNORECASE,
+)
+# How many words before a state a negation reaches ("nothing that's in
+# stock", "none of them booked").
+_NEGATION_REACH = 6
+
+
+def _negated(before: str) -> bool:
+    """Whether the words right before a state negate it."""
+    near = " ".join(_NO_NEGATION.sub(" ", before).split()[-_NEGATION_REACH:])
+    return bool(_NEGATION.search(near))
 
 
 def wanted_state(requests: list[str]) -> str | None:
@@ -58,7 +74,7 @@ def wanted_state(requests: list[str]) -> str | None:
         for clause in clauses(text):
             for state, pattern in _WANTS.items():
                 for m in pattern.finditer(clause):
-                    negated = bool(_NEGATION.search(clause[: m.start()]))
+                    negated = _negated(clause[: m.start()])
                     if negated and state == AVAILABLE and m.group(0).lower().startswith("not "):
                         negated = False  # "not booked" is the phrase itself
                     wanted.add((GONE if state == AVAILABLE else AVAILABLE) if negated else state)

@@ -24,6 +24,13 @@ def test_the_request_asks_for_one_availability_or_none() -> None:
     assert wanted_state(["Back-order each one you've run out of."]) == GONE
     # A negated clause flips what it names.
     assert wanted_state(["The ones you've run out of; nothing that's in stock."]) == GONE
+    assert wanted_state(["Don't give me anything that's sold out."]) == AVAILABLE
+    # Not one that negates something else, nor one far from the state.
+    assert wanted_state(["I don't mind which drill, as long as it's free."]) == AVAILABLE
+    assert wanted_state(["I don't mind which one that's free."]) == AVAILABLE
+    assert wanted_state(["No rush at all for the ladder we talked about, any that's free."]) == (
+        AVAILABLE
+    )
     assert wanted_state(["Feel free to call, and a gluten-free cake."]) is None
     assert wanted_state(["Any drill in stock, or one that's sold out if needed."]) is None
 
