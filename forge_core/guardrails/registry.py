@@ -4,7 +4,7 @@ Phone numbers the request writes come first, in the form the schema or an
 error asks for (phones.py). An error that names the value beats everything
 else: the tool said what it wants. Then what the request states (booleans,
 quantities with units, dates, clock times, enum members, which also read
-results for reports), codes the user wrote (postcodes, plates), web
+results for reports, and codes a description defines), codes the user wrote (postcodes, plates), web
 domains and countries' codes, then ids by their labels, names shaped like
 the schema's example, files and their edits, the names the user wrote,
 then lists by their listing.
@@ -19,6 +19,7 @@ from forge_core.guardrails.dates import Dates
 from forge_core.guardrails.edits import FileEdits
 from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
+from forge_core.guardrails.legends import LegendCodes
 from forge_core.guardrails.listings import Listings
 from forge_core.guardrails.mentions import EnumMentions
 from forge_core.guardrails.phones import PhoneNumbers
@@ -38,6 +39,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     Dates(),
     ClockTimes(),
     EnumMentions(),
+    LegendCodes(),
     WrittenCodes(),
     Addresses(),
     IdentifierProvenance(),
