@@ -466,15 +466,16 @@ def placeholder_prefixes(param: str, tool: str) -> set[str]:
     """Starts of values built from the schema's names ("city_name_id", "decline(reason)",
     "find_hotels.hotel_id", "book_hotel1", "service1", "string: 1"): a name
     and a separator or a digit, the tool's whole name when it is a
-    compound ("book_hotel"), or a JSON type's name and a colon."""
+    compound ("book_hotel"), or a JSON type's name and a colon or bracket."""
     seps = ("_", ".", " ", ":", "-", "(", ")", "{", "}", "[", "]", "=", ",", ";", "/", "'")
     seps = (*seps, *"0123456789")
     prefixes = {f"{name}{sep}" for name in (param, tool) for sep in seps}
-    # A type's name as a label ("string: 1"): the schema's words, no value.
+    # A type's name as a label ("string: 1") or in a structure the model
+    # makes up ("string}, 'string': ..."): the schema's words, no value.
     prefixes |= {
         f"{kind}{sep}"
         for kind in ("string", "str", "integer", "number", "text")
-        for sep in (":", " (", "(", ",", " ,")
+        for sep in (":", " (", "(", ",", " ,", "}", "]", ")", "'", "{", "[")
     }
     prefixes |= set(_FORMAT_PREFIXES)
     if any(sep in tool for sep in "_-."):

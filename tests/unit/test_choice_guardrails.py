@@ -652,6 +652,10 @@ def test_placeholders_from_the_schema_are_not_values_under_grounding() -> None:
         "service/api",
         "service}, ",
         "string, name: ",
+        # A type's name in a structure the model makes up.
+        "string}, 'string': 'string'}",
+        "string'",
+        "integer]",
     ):
         assert not accepts(grammar, rule, json.dumps(junk)), junk
     assert accepts(grammar, rule, json.dumps("payments-api"))
