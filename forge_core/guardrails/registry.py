@@ -7,7 +7,8 @@ quantities with units, dates, clock times, enum members, which also read
 results for reports, and codes a description defines), codes the user wrote (postcodes, plates), web
 domains and countries' codes, then ids by their labels, names shaped like
 the schema's example, files and their edits, the names the user wrote,
-then lists by their listing.
+where a lookup's thing is (the words before it), then lists by their
+listing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from forge_core.guardrails.examples import ExampleShapes
 from forge_core.guardrails.legends import LegendCodes
 from forge_core.guardrails.listings import Listings
 from forge_core.guardrails.mentions import EnumMentions
+from forge_core.guardrails.object_modifiers import ObjectModifiers
 from forge_core.guardrails.phones import PhoneNumbers
 from forge_core.guardrails.proper_names import ProperNames
 from forge_core.guardrails.provenance import IdentifierProvenance
@@ -46,6 +48,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     ExampleShapes(),
     FileEdits(),
     ProperNames(),
+    ObjectModifiers(),
     Listings(),
 )
 
