@@ -32,7 +32,8 @@ _MONTHS = "|".join(m for m in calendar.month_name if m)
 # After a day's number: not a clock time ("the 2 o'clock one", "2pm", "2:30").
 _NOT_A_TIME = r"(?!\s*(?:o'?\s?clock|[ap]\.?m\b|:\d|\.\d))"
 _RELATIVE = re.compile(
-    rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday)"
+    rf"\b(?:(?P<after>the day after tomorrow)|(?P<word>today|tonight|tomorrow|yesterday"
+    rf"|this\s+(?:morning|afternoon|evening))"
     # "Sunday after next", "not this Sunday, the one after": a week on
     # from the coming one.
     rf"|(?P<later>{_DAY})(?:\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
@@ -139,7 +140,8 @@ def _resolve(m: re.Match[str], today: date) -> date | None:
         return _day_of_month(today, _WEEKDAYS[m.group("wd").lower()], int(m.group("dom")))
     word = (m.group("word") or "").lower()
     if word:
-        shift = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[word]
+        # "this morning" is today's.
+        shift = {"tomorrow": 1, "yesterday": -1}.get(word, 0)
         return today + timedelta(days=shift)
     day = m.group("day") or m.group("nextweek") or m.group("nextweek2") or m.group("dayweek")
     if day:

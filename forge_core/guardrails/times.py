@@ -38,7 +38,8 @@ _EARLIER = r"(?P<earlier>\s*(?:am|a\.m\.|in the morning))"
 _PART = rf"(?:{_LATER}|{_EARLIER})?"
 # "20:15", "8:15 pm"; with a dot only beside a part of the day ("6.15pm"):
 # "12.50" alone is a price.
-_CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d.:]){_PART}", re.I)
+# A sentence's full stop may follow ("at 6:15."); another number's digits may not.
+_CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d:]|\.\d){_PART}", re.I)
 _DOTTED = re.compile(
     rf"(?<![\d.:])(?P<h>\d{{1,2}})\.(?P<m>[0-5]\d)(?![\d.:])(?:{_LATER}|{_EARLIER})", re.I
 )
@@ -61,9 +62,10 @@ _HALF_HOUR = re.compile(
 )
 _NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 # "at 10" as a time: followed by the end of a clause or a word that
-# belongs to a day, not by a noun ("at 10 Main Street", "at 5 stars").
+# belongs to a day, not by a noun ("at 10 Main Street", "at 5 stars") nor
+# by its decimals ("peaking at 11.4 degrees").
 _AT_HOUR = re.compile(
-    r"\bat (?P<h>\d{1,2})(?=\s*(?:$|[.,;!?)]|on\b|tomorrow\b|today\b|tonight\b|sharp\b|"
+    r"\bat (?P<h>\d{1,2})(?=\s*(?:$|[,;!?)]|\.(?!\d)|on\b|tomorrow\b|today\b|tonight\b|sharp\b|"
     r"please\b|instead\b|if\b|or\b|and\b))",
     re.I,
 )
@@ -72,7 +74,8 @@ _AT_HOUR = re.compile(
 _HOUR_RANGE = re.compile(
     r"\b(?:from|between) (?P<h>\d{1,2})(?P<join>\s*(?:to|till|until|and|-|\u2013)\s*)"
     r"(?P<h2>\d{1,2})(?P<half>\s*(?:am|pm|a\.m\.|p\.m\.))?"
-    r"(?=\s*(?:$|[.,;!?)]|on\b|tomorrow\b|today\b|tonight\b|please\b|if\b|and\b|or\b|\w+day\b))",
+    r"(?=\s*(?:$|[,;!?)]|\.(?!\d)|on\b|tomorrow\b|today\b|tonight\b|please\b|if\b|and\b|or\b"
+    r"|\w+day\b))",
     re.I,
 )
 _EVENING = re.compile(r"\b(?:tonight|evening|dinner|supper|night)\b", re.I)

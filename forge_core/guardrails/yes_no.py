@@ -3,17 +3,21 @@
 
 A boolean parameter is stated when one clause of the user's messages holds
 a word of its name (stemmed; not a generic one such as `id`). A negation in
-that clause ("don't", "do not", "no", "not", "never", "without", "skip", "nothing")
-makes it false; none makes it true. The latest clause that speaks wins
+that clause before the word, or up to three words after it ("the receipt
+isn't needed"), makes it false; none makes it true. The latest clause that speaks wins
 ("email him... actually, don't email him"). A request that never speaks of
 it leaves the parameter to its other rules.
 """
 
 from __future__ import annotations
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
-from forge_core.guardrails.text import NEGATION, clauses, stems, topic_stems
+import re
 
+from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
+from forge_core.guardrails.text import NEGATION, clauses, stem, stems, topic_stems
+
+# How many words after the flag's word a negation still speaks of it.
+_AFTER = 3
 # Name words that are too common in requests to say which flag they set.
 _WEAK = frozenset(stems("is has enable enabled use include set flag allow should do make send"))
 
@@ -27,10 +31,19 @@ def stated(name: str, requests: list[str]) -> bool | None:
     answer = None
     for text in requests:
         for clause in clauses(text):
-            found = set(stems(clause))
-            if any(w in found for w in wanted):
-                answer = NEGATION.search(clause) is None
+            said = list(re.finditer(r"[A-Za-z]+|\d+", clause))
+            at = next((i for i, m in enumerate(said) if stem(m.group(0)) in wanted), None)
+            if at is not None:
+                answer = not _negated(clause, said, at)
     return answer
+
+
+def _negated(clause: str, said: list[re.Match[str]], at: int) -> bool:
+    """A negation before the clause's word for the flag, or right after
+    it ("the receipt is not needed"); not one further on, about something
+    else ("quarantine the stock until they advise - don't bin anything")."""
+    end = said[min(at + _AFTER, len(said) - 1)].end()
+    return NEGATION.search(clause[:end]) is not None
 
 
 class StatedBooleans:

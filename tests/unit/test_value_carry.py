@@ -182,6 +182,9 @@ def test_relative_dates_in_words_and_in_months() -> None:
     assert relative_dates("a fortnight from today", today) == [date(2027, 2, 14)]
     assert relative_dates("in one month", today) == [date(2027, 2, 28)]
     assert relative_dates("in days to come", today) == []
+    # Parts of today.
+    assert relative_dates("from 1:40 this morning", today) == [today]
+    assert relative_dates("this  evening at 8", today) == [today]
 
 
 def test_an_ordinal_is_no_id() -> None:

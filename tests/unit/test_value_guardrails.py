@@ -132,6 +132,10 @@ def test_a_stated_boolean_and_its_negation() -> None:
     assert stated("send_receipt", ["Book it and send me a receipt."]) is True
     assert stated("send_receipt", ["Book it, but don't send a receipt."]) is False
     assert stated("send_receipt", ["Book it."]) is None
+    assert stated("send_receipt", ["Book it, a receipt is not needed."]) is False
+    # A negation further on speaks of something else.
+    later = ["Book it and send a receipt to the office - don't post anything."]
+    assert stated("send_receipt", later) is True
 
 
 def test_an_error_that_names_the_value_drives_the_retry() -> None:
@@ -426,6 +430,9 @@ def test_a_move_takes_the_new_time_written_after_to() -> None:
     from forge_core.guardrails.times import times_in
 
     assert times_in("Could we say at 3, near the shop at 10 Main Street?") == [(15, 0)]
+    # Nor a number with decimals, a reading rather than a time.
+    assert times_in("It peaked at 11.4 degrees, back by 6:15.") == [(6, 15)]
+    assert times_in("See you at 11.") == [(11, 0)]
 
 
 def test_a_route_takes_its_start_after_from_and_its_end_after_to() -> None:
