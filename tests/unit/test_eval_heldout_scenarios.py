@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout8`): sixteen
+"""The held-out groups (`heldout` to `heldout9`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -30,6 +30,8 @@ from forge_evals.scenarios import (
     heldout7_part2,
     heldout8,
     heldout8_part2,
+    heldout9,
+    heldout9_part2,
     outside_domains,
 )
 
@@ -120,6 +122,22 @@ GROUPS = [
         ],
         id="heldout8",
     ),
+    pytest.param(
+        "heldout9",
+        (*heldout9.SCENARIOS, *heldout9_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+            (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+            (*heldout8.SCENARIOS, *heldout8_part2.SCENARIOS),
+        ],
+        id="heldout9",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
@@ -132,6 +150,7 @@ HELDOUT_TAGS = [
     "heldout6",
     "heldout7",
     "heldout8",
+    "heldout9",
 ]
 Group = tuple[Scenario, ...]
 

@@ -7,8 +7,9 @@ heldout4 (sixteen more, written after heldout3 was tuned on; heldout4),
 heldout5 (sixteen more, written after heldout4 was tuned on; heldout5) and
 heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
 heldout6_part2), heldout7 (written after heldout6's failures were looked
-at; heldout7 and heldout7_part2) and heldout8 (written after heldout7 had
-been looked at; heldout8 and heldout8_part2)."""
+at; heldout7 and heldout7_part2), heldout8 (written after heldout7 had
+been looked at; heldout8 and heldout8_part2) and heldout9 (written after
+heldout8 had been looked at; heldout9 and heldout9_part2)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from forge_evals.scenarios import (
     heldout7_part2,
     heldout8,
     heldout8_part2,
+    heldout9,
+    heldout9_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -49,6 +52,8 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout7_part2.SCENARIOS,
     *heldout8.SCENARIOS,
     *heldout8_part2.SCENARIOS,
+    *heldout9.SCENARIOS,
+    *heldout9_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}

@@ -121,6 +121,10 @@ HELDOUT7_TAG = "heldout7"
 # written from the user's side only after heldout7 had been looked at, run
 # once before any tuning for it.
 HELDOUT8_TAG = "heldout8"
+# The ninth held-out group (heldout9, heldout9_replies, heldout9_listings,
+# heldout9_part2): written from the user's side only after heldout8 had been
+# looked at, run once before any tuning for it.
+HELDOUT9_TAG = "heldout9"
 
 
 # Value checks the held-out groups share.
