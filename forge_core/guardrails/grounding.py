@@ -52,7 +52,11 @@ ANNOTATION = "x-forge-grounded"
 MAX_CANDIDATE = 64
 MAX_CANDIDATES = 64
 
-_QUOTED = re.compile(r"'([^'\n]{1,64})'|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`")
+# A single quote opens where no letter stands before it and closes where no
+# letter follows: "Kingfisher's Rest ... our tank's" quotes nothing.
+_QUOTED = re.compile(
+    r"(?<![A-Za-z])'([^'\n]{1,64})'(?![A-Za-z])|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`"
+)
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./:#@+]*")
 _TRIM = ".,:;/#@+-_"
