@@ -59,15 +59,39 @@ _PERSON_QUALIFIERS = frozenset(
 )
 
 
+# A greeting and a full name, or a name and "here": "Hi, Lou Pryce on ...",
+# "Hello, Martin Aske here", "Ines Varga here". Not "Hi Anna, can you":
+# that greets someone else.
+_GREETED = re.compile(
+    r"(?:^|[.!?]\s+)(?:(?:hi|hello|hey|good (?:morning|afternoon|evening)),\s+)?"
+    r"(?-i:((?:[A-Z][a-z]+[ -]){1,2}[A-Z][a-z]+))(?=\s+here\b|,|\s+(?:on|from|at)\b)",
+    re.IGNORECASE,
+)
+
+
 def own_names(requests: list[str]) -> set[str]:
     """The words of the names the user gives for themself."""
-    return {
+    said = {
         word
         for text in requests
         for m in _SELF.finditer(text)
         if m.group(2)[0].isupper()
         for word in m.group(2).split()
     }
+    greeted = {
+        word
+        for text in requests
+        for m in _GREETED.finditer(text)
+        if _greets(text, m)
+        for word in m.group(1).split()
+    }
+    return said | greeted
+
+
+def _greets(text: str, m: re.Match[str]) -> bool:
+    """A greeting opens the sentence, or the name is followed by "here"."""
+    opening = text[m.start() : m.start(1)].strip(" .!?").lower()
+    return bool(opening) or text[m.end(1) :].lstrip().lower().startswith("here")
 
 
 # "Pepper is due her jabs": a name that starts its sentence as the
