@@ -112,7 +112,19 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     # "Tue 2026-03-10" is Tuesday's.
     entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
+    said |= bare_numbers(entry)
     return (said | _day_parts(entry) | sizes | labelled_numbers(entry)) - _negated_words(entry)
+
+
+# A number of three digits or more standing alone: "the 512" for the entry
+# "Portsmouth, 2026-02-21, 512"; not a date's, a time's, a price's decimals
+# or an id's digits.
+_BARE_NUMBER = re.compile(r"(?<![\w.:/,-])(\d{3,6})(?![\w:/-]|[.,]\d)")
+
+
+def bare_numbers(text: str) -> set[str]:
+    """The bare numbers `text` writes, as "#512" (no stem looks like it)."""
+    return {f"#{m.group(1)}" for m in _BARE_NUMBER.finditer(text)}
 
 
 # "size 9", "deck 3", "row no. 5": a number its word names.
@@ -183,7 +195,9 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     article = set() if any(_LETTER_A.search(text) for text in requests) else {"a"}
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
     # "five kilos" describes the entry "5 kg"; "a size 9" the entry "size 9".
-    every |= {m for text in requests for m in measures(text) | labelled_numbers(text)}
+    every |= {
+        m for text in requests for m in measures(text) | labelled_numbers(text) | bare_numbers(text)
+    }
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):
@@ -244,6 +258,37 @@ _EXCLUDING = re.compile(
     re.IGNORECASE,
 )
 _FILLER = frozenset(stems("just one ones that this it them one please and or out alone as"))
+# What says the thing named before it stays: "the table loom in June stays
+# as it is", "the Bray is mine, so leave that one".
+_KEPT = re.compile(
+    r"\b(?:stays?|remains?|can stay|(?:is|are) fine as (?:it is|they are)"
+    r"|leave (?:that|those|it|them)(?! (?:one |ones )?(?:out|off)\b)(?: one| ones)?(?: alone| be)?"
+    r"|keep (?:that|those|it|them)(?: one| ones)?)\b",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"[.!?]+\s+|\n+")
+
+
+def _kept_aside(requests: list[str]) -> set[str]:
+    """The stems of what a clause says stays as it is, said right before
+    the words that say so ("the Bray is mine, so leave that one": the
+    clause before a bare "so"), and said nowhere else in the request (the
+    floor loom to shorten and the table loom to keep are both "looms")."""
+    kept: set[str] = set()
+    for i, text in enumerate(requests):
+        for m in _KEPT.finditer(text):
+            before = text[: m.start()]
+            starts = [0, *(b.end() for b in _CLAUSE_END.finditer(before))]
+            start = starts.pop()
+            while starts and not _content(before[start:]):
+                start = starts.pop()
+            rest = [*requests[:i], *requests[i + 1 :], text[:start], text[m.end() :]]
+            kept |= _content(before[start:]) - {w for r in rest for w in stems(r)}
+    return kept
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in stems(text) if len(w) > 2 and not w.isdigit()} - _FUNCTION - _FILLER
 
 
 # When the user is not there: "I'm out all afternoon", "busy in the morning".
@@ -336,7 +381,7 @@ def described(
         return values
     values = _within_limits(values, texts, requests)
     values = _at_stated_times(values, texts, requests)
-    excluded = _excluded_words(requests) - ignore
+    excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore
     values = _not_excluded(values, texts, excluded)
     values = by_availability(values, _own_entries(values, texts), requests)
     for wanted in _request_words(requests, topic):
