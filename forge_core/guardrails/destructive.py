@@ -151,8 +151,21 @@ def asked_for(
         tool.name
         for tool in tools
         if tool.name in destructive
-        and _action_words(tool, benign, tool.name not in literal) & wanted
+        and _asking_words(tool, benign, tool.name not in literal) & wanted
     }
+
+
+def _asking_words(tool: ToolSpec, benign: set[str], synonyms: bool) -> set[str]:
+    """The words that ask for a destructive tool: of a name with an
+    irreversible verb, that verb and its kind, where benign tools exist
+    ("the plant was serviced in spring" does not ask for
+    `cancel_service_plan`); else its action words."""
+    acts = _action_words(tool, benign, synonyms)
+    verbs = {stem(w) for w in words(tool.name)} & _IRREVERSIBLE_NAME_WORDS
+    if not verbs or not benign:
+        return acts
+    kind = verbs.union(*(group for group in _SAME_ACTION if group & verbs))
+    return acts & kind
 
 
 _QUESTION = re.compile(

@@ -76,6 +76,17 @@ def test_a_common_word_of_the_description_does_not_offer_a_destructive_tool() ->
     assert asked_for(tools, {"delete_dataset"}, "Remove the old dataset") == {"delete_dataset"}
 
 
+def test_a_name_word_that_is_no_verb_does_not_ask_for_a_destructive_tool() -> None:
+    booking = ToolSpec("book_boiler_service", "Book a boiler service visit", SERVICE)
+    end = ToolSpec("cancel_service_plan", "End a property's annual service plan", SERVICE)
+    tools = [booking, end]
+    serviced = "Book the boiler; the plan for the flat was serviced in spring."
+    assert asked_for(tools, {"cancel_service_plan"}, serviced) == set()
+    assert asked_for(tools, {"cancel_service_plan"}, "Please call off my plan.") == {
+        "cancel_service_plan"
+    }
+
+
 def test_unannotated_tools_are_destructive_by_their_name_or_description() -> None:
     plain = {"type": "object", "properties": {}}
     purge = ToolSpec("purge_history", "Erase all records of a service", plain)
