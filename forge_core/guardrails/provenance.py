@@ -37,7 +37,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_core.guardrails import Preferred, TurnFacts, parameters, sent_elsewhere, undecided
+from forge_core.guardrails import (
+    FailedValue,
+    Preferred,
+    TurnFacts,
+    parameters,
+    sent_elsewhere,
+    undecided,
+)
 from forge_core.guardrails.addresses import street_addresses
 from forge_core.guardrails.codes import codes_in
 from forge_core.guardrails.entries import described
@@ -156,6 +163,20 @@ def _one_word_apart(topic: tuple[str, ...], said: tuple[str, ...]) -> bool:
     return len(said) == len(topic) + 1 and any(
         said[:i] + said[i + 1 :] == topic and said[i] not in _LINKING for i in range(1, len(said))
     )
+
+
+def _blamed(failure: FailedValue) -> dict[str, Any]:
+    """The arguments a failed call's error is about: those whose value or
+    name it writes ("notify.mobile '07700 900381' rejected" is about the
+    phone, not the tank the call also sent); all of them where it writes
+    none."""
+    error = failure.error.lower()
+    named = {
+        k: v
+        for k, v in failure.args.items()
+        if k.lower() in error or (isinstance(v, str) and v and v.lower() in error)
+    }
+    return named or failure.args
 
 
 def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
@@ -301,7 +322,7 @@ class _Conversation:
             failed={
                 (f.tool, k, v)
                 for f in facts.failures
-                for k, v in f.args.items()
+                for k, v in _blamed(f).items()
                 if isinstance(v, str)
             },
             # Values that surely failed, for any tool: a failed call's only

@@ -666,3 +666,22 @@ async def test_a_workflow_that_can_only_end_by_declining_declines_at_once() -> N
     # It shares "van" with get_van, yet nothing but a decline can end the run.
     await run_workflow(wf, "Can you paint my van red?", backend=backend, executor=_Executor())
     assert backend.requests[0].allowed == ["decline_request"]
+
+
+def test_an_error_about_one_argument_does_not_blame_the_others() -> None:
+    lookup = tool("find_site", "Find a customer's site", account=STR)
+    book = tool("book_visit", "Book a visit", unit_id=STR, contact_phone=STR)
+    listing = "Site S-1: unit_A1 boiler room, last visited 2031-01-02; unit_B2 plant room."
+    request = "Account AC-7: please service the boiler room unit. My phone is 07700 900123."
+    sent = {"unit_id": "unit_A1", "contact_phone": "07700 900123"}
+    about_phone = FailedValue("book_visit", sent, "contact_phone rejected: use +44 format")
+    got = preferred_values(
+        facts([lookup, book], request, [("find_site", listing)], failures=[about_phone])
+    )
+    assert got.values["book_visit.unit_id"] == ["unit_A1"]
+    # An error that names no argument blames them all: the other unit then.
+    vague = FailedValue("book_visit", sent, "Booking refused.")
+    got = preferred_values(
+        facts([lookup, book], request, [("find_site", listing)], failures=[vague])
+    )
+    assert got.values["book_visit.unit_id"] == ["unit_B2"]
