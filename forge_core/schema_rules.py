@@ -127,9 +127,13 @@ def integer_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[s
 
 
 def number_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[str]]:
-    """A number's rule under its bounds: without a sign when it has a
+    """A number's rule under its bounds: a narrow range listed by whole
+    parts (`bounded_number`), else without a sign when it has a
     non-negative lower bound; the rest is left to validation."""
     present = set(schema) & NUMBER_KEYS
+    listed = bounded_number(schema)
+    if listed is not None:
+        return listed, set()
     low = _number(schema.get("minimum"))
     low_x = _number(schema.get("exclusiveMinimum"))
     if (low is None or low < 0) and (low_x is None or low_x < 0):
@@ -138,6 +142,39 @@ def number_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[st
     body = f'{whole} ("." [0-9]{{1,15}})? ([eE] [-+]? [0-9]{{1,3}})?'
     left = present - {"minimum"} if low is not None and low == 0 and low_x is None else present
     return body, left
+
+
+def bounded_number(schema: dict[str, Any]) -> str | None:
+    """A number between two bounds at most MAX_LISTED whole numbers apart
+    ("minimum": -5, "maximum": 3), as its whole parts: each that the bounds
+    admit, and with decimals each whose whole unit interval they hold (3.5
+    only under a maximum of 4 or more; a decimal past a bound that is no
+    whole number is left out, not risked, and so is -0.5). None: no such
+    range, or a `multipleOf` (left to validation)."""
+    lows = [v for k in ("minimum", "exclusiveMinimum") if (v := _number(schema.get(k))) is not None]
+    highs = [
+        v for k in ("maximum", "exclusiveMaximum") if (v := _number(schema.get(k))) is not None
+    ]
+    if not lows or not highs or "multipleOf" in schema:
+        return None
+    low, high = max(lows), min(highs)
+    if not 0 < high - low <= MAX_LISTED:
+        return None
+    options = []
+    for whole in range(math.floor(low), math.ceil(high) + 1):
+        exact = json.dumps(whole) if admits(schema, whole) else None
+        # The decimals of `whole` run away from zero: [whole, whole + 1)
+        # or, below zero, (whole - 1, whole].
+        far = whole + 1 if whole >= 0 else whole - 1
+        fraction = low <= min(whole, far) and max(whole, far) <= high
+        written = json.dumps(str(whole))
+        if exact and fraction:
+            options.append(f'{written} ("." [0-9]{{1,15}})?')
+        elif exact:
+            options.append(written)
+        elif fraction:
+            options.append(f'{written} "." [0-9]{{1,15}}')
+    return " | ".join(f"({o})" for o in options) or None
 
 
 def _number(value: Any) -> float | None:

@@ -234,6 +234,19 @@ def test_a_wide_range_drops_the_sign_and_bounds_the_digits() -> None:
     ]
 
 
+def test_a_narrow_number_range_is_bounded_by_its_whole_parts() -> None:
+    frost = {"type": "number", "minimum": -5, "maximum": 3}
+    for v in (-5, -4.5, 0, 0.25, 2.75, 3):
+        assert admitted(frost, v), v
+    for v in (10, 3.5, -5.5, -6, 30):
+        assert not admitted(frost, v), v
+    assert unenforced_keywords(tool("t", v=frost)) == []
+    # An exclusive bound that is no whole number: its last unit's decimals go.
+    below = {"type": "number", "minimum": 0, "exclusiveMaximum": 2.5}
+    assert admitted(below, 1.75) and admitted(below, 2)
+    assert not admitted(below, 2.25) and not admitted(below, 3)
+
+
 # ── objects and arrays ───────────────────────────────────────────────────
 
 CHANGES = {
