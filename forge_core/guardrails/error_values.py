@@ -48,6 +48,13 @@ def without_status(error: str) -> str:
     return _STATUS.sub("", error, count=1)
 
 
+def error_status(error: str) -> str | None:
+    """The HTTP status `error` starts with ("404 no tower in ..."), if any."""
+    m = _STATUS.match(error)
+    digits = re.search(r"[1-5]\d\d", m.group(0)) if m else None
+    return digits.group(0) if digits else None
+
+
 def suggested_values(error: str, sent: set[str]) -> list[str]:
     """The values `error` suggests outright ("e.g. 0000312", "use JPYCHF"),
     else the id-like ones it shows (with a digit, or in capitals), minus

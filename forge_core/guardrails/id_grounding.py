@@ -5,7 +5,7 @@ Under a grammar, a parameter named like an id (or marked
 results (grounding.py finds them): first what a failed call's error showed
 the format to be, a parameter's own labelled values ("Order Q-58" for
 order_id) before the rest; a number the request calls a phone only for a
-phone's parameter. A schema example the conversation lacks is not
+phone's parameter; an error's HTTP status for none. A schema example the conversation lacks is not
 a value, and extra calls of a batch that only recombine the request's
 numbers are dropped (value_pools.py). Switch: `grounding`.
 """
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from forge_core.guardrails import parameters
+from forge_core.guardrails.error_values import error_status
 from forge_core.guardrails.grounding import extract_candidates, labelled
 from forge_core.guardrails.phones import labelled_phones
 from forge_core.guardrails.protocol import BaseGuardrail
@@ -38,11 +40,23 @@ class Grounding(BaseGuardrail):
         users = set(state.user_texts())
         recent = [t for t in texts if t in users] + [t for t in reversed(texts) if t not in users]
         seen = extract_candidates(recent, state.placeholder_names())
+        statuses = error_statuses(state)
+        seen = [v for v in seen if v not in statuses]
         request.grounded_values = grounded_values(state, seen)
         request.grounded_formats = grounded_formats(state)
         request.grounded_labels = grounded_labels(state, texts, seen)
         request.phone_values = sorted({p for t in state.user_texts() for p in labelled_phones(t)})
         request.unseen_examples = unseen_examples(state.wf, texts)
+        if statuses:
+            # No string starts with an error's status: "404", then "40404...".
+            for tool in state.wf.tools:
+                for name, schema in parameters(tool):
+                    if schema.get("type") == "string":
+                        key = f"{tool.name}.{name}"
+                        request.unseen_examples[key] = [
+                            *request.unseen_examples.get(key, []),
+                            *sorted(statuses),
+                        ]
 
     def filter_calls(self, state: RunState, calls: list[ToolCall]) -> list[ToolCall]:
         if not state.opts.grounding or len(calls) <= 1:
@@ -51,6 +65,14 @@ class Grounding(BaseGuardrail):
         # parallel array the model did not know how to end.
         echoes = set(recombined_calls([(c.name, c.args) for c in calls], state.user_texts()))
         return [c for i, c in enumerate(calls) if i not in echoes]
+
+
+def error_statuses(state: RunState) -> set[str]:
+    """The HTTP statuses failed calls' errors start with that the user never
+    wrote: a status is no value of any parameter."""
+    found = {s for f in state.failed.values() if (s := error_status(f.error))}
+    said = " ".join(state.user_texts())
+    return {s for s in found if s not in said}
 
 
 def grounded_values(state: RunState, seen: list[str]) -> list[str]:
