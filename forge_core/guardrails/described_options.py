@@ -8,9 +8,10 @@ Integrators often list a parameter's values in prose instead of an
 parameter without an enum whose own description lists three or more short
 options (in parentheses, after "one of" or "values:", or as the whole
 description), or whose tool's description lists them right after the
-parameter's name, is read by enum_mentions (mentions.py) as if it had that
-enum: it takes the options the conversation names, and is left alone where
-the conversation names none or all of them. The schema is not changed: a
+parameter's name (or its name and a colon), is read by enum_mentions
+(mentions.py) as if it had that enum: it takes the options the
+conversation names, and is left alone where the conversation names none
+or all of them. The schema is not changed: a
 list in prose guides, it does not validate. Examples ("e.g. a, b, c",
 "such as") are no closed list and are not read. A string without an enum
 whose name another tool's enum parameter has takes that enum the same way
@@ -106,6 +107,15 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
         place = _PLACES.match(tool_description, m.end())
         if place is not None and (options := _listed(place, tool_description)):
             found.append(options)
+    if not found:
+        # "captioning_status: confirmed, pending or cancelled", "Priority: low
+        # or high": the name, a colon and the list.
+        named = "[ _-]".join(re.escape(w) for w in said)
+        for m in re.finditer(
+            rf"\b(?:{named}|{label})\s*:\s*([^.;()]{{3,160}})", tool_description, re.I
+        ):
+            if options := _options(m.group(1)):
+                found.append(options)
     return found[0] if len(found) == 1 else []
 
 

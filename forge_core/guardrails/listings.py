@@ -10,7 +10,9 @@ that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
 (grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
 and cannot run on past the last. Items a failed call sent that its error
-names ("not in stock: SKU-2") are left out of the next one.
+names ("not in stock: SKU-2") are left out of the next one. An array of
+other strings takes the ids a text lists right after its noun ("seats
+Stalls C11 and C12" for `seats`), as a list of the same kind.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
 from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import extract_candidates, id_shape, is_identifier_like
-from forge_core.guardrails.text import stems, topic_stems
+from forge_core.guardrails.text import stems, topic_stems, words
 from forge_core.schema_rules import text_fits
 
 MAX_LISTING = 16
@@ -57,6 +59,37 @@ def _id_array(name: str, schema: dict[str, Any]) -> bool:
     )
 
 
+def _string_array(schema: dict[str, Any]) -> bool:
+    items = schema.get("items")
+    return (
+        schema.get("type") == "array"
+        and isinstance(items, dict)
+        and items.get("type") == "string"
+        and not any(k in items for k in ("enum", "const", "format"))
+    )
+
+
+# What a label's listing runs to: the end of its sentence or clause.
+_LISTING_END = re.compile(r"[.;:(\n]")
+
+
+def named_listing(name: str, texts: list[str], names: set[str]) -> list[str]:
+    """The ids a text lists right after the array's own noun, in the
+    plural: "seats Stalls C11 and C12" for `seats`, "rooms 402, 407 and
+    411" for `rooms`; [] where no text does."""
+    said = words(name)
+    if not said or not said[-1].endswith("s") or said[-1].endswith("ss"):
+        return []
+    label = re.compile(rf"\b{re.escape(said[-1])}\b\W{{0,2}}", re.IGNORECASE)
+    for text in texts:
+        for m in label.finditer(text):
+            end = _LISTING_END.search(text, m.end())
+            found = listing(text[m.end() : end.start() if end else len(text)], names)
+            if found:
+                return found
+    return []
+
+
 def _item_fits(schema: dict[str, Any], value: str) -> bool:
     items = schema.get("items")
     return not isinstance(items, dict) or text_fits(items, value)
@@ -87,7 +120,14 @@ class Listings:
         for tool in tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
-                if not _id_array(name, schema) or not undecided(out, key):
+                if not undecided(out, key):
+                    continue
+                if not _id_array(name, schema):
+                    # An array of things a result lists under their noun.
+                    named = named_listing(name, sources, names) if _string_array(schema) else []
+                    if named:
+                        out.items[key] = [v for v in named if _item_fits(schema, v)] or named
+                        out.reasons[key] = self.name
                     continue
                 # The first source with a listing of ids this array's items
                 # fit: not the digit groups of a phone number the request

@@ -203,7 +203,7 @@ def _named_in(
     members: list[Any],
     sources: list[list[str]],
     subjects: Sequence[str] = (),
-    label: str = "",
+    labels: Sequence[str] = (),
     dated: bool = False,
 ) -> list[Any]:
     for source in sources:
@@ -211,9 +211,13 @@ def _named_in(
         if len(found) > 1 and dated and (latest := latest_dated(members, source)) is not None:
             # A report tells where things stand now: the latest entry.
             found = {latest}
-        if len(found) > 1 and label:
-            # "Status awaiting_parts" for `status`: the member its label names.
-            found = {m for m in found if any(_labelled(m, label, t) for t in source)} or found
+        for label in labels if len(found) > 1 else ():
+            # "Status awaiting_parts" for `status`, "Captioning: PENDING" for
+            # `captioning_status`: the member a word of its name labels.
+            kept = {m for m in found if any(_labelled(m, label, t) for t in source)}
+            if kept:
+                found = kept
+                break
         if len(found) > 1 and subjects:
             about = {
                 m
@@ -283,7 +287,8 @@ class EnumMentions:
             sources = _sources(facts, tool.name)
             about = subjects if facts.is_terminal(tool.name) else []
             for name, schema in parameters(tool):
-                label = words(name)[-1] if words(name) and facts.is_terminal(tool.name) else ""
+                # The name's words, its last (the head) first.
+                labels = words(name)[::-1] if facts.is_terminal(tool.name) else []
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
                     continue
@@ -301,7 +306,7 @@ class EnumMentions:
                         or None
                     )
                 if isinstance(members, list) and len(members) > 1:
-                    named = _named_in(members, sources, about, label, reports(facts, tool.name))
+                    named = _named_in(members, sources, about, labels, reports(facts, tool.name))
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name
