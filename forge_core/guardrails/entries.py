@@ -253,11 +253,13 @@ _EXCLUDING = re.compile(
     # "leave the rent as it is", "keep my gym": what stays as it is.
     r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+"
     # "Oak only, no Pine": a name said no to.
-    r"|(?-i:\b(?:[Nn]o|[Nn]ot)\s+(?=[A-Z])))"
+    r"|(?-i:\b(?:[Nn]o|[Nn]ot)\s+(?=[A-Z]))"
+    # "Not the sander though": a thing said no to, at a sentence's start.
+    r"|(?:^|(?<=[.!?;]\s)|(?<=\s-\s))(?:but\s+)?not\s+(?:the|my|our|that|those)\s+)"
     r"((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
 )
-_FILLER = frozenset(stems("just one ones that this it them one please and or out alone as"))
+_FILLER = frozenset(stems("just one ones that this it them one please and or out alone as though"))
 # What says the thing named before it stays: "the table loom in June stays
 # as it is", "the Bray is mine, so leave that one".
 _KEPT = re.compile(

@@ -42,3 +42,12 @@ def test_what_a_sentence_keeps_is_not_the_entry_meant() -> None:
     assert described(IDS, [FIRINGS], keep, set()) == ["fx_Qa72"]
     # Nothing kept: nothing set aside.
     assert _kept_aside(["Shorten the large kiln to Wednesday."]) == set()
+
+
+def test_a_thing_said_no_to_at_a_sentence_start_is_left_out() -> None:
+    from forge_core.guardrails.entries import _excluded_words
+
+    said = "Renew what's due this week? Not the sander though, it goes back tomorrow."
+    assert "sander" in _excluded_words([said])
+    # Inside a clause, "not the whole week" is about the booking, not a thing.
+    assert _excluded_words(["I need it Monday to Wednesday, not the whole week."]) == set()
