@@ -107,12 +107,16 @@ _FREQUENCIES = [
 ]
 
 
+_CONTRACTION = re.compile(r"['\u2019](?:s|t|d|m|ll|re|ve)\b", re.IGNORECASE)
+
+
 def named_members(members: list[Any], text: str) -> list[Any]:
     """The members of an enum that `text` names, in the enum's order."""
     for phrase, said in _FREQUENCIES:
         # The phrase becomes the enum's words: "every other week" names no `weekly`.
         text = phrase.sub(said, text)
-    text_stems = stems(text)
+    # What a contraction leaves is no word: "children's" names no `child_s`.
+    text_stems = stems(_CONTRACTION.sub("", text))
     days = None
     months = None
     out = []

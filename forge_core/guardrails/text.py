@@ -27,9 +27,33 @@ def _stemmer() -> object:
     return Stemmer.Stemmer("english")
 
 
+# Plurals the stemmer does not bring back to their singular's stem
+# ("knives" -> "knive", "knife" -> "knife"); only nouns that are no verb.
+_IRREGULAR = {
+    "knives": "knife",
+    "wives": "wife",
+    "shelves": "shelf",
+    "halves": "half",
+    "calves": "calf",
+    "loaves": "loaf",
+    "wolves": "wolf",
+    "scarves": "scarf",
+    "hooves": "hoof",
+    "thieves": "thief",
+    "children": "child",
+    "women": "woman",
+    "men": "man",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+    "mice": "mouse",
+}
+
+
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
-    out: str = _stemmer().stemWord(word.lower())  # type: ignore[attr-defined]
+    lower = word.lower()
+    out: str = _stemmer().stemWord(_IRREGULAR.get(lower, lower))  # type: ignore[attr-defined]
     return out
 
 

@@ -19,7 +19,14 @@ from forge_core.guardrails.text import NEGATION, clauses, stem, stems, topic_ste
 # How many words after the flag's word a negation still speaks of it.
 _AFTER = 3
 # Name words that are too common in requests to say which flag they set.
-_WEAK = frozenset(stems("is has enable enabled use include set flag allow should do make send"))
+_WEAK = frozenset(
+    stems(
+        "is has enable enabled use include set flag allow should do make send "
+        # Words that join a name's words ("call_on_arrival"): "put it on
+        # the order" says nothing of calling.
+        "on at in to for of by with the a an and or"
+    )
+)
 
 
 def stated(name: str, requests: list[str]) -> bool | None:

@@ -22,3 +22,14 @@ def test_an_apostrophe_inside_a_word_quotes_nothing() -> None:
     text = "Hi, on the Heron's Rest, berth C14. Our tank's nearly full."
     assert extract_candidates([text]) == ["C14"]
     assert extract_candidates(["Use 'AB-1' or 'x y'."]) == ["AB-1", "x y"]
+
+
+def test_irregular_plurals_and_contractions_name_no_other_word() -> None:
+    from forge_core.guardrails.mentions import named_members
+    from forge_core.guardrails.text import stem
+
+    assert stem("knives") == stem("knife") and stem("children") == stem("child")
+    members = ["chef_knife", "child_s", "child_m"]
+    assert named_members(members, "twelve chef's knives") == ["chef_knife"]
+    # "children's" is no child_s.
+    assert named_members(members, "a children's medium") == []

@@ -133,6 +133,8 @@ def test_a_stated_boolean_and_its_negation() -> None:
     assert stated("send_receipt", ["Book it, but don't send a receipt."]) is False
     assert stated("send_receipt", ["Book it."]) is None
     assert stated("send_receipt", ["Book it, a receipt is not needed."]) is False
+    # A joining word of the name says nothing of the flag.
+    assert stated("call_on_arrival", ["Put it on my account."]) is None
     # A negation further on speaks of something else.
     later = ["Book it and send a receipt to the office - don't post anything."]
     assert stated("send_receipt", later) is True
