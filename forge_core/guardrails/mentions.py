@@ -107,6 +107,7 @@ _FREQUENCIES = [
 ]
 
 
+_ARTICLES = frozenset(("the", "a", "an"))
 _CONTRACTION = re.compile(r"['\u2019](?:s|t|d|m|ll|re|ve)\b", re.IGNORECASE)
 
 
@@ -117,6 +118,7 @@ def named_members(members: list[Any], text: str) -> list[Any]:
         text = phrase.sub(said, text)
     # What a contraction leaves is no word: "children's" names no `child_s`.
     text_stems = stems(_CONTRACTION.sub("", text))
+    bare = tuple(s for s in text_stems if s not in _ARTICLES)
     days = None
     months = None
     out = []
@@ -135,10 +137,14 @@ def named_members(members: list[Any], text: str) -> list[Any]:
             if int(ym.group(2)) in months or member in text:
                 out.append(member)
             continue
-        if contains_run(text_stems, stems(member)):
+        own = stems(member)
+        # "the photos and the video" names `photos_and_video`.
+        plain = text_stems if _ARTICLES & set(own) else bare
+        if contains_run(plain, own):
             out.append(member)
             worded.append(member)
-    return _longest(out, worded, text_stems)
+    articled = any(_ARTICLES & set(stems(m)) for m in worded)
+    return _longest(out, worded, text_stems if articled else bare)
 
 
 def _runs(whole: tuple[str, ...], part: tuple[str, ...]) -> int:

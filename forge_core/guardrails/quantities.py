@@ -384,9 +384,33 @@ class Quantities:
                     found = (
                         first_found((facts.requests, results), partial(_named, counted)) or found
                     )
+                if not found and "percent" in families and not fraction:
+                    # "pay half up front" for `deposit_percent`: 50.
+                    found = first_found((facts.requests,), _fraction_words)
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
                 decide(out, key, found, self.name)
+
+
+# A share in words, as a percentage: "half up front", "three quarters of it".
+_SHARES = (
+    (re.compile(r"\bthree[ -]quarters\b", re.IGNORECASE), 75),
+    (re.compile(r"\b(?:a|one)[ -]quarter\b(?! (?:past|to)\b)", re.IGNORECASE), 25),
+    (
+        re.compile(
+            r"\b(?:half|fifty[ -]fifty)\b(?! (?:past|an? hour|\d"
+            r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)",
+            re.IGNORECASE,
+        ),
+        50,
+    ),
+)
+
+
+def _fraction_words(text: str) -> list[int]:
+    """The shares `text` writes in words, as percentages."""
+    found = [(m.start(), share) for pattern, share in _SHARES for m in pattern.finditer(text)]
+    return list(dict.fromkeys(share for _, share in sorted(found)))
 
 
 # A parameter that holds the number of one thing: `locker_number`, `table_no`.

@@ -33,3 +33,32 @@ def test_irregular_plurals_and_contractions_name_no_other_word() -> None:
     assert named_members(members, "twelve chef's knives") == ["chef_knife"]
     # "children's" is no child_s.
     assert named_members(members, "a children's medium") == []
+
+
+def test_articles_inside_a_phrase_still_name_the_member() -> None:
+    from forge_core.guardrails.mentions import named_members
+
+    package = ["photos", "photos_and_video", "none"]
+    assert named_members(package, "We'd like the photos and the video too.") == ["photos_and_video"]
+    assert named_members(["plan_a", "plan_b"], "Plan A please") == ["plan_a"]
+
+
+def test_a_share_in_words_is_a_percentage() -> None:
+    from forge_core.guardrails import Preferred, TurnFacts
+    from forge_core.guardrails.quantities import Quantities, _fraction_words
+    from forge_core.workflow import ToolSpec, Workflow
+
+    assert _fraction_words("Happy to pay half up front.") == [50]
+    assert _fraction_words("Three quarters now, please.") == [75]
+    # Times and durations are no shares.
+    for text in ("half past two", "half four", "a quarter to six", "half an hour"):
+        assert _fraction_words(text) == [], text
+    order = ToolSpec(
+        "open_order",
+        "Open an order",
+        {"type": "object", "properties": {"deposit_percent": {"type": "integer"}}},
+    )
+    out = Preferred()
+    said = ["I'll pay half up front."]
+    Quantities().prefer(TurnFacts(Workflow(name="wf", tools=[order]), said, []), out)
+    assert out.values["open_order.deposit_percent"] == [50]
