@@ -186,6 +186,8 @@ _PERSON = frozenset(
 _ROUTE_ENDS = (
     (frozenset("from origin departure depart departing source start pickup".split()), "from"),
     (frozenset("to destination arrival arrive arriving dest end dropoff".split()), "to"),
+    # Where a thing is: "St Peter's at Frampton", "the club in Otley".
+    (frozenset("place town village city location locality parish".split()), "(?:at|in)"),
 )
 
 

@@ -62,3 +62,14 @@ def test_a_share_in_words_is_a_percentage() -> None:
     said = ["I'll pay half up front."]
     Quantities().prefer(TurnFacts(Workflow(name="wf", tools=[order]), said, []), out)
     assert out.values["open_order.deposit_percent"] == [50]
+
+
+def test_a_place_is_the_name_written_after_at_or_in() -> None:
+    from forge_core.guardrails.proper_names import route_end
+
+    names = ["Harbour Ringers", "St Anne", "Upwey"]
+    said = ["The Harbour Ringers' visit to St Anne's at Upwey: is it confirmed?"]
+    assert route_end("place", said, names) == ["Upwey"]
+    assert route_end("town", ["Book the hall in Upwey."], names) == ["Upwey"]
+    # Nothing written so: every name stays.
+    assert route_end("place", ["Harbour Ringers and St Anne."], names) == names
