@@ -131,7 +131,8 @@ _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
 # Latin letters with their accents too ("Bożena Kowalczyk", "Zoë Ångström").
 _UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
 _LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
-_WORD = f"[{_UPPER}][{_LOWER}]+"
+# "Co-op", "Stoke-on-Trent": a hyphened lower-case part belongs to the word.
+_WORD = f"[{_UPPER}][{_LOWER}]+(?:-[{_LOWER}]+(?=[ -]|[^\\w-]|$))?"
 # "St Anne's Hall": a possessive inside a run belongs to the name.
 _NAME = re.compile(
     rf"(?<![\w]){_WORD}(?:'s(?= {_WORD}))?(?:[ -]{_WORD}(?:'s(?= {_WORD}))?)*(?![\w])"

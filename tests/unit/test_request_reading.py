@@ -73,3 +73,10 @@ def test_a_place_is_the_name_written_after_at_or_in() -> None:
     assert route_end("town", ["Book the hall in Upwey."], names) == ["Upwey"]
     # Nothing written so: every name stays.
     assert route_end("place", ["Harbour Ringers and St Anne."], names) == names
+
+
+def test_a_hyphened_lower_case_part_belongs_to_the_name() -> None:
+    from forge_core.guardrails.proper_names import names_in
+
+    assert "Oakfield Co-op" in names_in("Hi. The Oakfield Co-op van is here.")
+    assert names_in("We are in Stoke-on-Trent today.") == ["Stoke-on-Trent"]
