@@ -261,14 +261,15 @@ _EXCLUDING = re.compile(
 )
 _FILLER = frozenset(stems("just one ones that this it them one please and or out alone as though"))
 # What says the thing named before it stays: "the table loom in June stays
-# as it is", "the Bray is mine, so leave that one".
+# as it is", "the Bray is mine, so leave that one"; not "could Biscuit
+# stay with you" nor "Long Stay is fine".
 _KEPT = re.compile(
-    r"\b(?:stays?|remains?|can stay|(?:is|are) fine as (?:it is|they are)"
+    r"\b(?:(?:stays?|remains?|(?:is|are) fine) (?:as (?:it is|they are|is)|put|unchanged"
+    r"|the same)"
     r"|leave (?:that|those|it|them)(?! (?:one |ones )?(?:out|off)\b)(?: one| ones)?(?: alone| be)?"
     r"|keep (?:that|those|it|them)(?: one| ones)?)\b",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"[.!?]+\s+|\n+")
 
 
 def _kept_aside(requests: list[str]) -> set[str]:

@@ -51,3 +51,10 @@ def test_a_thing_said_no_to_at_a_sentence_start_is_left_out() -> None:
     assert "sander" in _excluded_words([said])
     # Inside a clause, "not the whole week" is about the booking, not a thing.
     assert _excluded_words(["I need it Monday to Wednesday, not the whole week."]) == set()
+
+
+def test_a_stay_that_is_the_service_keeps_nothing_aside() -> None:
+    # "stay" as what is booked, or in an offer's name, keeps nothing as it is.
+    assert _kept_aside(["Could Rufus stay with you from Friday? Pip is staying home."]) == set()
+    assert _kept_aside(["Long Stay is fine, it's the cheapest."]) == set()
+    assert _kept_aside(["Ship Tuesday's crates - Monday's stay as they are."]) == {"monday"}
