@@ -116,6 +116,9 @@ def integer_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[s
         values = [v for v in range(low, high + 1) if not step or v % step == 0]
         if 0 < len(values) <= MAX_LISTED:
             return " | ".join(literal(v) for v in values), set()
+    if low is not None and high is not None and 0 <= low <= high and not step:
+        # "minimum": 12, "maximum": 85: exactly those, digit by digit.
+        return integer_range(low, high), set()
     if low is None or low < 0:
         return None, present
     width = max(1, min(digits, len(str(high)) if high is not None else digits))
@@ -124,6 +127,36 @@ def integer_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[s
     # The sign and zero are the grammar's; what is left is validation's.
     left = present - {"minimum", "exclusiveMinimum"} if low <= 1 else present
     return body, left
+
+
+def integer_range(low: int, high: int) -> str:
+    """The GBNF of the integers `low`..`high` (0 <= low <= high), written
+    without leading zeros: per digit count, blocks of a fixed prefix, one
+    digit in a range, and free digits after it (12..85: "1" [2-9] |
+    [2-7] [0-9] | "8" [0-5])."""
+    options = []
+    for length in range(len(str(low)), len(str(high)) + 1):
+        start = max(low, 10 ** (length - 1) if length > 1 else 0)
+        end = min(high, 10**length - 1)
+        while start <= end:
+            k = 0  # free trailing digits of this block
+            while (
+                k < length - 1 and start % 10 ** (k + 1) == 0 and start + 10 ** (k + 1) - 1 <= end
+            ):
+                k += 1
+            span = 10**k
+            count = min((end - start + 1) // span, 10 - (start // span) % 10)
+            last = start + count * span - 1
+            text, top = str(start), str(last)
+            head = text[: length - k - 1]
+            first, final = text[length - k - 1], top[length - k - 1]
+            parts = [json.dumps(head)] if head else []
+            parts.append(f'"{first}"' if first == final else f"[{first}-{final}]")
+            if k:
+                parts.append(f"[0-9]{{{k}}}")
+            options.append(" ".join(parts))
+            start = last + 1
+    return " | ".join(f"({o})" for o in options)
 
 
 def number_rule(schema: dict[str, Any], digits: int) -> tuple[str | None, set[str]]:
