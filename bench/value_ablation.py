@@ -28,7 +28,9 @@ quarter_from, dated_weekdays, labelled_phones,
 sibling_members, stated_today_base, availability, labelled_numbers,
 short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
 paired_range_ends, contraction_words, unit_labels,
-label_narrows: §32; shunned_markup: §33; the value guardrails
+label_narrows: §32; shunned_markup, kept_aside, bare_numbers,
+error_statuses, blamed_arguments, place_prepositions, verb_asks: §33; the
+value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
 workflows' runner or `forge-eval run --address`, against the
@@ -130,6 +132,12 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "stated_today_base": ("dates", "stated_today", lambda system_prompt: None),
     "availability": ("entries", "by_availability", lambda values, entries, requests: values),
     "shunned_markup": ("free_strings", "MARKUP", ""),
+    "kept_aside": ("entries", "_kept_aside", lambda requests: set()),
+    "bare_numbers": ("entries", "bare_numbers", lambda text: set()),
+    "error_statuses": ("id_grounding", "error_statuses", lambda state: set()),
+    "blamed_arguments": ("provenance", "_blamed", lambda failure: failure.args),
+    "place_prepositions": ("proper_names", "_ROUTE_ENDS", None),
+    "verb_asks": ("destructive", "_asking_words", None),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
@@ -200,6 +208,16 @@ def _take_out(mechanism: str) -> None:
 
         for module in (id_grounding, provenance):
             setattr(module, "labelled_phones", lambda text: set())  # noqa: B010 (a patch)
+        return
+    if mechanism == "place_prepositions":
+        from forge_core.guardrails import proper_names
+
+        setattr(proper_names, "_ROUTE_ENDS", proper_names._ROUTE_ENDS[:2])  # noqa: B010 (a patch)
+        return
+    if mechanism == "verb_asks":
+        from forge_core.guardrails import destructive
+
+        setattr(destructive, "_asking_words", destructive._action_words)  # noqa: B010 (a patch)
         return
     if mechanism == "runaway_stops":
         from forge_core.backends.llama import pieces
