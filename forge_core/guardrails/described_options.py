@@ -108,7 +108,7 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
         if place is not None and (options := _listed(place, tool_description)):
             found.append(options)
     if not found:
-        # "captioning_status: confirmed, pending or cancelled", "Priority: low
+        # "delivery_state: booked, loaded or delivered", "Priority: low
         # or high": the name, a colon and the list.
         named = "[ _-]".join(re.escape(w) for w in said)
         for m in re.finditer(

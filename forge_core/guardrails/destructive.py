@@ -158,8 +158,8 @@ def asked_for(
 def _asking_words(tool: ToolSpec, benign: set[str], synonyms: bool) -> set[str]:
     """The words that ask for a destructive tool: of a name with an
     irreversible verb, that verb and its kind, where benign tools exist
-    ("the plant was serviced in spring" does not ask for
-    `cancel_service_plan`); else its action words."""
+    ("the boiler was serviced in spring" does not ask for
+    `cancel_service_contract` by its "service"); else its action words."""
     acts = _action_words(tool, benign, synonyms)
     verbs = {stem(w) for w in words(tool.name)} & _IRREVERSIBLE_NAME_WORDS
     if not verbs or not benign:

@@ -116,14 +116,14 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     return (said | _day_parts(entry) | sizes | labelled_numbers(entry)) - _negated_words(entry)
 
 
-# A number of three digits or more standing alone: "the 512" for the entry
-# "Portsmouth, 2026-02-21, 512"; not a date's, a time's, a price's decimals
+# A number of three digits or more standing alone: "the 740" for the entry
+# "stoneware, 2031-03-04, 740"; not a date's, a time's, a price's decimals
 # or an id's digits.
 _BARE_NUMBER = re.compile(r"(?<![\w.:/,-])(\d{3,6})(?![\w:/-]|[.,]\d)")
 
 
 def bare_numbers(text: str) -> set[str]:
-    """The bare numbers `text` writes, as "#512" (no stem looks like it)."""
+    """The bare numbers `text` writes, as "#740" (no stem looks like it)."""
     return {f"#{m.group(1)}" for m in _BARE_NUMBER.finditer(text)}
 
 
@@ -254,15 +254,15 @@ _EXCLUDING = re.compile(
     r"|(?:leave|keep|(?:don't|do not) touch)\s+(?:the|my|our)\s+"
     # "Oak only, no Pine": a name said no to.
     r"|(?-i:\b(?:[Nn]o|[Nn]ot)\s+(?=[A-Z]))"
-    # "Not the sander though": a thing said no to, at a sentence's start.
+    # "Not the jigsaw though": a thing said no to, at a sentence's start.
     r"|(?:^|(?<=[.!?;]\s)|(?<=\s-\s))(?:but\s+)?not\s+(?:the|my|our|that|those)\s+)"
     r"((?:[A-Za-z][\w-]*\s*){1,3})",
     re.IGNORECASE,
 )
 _FILLER = frozenset(stems("just one ones that this it them one please and or out alone as though"))
-# What says the thing named before it stays: "the table loom in June stays
-# as it is", "the Bray is mine, so leave that one"; not "could Biscuit
-# stay with you" nor "Long Stay is fine".
+# What says the thing named before it stays: "the small kiln in June stays
+# as it is", "the raku one is mine, so leave that one"; not "could Rufus
+# stay with you" nor "Short Stay is fine".
 _KEPT = re.compile(
     r"\b(?:(?:stays?|remains?|(?:is|are) fine) (?:as (?:it is|they are|is)|put|unchanged"
     r"|the same)"
@@ -274,9 +274,9 @@ _KEPT = re.compile(
 
 def _kept_aside(requests: list[str]) -> set[str]:
     """The stems of what a clause says stays as it is, said right before
-    the words that say so ("the Bray is mine, so leave that one": the
+    the words that say so ("the raku one is mine, so leave that one": the
     clause before a bare "so"), and said nowhere else in the request (the
-    floor loom to shorten and the table loom to keep are both "looms")."""
+    large kiln to shorten and the small kiln to keep are both "kilns")."""
     kept: set[str] = set()
     for i, text in enumerate(requests):
         for m in _KEPT.finditer(text):

@@ -49,7 +49,7 @@ def without_status(error: str) -> str:
 
 
 def error_status(error: str) -> str | None:
-    """The HTTP status `error` starts with ("404 no tower in ..."), if any."""
+    """The HTTP status `error` starts with ("404 no hall named ..."), if any."""
     m = _STATUS.match(error)
     digits = re.search(r"[1-5]\d\d", m.group(0)) if m else None
     return digits.group(0) if digits else None

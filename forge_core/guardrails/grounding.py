@@ -53,7 +53,7 @@ MAX_CANDIDATE = 64
 MAX_CANDIDATES = 64
 
 # A single quote opens where no letter stands before it and closes where no
-# letter follows: "Kingfisher's Rest ... our tank's" quotes nothing.
+# letter follows: "the Heron's Rest ... our hut's" quotes nothing.
 _QUOTED = re.compile(
     r"(?<![A-Za-z])'([^'\n]{1,64})'(?![A-Za-z])|\"([^\"\n]{1,64})\"|`([^`\n]{1,64})`"
 )

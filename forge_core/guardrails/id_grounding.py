@@ -48,7 +48,7 @@ class Grounding(BaseGuardrail):
         request.phone_values = sorted({p for t in state.user_texts() for p in labelled_phones(t)})
         request.unseen_examples = unseen_examples(state.wf, texts)
         if statuses:
-            # No string starts with an error's status: "404", then "40404...".
+            # No string starts with an error's status: a 4xx, then it grown.
             for tool in state.wf.tools:
                 for name, schema in parameters(tool):
                     if schema.get("type") == "string":

@@ -63,7 +63,7 @@ def _trimmed(said: list[str]) -> list[str]:
 
 def named_codes(codes: dict[str, str], requests: list[str]) -> list[str]:
     """The codes whose meaning the request names (every word of it in one
-    clause: "the Level 1 dinghy course" for "Dinghy Level 1") or which it
+    clause: "the one pottery beginners class" for "Beginners One Pottery") or which it
     writes itself."""
     said = [set(stems(clause)) for text in requests for clause in clauses(text)]
     written = {w for text in requests for w in re.findall(r"[\w-]+", text)}

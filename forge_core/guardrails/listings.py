@@ -11,8 +11,8 @@ The grammar admits any ordered selection of that listing without repeats
 (grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
 and cannot run on past the last. Items a failed call sent that its error
 names ("not in stock: SKU-2") are left out of the next one. An array of
-other strings takes the ids a text lists right after its noun ("seats
-Stalls C11 and C12" for `seats`), as a list of the same kind.
+other strings takes the ids a text lists right after its noun ("tables
+T4 and T5" for `tables`), as a list of the same kind.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ _LISTING_END = re.compile(r"[.;:(\n]")
 
 def named_listing(name: str, texts: list[str], names: set[str]) -> list[str]:
     """The ids a text lists right after the array's own noun, in the
-    plural: "seats Stalls C11 and C12" for `seats`, "rooms 402, 407 and
+    plural: "tables by the window T4 and T5" for `tables`, "rooms 402, 407 and
     411" for `rooms`; [] where no text does."""
     said = words(name)
     if not said or not said[-1].endswith("s") or said[-1].endswith("ss"):

@@ -116,7 +116,7 @@ def named_members(members: list[Any], text: str) -> list[Any]:
     for phrase, said in _FREQUENCIES:
         # The phrase becomes the enum's words: "every other week" names no `weekly`.
         text = phrase.sub(said, text)
-    # What a contraction leaves is no word: "children's" names no `child_s`.
+    # What a contraction leaves is no word: "Dana's" names no size `S`.
     text_stems = stems(_CONTRACTION.sub("", text))
     bare = tuple(s for s in text_stems if s not in _ARTICLES)
     days = None
@@ -138,7 +138,7 @@ def named_members(members: list[Any], text: str) -> list[Any]:
                 out.append(member)
             continue
         own = stems(member)
-        # "the photos and the video" names `photos_and_video`.
+        # "the cake and the candles" names `cake_and_candles`.
         plain = text_stems if _ARTICLES & set(own) else bare
         if contains_run(plain, own):
             out.append(member)
@@ -222,8 +222,8 @@ def _named_in(
             # A report tells where things stand now: the latest entry.
             found = {latest}
         for label in labels if len(found) > 1 else ():
-            # "Status awaiting_parts" for `status`, "Captioning: PENDING" for
-            # `captioning_status`: the member a word of its name labels.
+            # "Status awaiting_parts" for `status`, "Highchair: PENDING" for
+            # `highchair_status`: the member a word of its name labels.
             kept = {m for m in found if any(_labelled(m, label, t) for t in source)}
             if kept:
                 found = kept

@@ -3,13 +3,13 @@
 
 A lookup takes a descriptor of the thing it finds (its location, site or
 place), and the request names the thing with that descriptor in front of
-it: "the treatment room fridge", "our back office printer". Nothing labels
+it: "the plant room boiler", "our back office printer". Nothing labels
 the descriptor as a location, so no other rule offers it, and a small model
 writes placeholders. A string parameter named as such a descriptor, of a
 tool whose name names the thing (`find_locker`: locker), takes the words
 the request puts between a determiner ("the", "our", "my") and the thing,
-less the words the tool's name and description also use ("vaccine" of "a
-vaccine fridge"). Only where the request says it one way.
+less the words the tool's name and description also use ("staff" of "a
+staff locker"). Only where the request says it one way.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _PHRASE = r"\b(?:{d})\s+((?:(?!(?:{d}|{b})\b)[A-Za-z][\w'-]*\s+){{1,4}}?){thing}
 
 
 def _things(tool: ToolSpec) -> list[str]:
-    """The words of a tool's name that name what it finds (`find_fridge`: fridge)."""
+    """The words of a tool's name that name what it finds (`find_locker`: locker)."""
     said = words(tool.name)
     if len(said) < 2 or stem(said[0]) not in _LOOKUPS:
         return []

@@ -59,8 +59,8 @@ _PERSON_QUALIFIERS = frozenset(
 )
 
 
-# A greeting and a full name, or a name and "here": "Hi, Lou Pryce on ...",
-# "Hello, Martin Aske here", "Ines Varga here". Not "Hi Anna, can you":
+# A greeting and a full name, or a name and "here": "Hi, Dana Kell on ...",
+# "Hello, Ravi Menon here", "Ines Varga here". Not "Hi Anna, can you":
 # that greets someone else.
 _GREETED = re.compile(
     r"(?:^|[.!?]\s+)(?:(?:hi|hello|hey|good (?:morning|afternoon|evening)),\s+)?"
@@ -131,7 +131,7 @@ _SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n\s*)")
 # Latin letters with their accents too ("Bożena Kowalczyk", "Zoë Ångström").
 _UPPER = "A-ZÀ-ÖØ-Þ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).isupper())
 _LOWER = "a-zß-öø-ÿ" + "".join(chr(c) for c in range(0x100, 0x250) if chr(c).islower())
-# "Co-op", "Stoke-on-Trent": a hyphened lower-case part belongs to the word.
+# "Co-op", "Ross-on-Wye": a hyphened lower-case part belongs to the word.
 _WORD = f"[{_UPPER}][{_LOWER}]+(?:-[{_LOWER}]+(?=[ -]|[^\\w-]|$))?"
 # "St Anne's Hall": a possessive inside a run belongs to the name.
 _NAME = re.compile(
@@ -187,7 +187,7 @@ _PERSON = frozenset(
 _ROUTE_ENDS = (
     (frozenset("from origin departure depart departing source start pickup".split()), "from"),
     (frozenset("to destination arrival arrive arriving dest end dropoff".split()), "to"),
-    # Where a thing is: "St Peter's at Frampton", "the club in Otley".
+    # Where a thing is: "St Anne's at Upwey", "the club in Otley".
     (frozenset("place town village city location locality parish".split()), "(?:at|in)"),
 )
 

@@ -167,8 +167,8 @@ def _one_word_apart(topic: tuple[str, ...], said: tuple[str, ...]) -> bool:
 
 def _blamed(failure: FailedValue) -> dict[str, Any]:
     """The arguments a failed call's error is about: those whose value or
-    name it writes ("notify.mobile '07700 900381' rejected" is about the
-    phone, not the tank the call also sent); all of them where it writes
+    name it writes ("contact_phone rejected" is about the phone, not
+    the unit the call also sent); all of them where it writes
     none."""
     error = failure.error.lower()
     named = {

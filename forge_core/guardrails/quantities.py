@@ -385,14 +385,14 @@ class Quantities:
                         first_found((facts.requests, results), partial(_named, counted)) or found
                     )
                 if not found and "percent" in families and not fraction:
-                    # "pay half up front" for `deposit_percent`: 50.
+                    # "pay half now" for `upfront_pct`: 50.
                     found = first_found((facts.requests,), _fraction_words)
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
                 decide(out, key, found, self.name)
 
 
-# A share in words, as a percentage: "half up front", "three quarters of it".
+# A share in words, as a percentage: "half now", "three quarters of it".
 _SHARES = (
     (re.compile(r"\bthree[ -]quarters\b", re.IGNORECASE), 75),
     (re.compile(r"\b(?:a|one)[ -]quarter\b(?! (?:past|to)\b)", re.IGNORECASE), 25),

@@ -28,7 +28,7 @@ def _stemmer() -> object:
 
 
 # Plurals the stemmer does not bring back to their singular's stem
-# ("knives" -> "knive", "knife" -> "knife"); only nouns that are no verb.
+# ("wolves" -> "wolv", "wolf" -> "wolf"); only nouns that are no verb.
 _IRREGULAR = {
     "knives": "knife",
     "wives": "wife",

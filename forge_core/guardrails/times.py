@@ -38,7 +38,7 @@ _EARLIER = r"(?P<earlier>\s*(?:am|a\.m\.|in the morning))"
 _PART = rf"(?:{_LATER}|{_EARLIER})?"
 # "20:15", "8:15 pm"; with a dot only beside a part of the day ("6.15pm"):
 # "12.50" alone is a price.
-# A sentence's full stop may follow ("at 6:15."); another number's digits may not.
+# A sentence's full stop may follow ("at 7:20."); another number's digits may not.
 _CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d:]|\.\d){_PART}", re.I)
 _DOTTED = re.compile(
     rf"(?<![\d.:])(?P<h>\d{{1,2}})\.(?P<m>[0-5]\d)(?![\d.:])(?:{_LATER}|{_EARLIER})", re.I
@@ -63,7 +63,7 @@ _HALF_HOUR = re.compile(
 _NAMED = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 # "at 10" as a time: followed by the end of a clause or a word that
 # belongs to a day, not by a noun ("at 10 Main Street", "at 5 stars") nor
-# by its decimals ("peaking at 11.4 degrees").
+# by its decimals ("it read at 12.6 bar").
 _AT_HOUR = re.compile(
     r"\bat (?P<h>\d{1,2})(?=\s*(?:$|[,;!?)]|\.(?!\d)|on\b|tomorrow\b|today\b|tonight\b|sharp\b|"
     r"please\b|instead\b|if\b|or\b|and\b))",

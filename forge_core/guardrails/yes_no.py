@@ -48,7 +48,7 @@ def stated(name: str, requests: list[str]) -> bool | None:
 def _negated(clause: str, said: list[re.Match[str]], at: int) -> bool:
     """A negation before the clause's word for the flag, or right after
     it ("the receipt is not needed"); not one further on, about something
-    else ("quarantine the stock until they advise - don't bin anything")."""
+    else ("reserve the van until Friday - don't invoice anything")."""
     end = said[min(at + _AFTER, len(said) - 1)].end()
     return NEGATION.search(clause[:end]) is not None
 
