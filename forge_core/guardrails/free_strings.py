@@ -32,8 +32,14 @@ MARKUP = "<>"
 def shunned_chars(wf: Workflow, texts: Iterable[str]) -> str:
     """The characters of MARKUP that neither the workflow (its system
     prompt, tools and schemas) nor the conversation's `texts` have."""
-    seen = [wf.system_prompt, *texts]
-    seen += [f"{t.description} {json.dumps(t.parameters)}" for t in wf.tools]
+    # The workflow's own text, made once per workflow, not on every turn.
+    own = wf.memo(
+        "markup_text",
+        lambda: "\n".join(
+            [wf.system_prompt, *(f"{t.description} {json.dumps(t.parameters)}" for t in wf.tools)]
+        ),
+    )
+    seen = [own, *texts]
     return "".join(c for c in MARKUP if not any(c in text for text in seen))
 
 
