@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forge_core.backends.llama import listed_values
+from forge_core.backends.llama.item_identities import TakenValues, identity_keys
 from forge_core.backends.llama.listed_values import (
     TOP_K,
     NextTokens,
@@ -163,8 +164,11 @@ PLAIN_OBJECT_KEYS = {
     "definitions",
     "$schema",
 }
-# The same for an array whose items are such objects.
-PLAIN_ARRAY_KEYS = {"type", "items", "minItems", "maxItems", "description", "title"}
+# The same for an array whose items are such objects. uniqueItems is walked
+# too: item by item the model decides where the list ends (under one
+# grammar for the whole array it ran on to max_tokens), and a repeated item
+# is for the call's validation to name.
+PLAIN_ARRAY_KEYS = {"type", "items", "minItems", "maxItems", "uniqueItems", "description", "title"}
 # Tokens a "another one, or the end?" piece needs at most.
 MORE_TOKENS = 4
 
@@ -248,6 +252,7 @@ class _Writer:
         self.text = ""
         self.left = max_tokens if max_tokens > 0 else 1 << 20
         self.requests = 0
+        self.identities = TakenValues()
 
     async def write(self, part: str) -> None:
         if part:
@@ -437,6 +442,8 @@ class _Writer:
             end, after = await self.whole(tool, schema, path)
             return end, after, ""
         listed = self.grammars.choices(tool, path[-1], path, schema)
+        if listed and self.identities.tracked(path):
+            listed = self.identities.free(path, listed) or listed
         # The schema's own set (an enum, a boolean) is chosen by the whole
         # values' likelihood; values drawn from the conversation by the walk.
         chosen, after = None, ""
@@ -445,6 +452,7 @@ class _Writer:
         if listed and chosen is None:
             chosen, after = await self.pick(listed)
         if chosen is not None:
+            self.identities.take(path, chosen)
             if chosen.startswith('"') and last and not after:
                 await self.write(" " + chosen[:-1])
                 return "", after, '"'
@@ -471,19 +479,35 @@ class _Writer:
         low = int(schema.get("minItems", 0))
         high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)
         await self.write(" [")
+        items, item_path = schema["items"], (*path, "[]")
+        self.identities.start(item_path, items)
         count = 0
         # The last item's end, written once whether another follows is known.
         pending = ""
         while count < high:
+            if count >= max(low, 1) and self.used_up(tool, items, item_path):
+                break
             if count >= low:
                 going = await self.more(pending, "{" if count == 0 else ",", "]")
                 pending = ""
                 if not going:
                     break
             await self.write(pending + (", {" if count else "{"))
-            pending = await self.object(tool, schema["items"], (*path, "[]"), "")
+            pending = await self.object(tool, items, item_path, "")
             count += 1
         await self.write(pending + "]")
+
+    def used_up(self, tool: ToolSpec, items: dict[str, Any], item_path: tuple[str, ...]) -> bool:
+        """Whether earlier items took every listed value of one of the
+        item's identifying keys (item_identities.py): the list's source is
+        used up, so it ends."""
+        props = items.get("properties", {})
+        for key in identity_keys(items):
+            path = (*item_path, key)
+            listed = self.grammars.choices(tool, key, path, props[key])
+            if listed and not self.identities.free(path, listed):
+                return True
+        return False
 
     async def whole(self, tool: ToolSpec, schema: Any, path: tuple[str, ...]) -> tuple[str, str]:
         """A value Forge does not walk (an array of scalars, a union): one
