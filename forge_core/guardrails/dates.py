@@ -261,13 +261,42 @@ def _month_pattern(schema: dict[str, Any]) -> bool:
     )
 
 
+# Days that share one month name: "14th/15th November", "the 3rd, 4th and
+# 5th of May", "12-14 June", "November 14th and 15th". dateparser reads the
+# second day as a year ("14th/15th November" is 14 November 2115).
+_DAY = (
+    r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\s+)?"
+    r"(?<![\d:.])\d{1,2}(?:st|nd|rd|th)?(?![\d:.])"
+)
+_DAYS = rf"{_DAY}(?:\s*(?:/|,|&|-|\u2013|and|to)\s*{_DAY})+"
+_SHARED_MONTH = re.compile(
+    rf"\b(?P<days>{_DAYS})\s+(?:of\s+)?(?P<month>{_MONTH.pattern})"
+    rf"|(?P<month_first>{_MONTH.pattern})\s+(?P<later_days>{_DAYS})(?P<year>,?\s*\d{{4}}\b)?"
+)
+
+
+def _each_day_with_its_month(text: str) -> str:
+    """`text` with each day of a shared month name written with it: "14th
+    November and 15th November"; a range keeps its ends."""
+
+    def spelled(m: re.Match[str]) -> str:
+        if m.group("month_first"):
+            days = re.findall(_DAY, m.group("later_days"))
+            year = m.group("year") or ""
+            return " and ".join(f"{m.group('month_first')} {day}{year}" for day in days)
+        days = re.findall(_DAY, m.group("days"))
+        return " and ".join(f"{day} {m.group('month')}" for day in days)
+
+    return _SHARED_MONTH.sub(spelled, text)
+
+
 @lru_cache(maxsize=1024)
 def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
     """The calendar dates `text` writes (dateparser), relative to `base`."""
     from dateparser.search import search_dates
 
     found = search_dates(
-        text,
+        _each_day_with_its_month(text),
         languages=["en"],
         settings={
             "PREFER_DATES_FROM": "future",
@@ -276,8 +305,12 @@ def dates_in(text: str, base: datetime) -> tuple[datetime, ...]:
             "RELATIVE_BASE": base - timedelta(days=1),
         },
     )
+    # A year far off that the span does not write is a misreading (a day
+    # taken for a year), not a date anyone books.
     return tuple(
-        on_its_weekday(span, when) for span, when in found or () if _DATE_WRITTEN.search(span)
+        on_its_weekday(span, when)
+        for span, when in found or ()
+        if _DATE_WRITTEN.search(span) and (when.year <= base.year + 5 or str(when.year) in span)
     )
 
 
