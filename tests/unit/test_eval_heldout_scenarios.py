@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout9`): sixteen
+"""The held-out groups (`heldout` to `heldout10`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -32,6 +32,8 @@ from forge_evals.scenarios import (
     heldout8_part2,
     heldout9,
     heldout9_part2,
+    heldout10,
+    heldout10_part2,
     outside_domains,
 )
 
@@ -138,6 +140,23 @@ GROUPS = [
         ],
         id="heldout9",
     ),
+    pytest.param(
+        "heldout10",
+        (*heldout10.SCENARIOS, *heldout10_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+            (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+            (*heldout8.SCENARIOS, *heldout8_part2.SCENARIOS),
+            (*heldout9.SCENARIOS, *heldout9_part2.SCENARIOS),
+        ],
+        id="heldout10",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
@@ -151,6 +170,7 @@ HELDOUT_TAGS = [
     "heldout7",
     "heldout8",
     "heldout9",
+    "heldout10",
 ]
 Group = tuple[Scenario, ...]
 

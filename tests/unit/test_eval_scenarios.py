@@ -36,6 +36,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout7",
         "heldout8",
         "heldout9",
+        "heldout10",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 

@@ -9,7 +9,8 @@ heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
 heldout6_part2), heldout7 (written after heldout6's failures were looked
 at; heldout7 and heldout7_part2), heldout8 (written after heldout7 had
 been looked at; heldout8 and heldout8_part2) and heldout9 (written after
-heldout8 had been looked at; heldout9 and heldout9_part2)."""
+heldout8 had been looked at; heldout9 and heldout9_part2) and heldout10
+(written after heldout9 had been looked at; heldout10 and heldout10_part2)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from forge_evals.scenarios import (
     heldout8_part2,
     heldout9,
     heldout9_part2,
+    heldout10,
+    heldout10_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -54,6 +57,8 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout8_part2.SCENARIOS,
     *heldout9.SCENARIOS,
     *heldout9_part2.SCENARIOS,
+    *heldout10.SCENARIOS,
+    *heldout10_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}

@@ -125,6 +125,10 @@ HELDOUT8_TAG = "heldout8"
 # heldout9_part2): written from the user's side only after heldout8 had been
 # looked at, run once before any tuning for it.
 HELDOUT9_TAG = "heldout9"
+# The tenth held-out group (heldout10, heldout10_replies, heldout10_listings,
+# heldout10_part2): written from the user's side only after heldout9 had been
+# looked at, run once before any tuning for it.
+HELDOUT10_TAG = "heldout10"
 
 
 # Value checks the held-out groups share.
