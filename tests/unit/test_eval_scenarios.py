@@ -125,6 +125,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "livery_ueln_format",
         "septic_empty_mobile_format",
         "snowplough_season_interval_format",
+        "scuba_nitrox_fill_mix_format",
+        "radio_sponsor_spot_rrule_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")
