@@ -22,6 +22,7 @@ from forge_core.guardrails import Preferred, TurnFacts, flat_args, parameters, u
 from forge_core.guardrails.codes import codes_in, names_a_code
 from forge_core.guardrails.composed_formats import composed
 from forge_core.guardrails.dates import date_template, takes_date
+from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import extract_candidates, reshaped
 from forge_core.guardrails.quantities import in_digits
 from forge_core.guardrails.relative_dates import today_of
@@ -200,6 +201,32 @@ def _as_stated(values: list[str], error: str, exact: list[str], spelled: list[st
     return values
 
 
+# A prefix an error names for the ids it takes: "(APR- id)", "ids start
+# with KMS-bk-": letters (and digits) ending in a separator, nothing after.
+_PREFIX = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/])(?![\w-])")
+
+
+def prefixed_ids(error: str, facts: TurnFacts, sent: set[str], param: str) -> list[str]:
+    """The ids the conversation shows that start with a prefix the error
+    names, not yet sent; of several, those the request describes (a
+    listing's entry), else all of them."""
+    prefixes = tuple(_PREFIX.findall(without_status(error)))
+    if not prefixes:
+        return []
+    texts = [*facts.requests, *(text for _, text in facts.results)]
+    found = [
+        c
+        for c in extract_candidates(texts)
+        if c.startswith(prefixes) and c not in prefixes and c not in sent
+    ]
+    if len(found) > 1:
+        results = [text for _, text in facts.results]
+        # The tools' and the parameter's own words describe no entry.
+        ignore = {s for tool in facts.workflow.tools for s in stems(tool.name)} | set(stems(param))
+        found = described(found, results, facts.requests, ignore) or found
+    return found
+
+
 def _names_an_item(args: dict[str, object], error: str) -> bool:
     return any(
         isinstance(item, str) and item and item in error
@@ -268,6 +295,9 @@ class ErrorValues:
                 if v not in sent
             ]
             values = _as_stated(values, f.error, exact, spelled)
+            # An id the conversation shows with the prefix the error names
+            # ("(APR- id)") over any rewriting of the refused one.
+            values = prefixed_ids(f.error, facts, sent, param) or values
             values = values or abbreviated(suggested_values(f.error, sent), facts.requests)
             if values:
                 out.values[key] = values

@@ -181,6 +181,9 @@ def _name_like(name: str, schema: dict[str, object]) -> bool:
 _PERSON = frozenset(
     "name person customer client guest patient employee user owner contact recipient sender".split()
 )
+# A parameter about a person or the user's own record (`customer_id`,
+# `member_number`, `account_id`): the user's own name may pick its value.
+PERSON_WORDS = _PERSON | _PERSON_QUALIFIERS
 
 
 # Words that name a route's start or its end, and the word before each.

@@ -56,7 +56,7 @@ from forge_core.guardrails.grounding import (
     is_identifier_like,
 )
 from forge_core.guardrails.phones import PHONE_WORDS, labelled_phones
-from forge_core.guardrails.quantities import only_a_quantity
+from forge_core.guardrails.quantities import only_a_quantity, only_a_unit_or_year
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
 from forge_core.schema_rules import text_fits
 
@@ -189,6 +189,10 @@ def id_param(name: str, schema: dict[str, Any] | None = None) -> bool:
     return bool(described & {"id", "identifier", "hash", "token", "uuid"})
 
 
+_MIXED = r"(?=[A-Z0-9]{2,4}\b)(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,4}"
+_POSTCODE_LIKE = re.compile(rf"{_MIXED} {_MIXED}")
+
+
 def _id_shaped(value: str) -> bool:
     """Written like an id, not a word: a digit, capitals only ("JPYCHF"), or
     an e-mail address. "follow-up" is a word."""
@@ -290,7 +294,11 @@ class _Conversation:
         texts = list(facts.requests) + [t for _, t in reversed(facts.results)]
         tools = facts.workflow.tools
         names = {t.name for t in tools} | {n for t in tools for n, _ in parameters(t)}
-        candidates = [c for c in extract_candidates(texts, names) if not only_a_quantity(c, texts)]
+        candidates = [
+            c
+            for c in extract_candidates(texts, names)
+            if not only_a_quantity(c, texts) and not only_a_unit_or_year(c, texts)
+        ]
         # What the tools name, their verbs aside ("delivery windows").
         phrases = tuple(tuple(words(t.name)[1:]) for t in tools)
         topics = {
@@ -361,8 +369,10 @@ class _Conversation:
         # "9 Elm Close": 9 is a house's number, no meter's or client's id.
         houses = self.house_numbers(not set(words(param)) & _PLACE_WORDS)
         if not set(words(param)) & PHONE_WORDS:
-            # "my mobile is 0161 496 0000": a phone, in whole or in part.
+            # "my mobile is 0161 496 0000": a phone, in whole or in part;
+            # and so is a number a call already sent as a phone.
             houses = houses | {p for t in self.texts[: self.requests] for p in labelled_phones(t)}
+            houses = houses | self.sent_phones()
         kind = [
             v
             for v in self.candidates
@@ -372,6 +382,16 @@ class _Conversation:
         ]
         return kind
 
+    def sent_phones(self) -> set[str]:
+        """The values calls sent as a phone, as sent and as digits alone."""
+        return {
+            form
+            for _, args in self.facts.sent
+            for key, value in args.items()
+            if isinstance(value, str) and set(words(key)) & PHONE_WORDS
+            for form in (value, re.sub(r"\D", "", value))
+        }
+
     def house_numbers(self, with_houses: bool = True) -> set[str]:
         """The halves of the codes the request writes in two ("KT4 2QW": no
         id is "KT4"), and `with_houses` the house numbers of the street
@@ -379,6 +399,15 @@ class _Conversation:
         requests = self.texts[: self.requests]
         out = {
             half for t in requests for code in codes_in(t) if " " in code for half in code.split()
+        }
+        # A result's postcode too ("Hebden Bridge HX7 8AB": no id is "HX7"):
+        # two short halves, each of letters and digits, written as one.
+        out |= {
+            half
+            for t in self.texts[self.requests :]
+            for code in codes_in(t)
+            if code in t and _POSTCODE_LIKE.fullmatch(code)
+            for half in code.split()
         }
         if with_houses:
             # The numbers of the house and of the flat ("Flat 4C, 31 ...").
@@ -425,6 +454,9 @@ class IdentifierProvenance:
                     and not any(scores[o].get(v, 0) >= LABEL > s for o, _ in params if o != name)
                 }
                 best = self._choose(tool.name, name, mine, admissible, talk, bool(facts.results))
+                if not best and is_email(name, schema) and len(admissible) == 1:
+                    # The one e-mail address the conversation writes.
+                    best = admissible
                 if best:
                     out.values[key] = best
                     out.reasons[key] = self.name
@@ -507,4 +539,12 @@ class IdentifierProvenance:
         # (`needs_shore_power`); the tools' names and this one's never do.
         ignore = talk.tool_words | set(stems(param))
         requests = talk.texts[: talk.requests]
+        # proper_names reads this module's id rules: imported here, not at the top.
+        from forge_core.guardrails.proper_names import PERSON_WORDS, own_names
+
+        if not set(words(param)) & PERSON_WORDS:
+            # The user's own name describes the user's record, not the
+            # item a lookup finds for them ("Client CL-6620, Rowan
+            # Prentice" is no book "my Darwin" names).
+            ignore |= {s for name in own_names(requests) for s in stems(name)}
         return described(values, texts, requests, ignore, topic_stems(param))

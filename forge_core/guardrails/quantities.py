@@ -468,10 +468,49 @@ def only_a_quantity(value: str, texts: list[str]) -> bool:
     seen = False
     for text in texts:
         for m in _QUANTITY.finditer(text):
-            if m.group("num") != value:
+            if m.group("num") != value or text[m.start("num") - 1 : m.start("num")] == ":":
+                # The minutes of a clock time ("08:30") are no number of their own.
                 continue
             seen = True
             unit = (m.group("unit") or "").lower()
             if not (m.group("sign") or unit in _BY_WORD):
                 return False
+    return seen
+
+
+# A currency's code beside its amount, either side ("145.00 GBP", "EUR 20").
+_AMOUNT = r"\d[\d,]*(?:\.\d+)?"
+_MONTH_WORDS = (
+    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
+    "|july|august|september|october|november|december"
+)
+# What makes four digits a year: a month or a date's preposition before it,
+# "-born" or "-built" after it ("March-April 2026", "since 2019", "2025-born").
+_YEAR_BEFORE = rf"(?:{_MONTH_WORDS}|in|of|since|until|from|by|during|year)\.?,?\s+"
+_YEAR_AFTER = r"-(?:born|built|registered|made)\b"
+
+
+def only_a_unit_or_year(value: str, texts: list[str]) -> bool:
+    """`value` is three capitals every text writes beside an amount (a
+    currency's code), or a year every text writes as one: a unit or a date's
+    part, never an id a lookup takes."""
+    if re.fullmatch(r"[A-Z]{3}", value):
+        beside = re.compile(rf"{_AMOUNT}\s?{value}\b|\b{value}\s?{_AMOUNT}")
+    elif re.fullmatch(r"(?:1[5-9]|20)\d\d", value):
+        beside = re.compile(
+            # ... or a citation's last part: "(John Murray, 1860)".
+            rf"(?:{_YEAR_BEFORE}){value}\b|\b{value}{_YEAR_AFTER}|,\s*{value}\)",
+            re.IGNORECASE,
+        )
+    else:
+        return False
+    seen = False
+    for text in texts:
+        # Not a date's year ("2026-06-18"), which is no candidate apart.
+        written = len(re.findall(rf"(?<![\w-]){value}(?!\w|-\d)", text))
+        if not written:
+            continue
+        seen = True
+        if len(beside.findall(text)) < written:
+            return False
     return seen
