@@ -51,12 +51,12 @@ MIN_OPTIONS = 3
 MAX_OPTIONS = 12
 
 
-def _options(text: str) -> list[str] | None:
-    """The options `text` (one list's stretch) lists, or None."""
+def _options(text: str, least: int = MIN_OPTIONS) -> list[str] | None:
+    """The options `text` (one list's stretch) lists, at least `least`, or None."""
     if _EXAMPLES.search(text):
         return None
     parts = [p.strip().strip("'\"`") for p in _SPLIT.split(text.strip())]
-    if not MIN_OPTIONS <= len(parts) <= MAX_OPTIONS:
+    if not least <= len(parts) <= MAX_OPTIONS:
         return None
     if not all(_OPTION.fullmatch(p) for p in parts):
         return None
@@ -110,11 +110,16 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
     if not found:
         # "delivery_state: booked, loaded or delivered", "Priority: low
         # or high": the name, a colon and the list.
+        # Written under the parameter's own name, two options are a list,
+        # and what a parenthesis says of one is no option ("collect (from
+        # the workshop) or courier").
         named = "[ _-]".join(re.escape(w) for w in said)
-        for m in re.finditer(
-            rf"\b(?:{named}|{label})\s*:\s*([^.;()]{{3,160}})", tool_description, re.I
-        ):
-            if options := _options(m.group(1)):
+        plain = re.sub(r"\s*\([^()]*\)", "", tool_description)
+        for m in re.finditer(rf"\b{named}\s*:\s*([^.;()]{{3,160}})", plain, re.I):
+            if options := _options(m.group(1), least=2):
+                found.append(options)
+        for m in re.finditer(rf"\b{label}\s*:\s*([^.;()]{{3,160}})", tool_description, re.I):
+            if not found and (options := _options(m.group(1))):
                 found.append(options)
     return found[0] if len(found) == 1 else []
 

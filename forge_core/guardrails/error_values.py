@@ -39,13 +39,18 @@ _PLAIN_WORDS = frozenset("ERROR OK ID UTC API JSON HTTP URL".split())
 
 # An HTTP status an API puts before its message ("422 quantity_out_of_range:
 # ...", "HTTP 404 - not found", "Error 409:"): no value of any parameter.
+# An SDK reports a tool's exception with its class's name first
+# ("ToolResolutionError: 422 ..."), which the status follows.
 _STATUS = re.compile(
-    r"^\W*(?:(?:HTTP|error|status)\s*)?[1-5]\d\d\b(?=\s*(?:[-:]|[A-Za-z_]+\b))", re.IGNORECASE
+    r"^\W*(?:[A-Za-z_][\w.]*(?:Error|Exception)\s*:\s*)?(?:(?:HTTP|error|status)\s*)?"
+    r"[1-5]\d\d\b(?=\s*(?:[-:]|[A-Za-z_]+\b))",
+    re.IGNORECASE,
 )
 
 
 def without_status(error: str) -> str:
-    """`error` less the HTTP status it starts with."""
+    """`error` less the HTTP status it starts with (and the exception's
+    class name before it)."""
     return _STATUS.sub("", error, count=1)
 
 

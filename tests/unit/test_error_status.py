@@ -17,6 +17,9 @@ def test_the_status_an_error_starts_with() -> None:
     assert error_status("404 no tower in 'Frampton'") == "404"
     assert error_status("HTTP 422 - invalid colour") == "422"
     assert error_status("no tower 404 here") is None
+    # As the Python SDK reports a tool's exception: its class's name first.
+    assert error_status("ToolResolutionError: 422 invalid return_method 'pickup'") == "422"
+    assert error_status("ValueError: bad 404 here") is None
 
 
 async def test_a_failed_calls_status_is_offered_to_no_string() -> None:
