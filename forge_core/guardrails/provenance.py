@@ -193,6 +193,20 @@ _MIXED = r"(?=[A-Z0-9]{2,4}\b)(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,4}"
 _POSTCODE_LIKE = re.compile(rf"{_MIXED} {_MIXED}")
 
 
+def _sent_as(facts: TurnFacts, tool: str, param: str, admissible: list[str]) -> list[str]:
+    """The admissible strings other tools' calls that ran sent as `param`,
+    oldest first."""
+    return list(
+        dict.fromkeys(
+            v
+            for name, args in facts.sent
+            if name != tool
+            for k, v in args.items()
+            if k == param and isinstance(v, str) and v in admissible
+        )
+    )
+
+
 def _id_shaped(value: str) -> bool:
     """Written like an id, not a word: a digit, capitals only ("JPYCHF"), or
     an e-mail address. "follow-up" is a word."""
@@ -489,6 +503,12 @@ class IdentifierProvenance:
         if max(fresh.values(), default=0) >= ABBREVIATION:
             mine = fresh
         top = max(mine.values(), default=0)
+        carried = _sent_as(talk.facts, tool, name, admissible)
+        if carried and top < ABBREVIATION and id_param(name):
+            # The id another call that ran sent as this same parameter (the
+            # lookup's `item_id`, then the reply's): carried forward, over
+            # a noun of the tool's name labelling some other id.
+            return carried[-1:]
         if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]
             # A failed call's value goes where others are as good ("Claim

@@ -134,3 +134,26 @@ def test_the_one_email_the_conversation_writes_is_the_email() -> None:
     wf = Workflow("wf", [find], terminal_tools=["find_member"])
     f = TurnFacts(wf, ["I'm d.okafor@example.net, away in June 2026."], [], [], [])
     assert preferred_values(f).values["find_member.email"] == ["d.okafor@example.net"]
+
+
+def test_an_id_a_lookup_sent_as_the_same_parameter_is_carried_to_the_reply() -> None:
+    """ "Client CL-6620" is labelled by a noun of reply_to_client's name,
+    but the item the lookup opened is the reply's `item_id`."""
+    find = tool("find_items", "Items a client left", client_surname=STR)
+    record = tool("get_item_record", "One item's record", item_id=STR)
+    reply = tool("reply_to_client", "Reply to the client", item_id=STR, message=STR)
+    wf = Workflow("wf", [find, record, reply], terminal_tools=["reply_to_client"])
+    f = TurnFacts(
+        wf,
+        ["This is Rowan Prentice. Is my Darwin ready?"],
+        [
+            ("find_items", "Client CL-6620:\n- APR-1193: Darwin\n- APR-0871: Chaucer"),
+            ("get_item_record", "APR-1193: COMPLETE, fee 95.00 GBP outstanding"),
+        ],
+        [],
+        [
+            ("find_items", {"client_surname": "Prentice"}),
+            ("get_item_record", {"item_id": "APR-1193"}),
+        ],
+    )
+    assert preferred_values(f).values["reply_to_client.item_id"] == ["APR-1193"]

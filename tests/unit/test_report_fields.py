@@ -56,6 +56,11 @@ def test_options_after_the_name_and_a_colon() -> None:
         "unavailable",
     ]
     assert described_options("note", STR, "Note: a, b, c.") == []
+    # Under the parameter's own name two options are a list; what a
+    # parenthesis says of one is no option.
+    approve = "Approve a quote. return_method: collect (from the workshop) or courier."
+    assert described_options("return_method", STR, approve) == ["collect", "courier"]
+    assert described_options("method", STR, "Pay. method: card or cash at the desk.") == []
 
 
 def test_a_report_takes_the_result_s_list_and_the_member_its_label_names() -> None:
