@@ -95,7 +95,8 @@ _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 _QUANTITY = re.compile(
     # Not the day of a date or the end of a range ("2026-04-28 documents").
     r"(?P<sign>[€$£¥])?\s?(?P<neg>(?<![\w-])-)?(?P<num>(?<![\w.])(?<!\d[-/])\d{1,3}(?:,\d{3})+(?:\.\d+)?"
-    r"|(?<![\w.])(?<!\d[-/])\d+(?:\.\d+)?)"
+    # Not the last group of a grouped number ("500" of "3,800.00-4,500.00").
+    r"|(?<![\w.])(?<!\d[-/])(?<!\d,)\d+(?:\.\d+)?)"
     r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
     r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
     # A unit is a whole word: "18 Göteborg" is no 18 g.
@@ -389,6 +390,8 @@ class Quantities:
                     found = first_found((facts.requests,), _fraction_words)
                 if "enum" in schema:
                     found = [v for v in found if v in schema["enum"]]
+                if len(found) > 1:
+                    found = _in_labelled_clauses(name, found, facts, read) or found
                 decide(out, key, found, self.name)
 
 
@@ -514,3 +517,29 @@ def only_a_unit_or_year(value: str, texts: list[str]) -> bool:
         if len(beside.findall(text)) < written:
             return False
     return seen
+
+
+# Where a labelled amount's clause ends: a sentence, a semicolon, a line.
+_CLAUSES = re.compile(r"\.\s+|;\s*|\n+|\.$")
+
+
+def _in_labelled_clauses(name: str, found: list[Any], facts: TurnFacts, read: Any) -> list[Any]:
+    """Of several `found` numbers, those written in a clause that holds
+    every word of the parameter's name but its unit and generic words:
+    "Insurance (replacement) value: 6,500.00 GBP" for `insurance_value_gbp`,
+    "Appraisal fee: 95.00 GBP, OUTSTANDING" for `fee_outstanding_gbp`; []
+    where no clause, or every one, tells them apart."""
+    wanted = {stem(w) for w in words(name) if w not in GENERIC and w not in _BY_WORD}
+    if not wanted:
+        return []
+    texts = [*facts.requests, *(text for _, text in facts.results)]
+    kept = [
+        value
+        for text in texts
+        for clause in _CLAUSES.split(text)
+        if wanted <= {stem(w) for w in words(clause)}
+        for value in read(clause)
+        if value in found
+    ]
+    kept = list(dict.fromkeys(kept))
+    return kept if 0 < len(kept) < len(found) else []

@@ -157,3 +157,30 @@ def test_an_id_a_lookup_sent_as_the_same_parameter_is_carried_to_the_reply() -> 
         ],
     )
     assert preferred_values(f).values["reply_to_client.item_id"] == ["APR-1193"]
+
+
+def test_a_reports_amount_is_the_one_its_name_labels() -> None:
+    """Of the amounts a result writes, a report's `balance_due_gbp` takes
+    the one in the clause that says "balance due"; `fee_outstanding_gbp`
+    the one whose clause holds "fee" and "outstanding", wherever."""
+    get = tool("get_hire", "One hire's details", booking_id=STR)
+    num: dict[str, Any] = {"type": "number"}
+    reply = tool("reply", "Reply", balance_due_gbp=num, fee_outstanding_gbp=num)
+    wf = Workflow("wf", [get, reply], terminal_tools=["reply"])
+    detail = (
+        "Hire: 3 days x 145.00 GBP = 435.00 GBP; total 495.00 GBP. Deposit paid 150.00 GBP. "
+        "Balance due 345.00 GBP by Fri 2026-11-06. Damage hold 200.00 GBP.\n"
+        "Auction estimate: 3,800.00-4,500.00 GBP. Appraisal fee: 95.00 GBP, OUTSTANDING."
+    )
+    f = TurnFacts(wf, ["How much do I still owe?"], [("get_hire", detail)], [], [("get_hire", {})])
+    got = preferred_values(f).values
+    assert got["reply.balance_due_gbp"] == [345]
+    assert got["reply.fee_outstanding_gbp"] == [95]
+
+
+def test_the_last_group_of_a_grouped_number_is_no_number() -> None:
+    from forge_core.guardrails.quantities import _families, quantities
+
+    families, _ = _families("reserve_gbp", {"type": "number"})
+    found = quantities("estimate 3,800.00-4,500.00 GBP", families, set(), integer=False)
+    assert 500 not in found and 500.0 not in found
