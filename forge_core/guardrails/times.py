@@ -39,7 +39,7 @@ _PART = rf"(?:{_LATER}|{_EARLIER})?"
 # "20:15", "8:15 pm"; with a dot only beside a part of the day ("6.15pm"):
 # "12.50" alone is a price.
 # A sentence's full stop may follow ("at 7:20."); another number's digits may not.
-_CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?![\d:]|\.\d){_PART}", re.I)
+_CLOCK = re.compile(rf"(?<![\d.:])(?P<h>\d{{1,2}}):(?P<m>[0-5]\d)(?!\d|:\d|\.\d){_PART}", re.I)
 _DOTTED = re.compile(
     rf"(?<![\d.:])(?P<h>\d{{1,2}})\.(?P<m>[0-5]\d)(?![\d.:])(?:{_LATER}|{_EARLIER})", re.I
 )
@@ -50,8 +50,11 @@ _HOUR = re.compile(
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
 # "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE), "from quarter to
 # five" is not.
+# Not the days of a span of dates ("2026-02-20 to 2026-02-22").
 _TO = re.compile(
-    rf"\b(?:a )?(?P<q>quarter|(?<!from )(?<!between )\d{{1,2}}) to (?P<h>\d{{1,2}}){_PART}", re.I
+    rf"\b(?:a )?(?P<q>quarter|(?<!from )(?<!between )(?<![-/.:])\d{{1,2}}) to "
+    rf"(?P<h>\d{{1,2}})(?![-/.:]?\d){_PART}",
+    re.I,
 )
 # "half four" (British: 4:30), read as "half past four"; not "half 2 kilos",
 # nor "half past"/"half an hour".
@@ -101,6 +104,16 @@ def takes_time(name: str, schema: dict[str, Any]) -> bool:
     # `time`, `pickup_time`, `time_24h`; not `time_zone` or `timeout`.
     said = [w for w in words(name) if not w.isdigit() and w != "h"]
     return said[-1:] == ["time"]
+
+
+def time_in_tool_text(name: str, description: str) -> bool:
+    """The tool's own description says the parameter is a clock time:
+    "delivery_window_start is HH:MM", "start_at (HH:MM, 24-hour)"."""
+    if schema_free := re.search(
+        rf"\b{re.escape(name)}\b[^.;]{{0,24}}?\b(?:HH:MM|24-hour|24h)\b", description, re.I
+    ):
+        return "YYYY" not in schema_free.group(0).upper()
+    return False
 
 
 def _hour(hour: int, match: re.Match[str]) -> int:
@@ -209,13 +222,24 @@ def _range_hours(m: re.Match[str], evening: bool) -> tuple[int, int] | None:
     return first % 12, second % 12
 
 
+_DEADLINE = re.compile(r"\b(?:by|until|till|before|no later than)\s+(?=\d)", re.I)
+
+
+def deadlines(text: str) -> list[tuple[int, int]]:
+    """The clock times `text` writes right after "by", "until", "before"."""
+    return [t for m in _DEADLINE.finditer(text) for t in times_in(text[m.end() : m.end() + 12])[:1]]
+
+
 def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
     """The times `text` writes in the schema's form; for a range's end
     (`role`), that end of the ranges it writes, where it writes any."""
     found = times_in(text)
     if role:
         firsts, seconds = range_ends(text)
-        found = (firsts if role == "start" else seconds) or found
+        if role == "end":
+            # "Ringing must stop by 11:15": a deadline is an end too.
+            seconds = [*deadlines(text), *seconds]
+        found = list(dict.fromkeys(firsts if role == "start" else seconds)) or found
     out = []
     for hour, minute in found:
         for form in (f"{hour:02d}:{minute:02d}", f"{hour:02d}:{minute:02d}:00"):
@@ -233,7 +257,9 @@ class ClockTimes:
         for tool in facts.workflow.tools:
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
-                if not takes_time(name, schema) or not undecided(out, key):
+                if not undecided(out, key):
+                    continue
+                if not (takes_time(name, schema) or time_in_tool_text(name, tool.description)):
                     continue
                 said = set(stems(name))
                 role = "start" if said & _STARTS else "end" if said & _ENDS else ""

@@ -184,3 +184,37 @@ def test_the_last_group_of_a_grouped_number_is_no_number() -> None:
     families, _ = _families("reserve_gbp", {"type": "number"})
     found = quantities("estimate 3,800.00-4,500.00 GBP", families, set(), integer=False)
     assert 500 not in found and 500.0 not in found
+
+
+def test_a_time_the_tools_description_asks_for_and_no_time_in_a_span_of_dates() -> None:
+    """`delivery_window_start is HH:MM` in the tool's description makes the
+    parameter a clock time; "2026-02-20 to 2026-02-22" is no "20 to 20"."""
+    from forge_core.guardrails.times import time_in_tool_text, times_in
+
+    assert time_in_tool_text("delivery_window_start", "Reply. delivery_window_start is HH:MM.")
+    assert not time_in_tool_text("delivery_window_start", "Reply. window is HH:MM.")
+    assert times_in("2026-02-20 to 2026-02-22, completed") == []
+    assert times_in("come at ten to five") == [(16, 50)]
+    listing = tool("find_hires", "Hires by phone", phone=STR)
+    reply = ToolSpec(
+        "reply",
+        "Message the customer. delivery_window_start is HH:MM. Ends the task.",
+        {
+            "type": "object",
+            "properties": {"delivery_window_start": STR},
+            "required": ["delivery_window_start"],
+        },
+    )
+    wf = Workflow("wf", [listing, reply], terminal_tools=["reply"])
+    result = "- KMS-1: Fri 2026-11-13, window 08:30-10:00\n- KMS-0: 2026-02-20 to 2026-02-22"
+    f = TurnFacts(wf, ["What time does it come?"], [("find_hires", result)], [], [])
+    assert preferred_values(f).values["reply.delivery_window_start"] == ["08:30"]
+
+
+def test_a_deadline_is_an_end_time() -> None:
+    from forge_core.guardrails.times import deadlines, times_in
+
+    assert deadlines("Ringing must stop by 11:15: wedding at 12:00") == [(11, 15)]
+    assert deadlines("pay by 2026-11-06") == []
+    # A colon after a time ends it; seconds do not make a time of their own.
+    assert times_in("11:15: wedding") == [(11, 15)] and times_in("at 11:15:30") == []
