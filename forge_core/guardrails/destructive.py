@@ -216,7 +216,8 @@ _WRITE_NAME_WORDS = _IRREVERSIBLE_NAME_WORDS | frozenset(
         "create add update set send book submit cancel post pay transfer assign reassign move "
         "schedule reserve order issue open close place register enrol enroll apply approve "
         "reject file log write save edit change replace confirm renew extend freeze pause start "
-        "stop reset grant top charge refund dispatch request arrange"
+        "stop reset grant top charge refund dispatch request arrange advertise publish "
+        "announce promote sell"
     ).split()
 )
 
@@ -228,11 +229,14 @@ def inferred_read_only(tool: ToolSpec) -> bool:
     if isinstance((tool.parameters or {}).get(ANNOTATION), bool):
         return False
     said = words(tool.name)
+    described = words(tool.description or "")
     if said and said[0] in _READ_VERBS:
-        return not (set(said[1:2]) & _NOT_READING)
+        # "list_layout_for_sale", described "Advertise a layout for sale":
+        # a name that reads, for a description that acts.
+        acts = bool(described) and stem(described[0]) in _WRITE_NAME_WORDS
+        return not (set(said[1:2]) & _NOT_READING) and not acts
     # A name with no verb ("page", "weather") reads when its description
     # starts with a reading verb ("List a page of records").
-    described = words(tool.description or "")
     return (
         bool(described)
         and described[0] in _READ_VERBS

@@ -322,3 +322,14 @@ def test_a_workflow_that_ends_offers_only_the_writes_the_request_asks_for() -> N
     assert unasked_writes(tools, spared, asked, ends=True) == {"issue_credit_note"}
     # Without terminal tools (a chat's tools) only a question holds writes back.
     assert unasked_writes(tools, spared, request) == set()
+
+
+def test_a_name_that_reads_with_a_description_that_acts_is_a_write() -> None:
+    from forge_core.guardrails.destructive import inferred_read_only
+    from forge_core.workflow import ToolSpec
+
+    empty = {"type": "object", "properties": {}}
+    advert = ToolSpec("list_layout_for_sale", "Advertise a club layout for sale.", empty)
+    listing = ToolSpec("list_layouts", "The club's layouts with ids and sizes.", empty)
+    assert not inferred_read_only(advert)
+    assert inferred_read_only(listing)
