@@ -59,6 +59,8 @@ class PieceGrammars:
         # A parallel batch's strings are bounded as the whole-call grammar
         # bounds them there (two calls' worth of max_tokens).
         self.parallel = False
+        # A listed id -> the numbers its entry writes (guardrails/item_entries.py).
+        self.entry_numbers: dict[str, list[str]] = {}
 
     def _root(self, body: str) -> str:
         rules = self._builder.rules

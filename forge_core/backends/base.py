@@ -60,6 +60,9 @@ class ChatRequest:
     # The phone numbers the request labels as phones ("my mobile is ..."):
     # no grounded parameter but a phone's takes them (phones.labelled_phones).
     phone_values: list[str] = field(default_factory=list)
+    # A listed id -> the numbers its entry writes, for an array item about
+    # it (guardrails/item_entries.py).
+    entry_numbers: dict[str, list[str]] = field(default_factory=dict)
     # Parameter name -> the candidates the conversation labels as its kind
     # ("Order Q-58" for order_id): that parameter prefers them.
     grounded_labels: dict[str, list[str]] = field(default_factory=dict)

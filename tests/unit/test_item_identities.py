@@ -146,3 +146,38 @@ async def test_without_listed_ids_the_model_decides_how_many_items() -> None:
     assert made is not None
     lines = json.loads(made.text)["args"]["lines"]
     assert lines == [{"sku": "glaze", "qty": 2}, {"sku": "clay", "qty": 3}]
+
+
+async def test_an_items_count_comes_from_the_entry_of_the_thing_it_is_about() -> None:
+    """A register lists "PX-101: 12 x ..." and "PX-202: 7 x ...": each line
+    item's qty is its own entry's number, not the model's 2."""
+    tokens = Tokens(
+        [
+            ('"sku": "PX-', [("101", 0.7), ("202", 0.2)]),
+            ('"qty": 12', [("},", 0.8), ("}]", 0.1)]),
+            ('"qty": ', [("2", 0.9), ("12", 0.05), ("7", 0.05)]),
+            ('"qty":', [(" 2", 0.9), (" 12", 0.05), (" 7", 0.05)]),
+        ]
+    )
+    grammars = piece_grammars(grounded=["PX-101", "PX-202"])
+    grammars.entry_numbers = {"PX-101": ["12"], "PX-202": ["7"]}
+    made = await piece_call([ORDER], grammars, _two_of_each, _emit_nothing, 512, tokens)
+    assert made is not None
+    lines = json.loads(made.text)["args"]["lines"]
+    assert lines == [{"sku": "PX-101", "qty": 12}, {"sku": "PX-202", "qty": 7}]
+
+
+def test_entry_numbers_are_read_from_lines_that_start_with_an_id() -> None:
+    from forge_core.guardrails.item_entries import entry_numbers
+
+    register = (
+        "Flock register FH-3391-Kd:\n"
+        "- MOB-07a: 212 x ewes, lambs weaned\n"
+        "- MOB-07b: 38 x shearlings (2025-born gimmers)\n"
+        "- MOB-07c: 240 x lambs born March-April 2026\n"
+        "- MOB-07e: 60 x ewes, treated 2026-06-04, withdrawal until 2026-06-25"
+    )
+    got = entry_numbers([register], ["Book every sheep we have, please."])
+    assert got == {"MOB-07a": ["212"], "MOB-07b": ["38"], "MOB-07c": ["240"], "MOB-07e": ["60"]}
+    # The user's own numbers are the counts where the request writes any.
+    assert entry_numbers([register], ["Shear 60 of the ewes."]) == {}

@@ -15,6 +15,7 @@ flag), which items may well share.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from forge_core.guardrails.grounding import is_identifier_like
@@ -40,6 +41,8 @@ class TakenValues:
 
     def __init__(self) -> None:
         self._taken: dict[tuple[str, ...], list[str]] = {}
+        # The identity the item being written took, by the items' path.
+        self._current: dict[tuple[str, ...], str] = {}
 
     def start(self, item_path: tuple[str, ...], items: dict[str, Any]) -> None:
         """A new array whose items are at `item_path` (its path and "[]"):
@@ -63,3 +66,36 @@ class TakenValues:
     def take(self, path: tuple[str, ...], value: str) -> None:
         if path in self._taken:
             self._taken[path].append(value)
+            self._current[path[:-1]] = value
+
+    def next_item(self, item_path: tuple[str, ...]) -> None:
+        """Another item begins: it has no identity yet."""
+        self._current.pop(item_path, None)
+
+    def current(self, item_path: tuple[str, ...]) -> str | None:
+        """The identity (a JSON text) the item being written took, if any."""
+        return self._current.get(item_path)
+
+
+def entry_choices(
+    schema: dict[str, Any], identity: str | None, entries: dict[str, list[str]]
+) -> list[str]:
+    """The numbers the entry of the item's identity writes that fit a
+    number's `schema` (guardrails/item_entries.py); [] for none."""
+    if identity is None or schema.get("type") not in ("integer", "number"):
+        return []
+    try:
+        key = json.loads(identity)
+    except ValueError:
+        return []
+    out = []
+    for text in entries.get(key, []) if isinstance(key, str) else []:
+        if schema["type"] == "integer" and not text.isdigit():
+            continue
+        value = float(text)
+        if "minimum" in schema and value < schema["minimum"]:
+            continue
+        if "maximum" in schema and value > schema["maximum"]:
+            continue
+        out.append(text)
+    return out

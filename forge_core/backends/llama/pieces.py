@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forge_core.backends.llama import listed_values
-from forge_core.backends.llama.item_identities import TakenValues, identity_keys
+from forge_core.backends.llama.item_identities import TakenValues, entry_choices, identity_keys
 from forge_core.backends.llama.listed_values import (
     TOP_K,
     NextTokens,
@@ -444,6 +444,9 @@ class _Writer:
         listed = self.grammars.choices(tool, path[-1], path, schema)
         if listed and self.identities.tracked(path):
             listed = self.identities.free(path, listed) or listed
+        # An item's count from the entry of the thing the item is about.
+        identity = self.identities.current(path[:-1])
+        listed = entry_choices(schema, identity, self.grammars.entry_numbers) or listed
         # The schema's own set (an enum, a boolean) is chosen by the whole
         # values' likelihood; values drawn from the conversation by the walk.
         chosen, after = None, ""
@@ -493,6 +496,7 @@ class _Writer:
                 if not going:
                     break
             await self.write(pending + (", {" if count else "{"))
+            self.identities.next_item(item_path)
             pending = await self.object(tool, items, item_path, "")
             count += 1
         await self.write(pending + "]")

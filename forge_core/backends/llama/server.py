@@ -584,7 +584,7 @@ class LlamaServerBackend:
             null_odds=self.null_odds,
         )
         grammars = piece_grammars(**_value_pools(request))
-        grammars.parallel = request.parallel
+        grammars.parallel, grammars.entry_numbers = request.parallel, request.entry_numbers
         rng = random.Random() if request.temperature > 0 else None
         tools = allowed_tools(request)
         write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
