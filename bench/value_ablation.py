@@ -29,7 +29,9 @@ sibling_members, stated_today_base, availability, labelled_numbers,
 short_bare_ids, day_month_ids, label_heads, prose_ids, numbered_nouns,
 paired_range_ends, contraction_words, unit_labels,
 label_narrows: §32; shunned_markup, kept_aside, bare_numbers,
-error_statuses, blamed_arguments, place_prepositions, verb_asks: §33; the
+error_statuses, blamed_arguments, place_prepositions, verb_asks: §33;
+item_identities, entry_numbers, units_and_years, error_prefixes,
+carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -138,6 +140,15 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "blamed_arguments": ("provenance", "_blamed", lambda failure: failure.args),
     "place_prepositions": ("proper_names", "_ROUTE_ENDS", None),
     "verb_asks": ("destructive", "_asking_words", None),
+    # Round 3, session 9 (bench/RESULTS.md §34).
+    "item_identities": ("", "identity_keys", None),
+    "entry_numbers": ("id_grounding", "entry_numbers", lambda results, requests: {}),
+    "units_and_years": ("provenance", "only_a_unit_or_year", lambda value, texts: False),
+    "error_prefixes": ("error_values", "prefixed_ids", lambda error, facts, sent, param: []),
+    "carried_ids": ("provenance", "_sent_as", lambda facts, tool, param, admissible: []),
+    "labelled_amounts": ("quantities", "_in_labelled_clauses", lambda *args: []),
+    "shared_month_days": ("dates", "_each_day_with_its_month", lambda text: text),
+    "tool_text_times": ("times", "time_in_tool_text", lambda name, description: False),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
@@ -229,6 +240,13 @@ def _take_out(mechanism: str) -> None:
 
         kept = entries._FUNCTION - {"s", "d", "t", "m", "ll", "re"}
         setattr(entries, "_FUNCTION", kept)  # noqa: B010 (a patch, not an API)
+        return
+    if mechanism == "item_identities":
+        # The writer and the taken values each took the helper by name.
+        from forge_core.backends.llama import item_identities, pieces
+
+        for module in (item_identities, pieces):
+            setattr(module, "identity_keys", lambda items: [])  # noqa: B010 (a patch)
         return
     if mechanism == "label_narrows":
         from forge_core import grammar_builder
