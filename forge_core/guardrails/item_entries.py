@@ -17,6 +17,7 @@ listing's (a pot size, a price).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from forge_core.guardrails.grounding import extract_candidates
 
@@ -34,20 +35,29 @@ def entry_numbers(results: list[str], requests: list[str]) -> dict[str, list[str
         return {}
     out: dict[str, list[str]] = {}
     for text in results:
-        for line in text.splitlines():
-            # The id the line starts with (after a bullet); bare numbers
-            # are counts here, not ids.
-            opening = line.lstrip(" -*\u2022\t")
-            ids = [
-                c
-                for c in extract_candidates([line])
-                if opening.startswith(c) and not c.replace(".", "").isdigit()
-            ]
-            if not ids:
-                continue
-            head = line.find(ids[0])
-            rest = line[head + len(ids[0]) :]
-            numbers = [n for n in _PLAIN_NUMBER.findall(rest) if not _YEAR.match(n)]
-            if numbers:
-                out.setdefault(ids[0], list(dict.fromkeys(numbers)))
+        for key, numbers in _entries_of(text):
+            out.setdefault(key, list(numbers))
     return out
+
+
+@lru_cache(maxsize=512)
+def _entries_of(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(id, its numbers) for each line of one result that starts with an
+    id: read once per result, not once per turn."""
+    out = []
+    for line in text.splitlines():
+        # The id the line starts with (after a bullet); bare numbers are
+        # counts here, not ids.
+        opening = line.lstrip(" -*\u2022\t")
+        ids = [
+            c
+            for c in extract_candidates([line])
+            if opening.startswith(c) and not c.replace(".", "").isdigit()
+        ]
+        if not ids:
+            continue
+        rest = line[line.find(ids[0]) + len(ids[0]) :]
+        numbers = [n for n in _PLAIN_NUMBER.findall(rest) if not _YEAR.match(n)]
+        if numbers:
+            out.append((ids[0], tuple(dict.fromkeys(numbers))))
+    return tuple(out)
