@@ -10,7 +10,9 @@ array ends when every listed value is taken: its source is used up.
 
 A value the grammar does not list (an open string) is the model's own and
 is left alone; so are keys that are no identity (a count, a date, a
-flag), which items may well share.
+flag), which items may well share. Once an item has its identity, its
+numbers are those the entry of that id writes, where the turn carries
+them (`entry_choices`; guardrails/item_entries.py).
 """
 
 from __future__ import annotations
