@@ -261,9 +261,9 @@ def _month_pattern(schema: dict[str, Any]) -> bool:
     )
 
 
-# Days that share one month name: "14th/15th November", "the 3rd, 4th and
-# 5th of May", "12-14 June", "November 14th and 15th". dateparser reads the
-# second day as a year ("14th/15th November" is 14 November 2115).
+# Days that share one month name: "3rd/4th March", "the 7th, 8th and 9th
+# of May", "12-14 June", "March 3rd and 4th". dateparser reads the second
+# day as a year ("3rd/4th March" is 3 March 2104).
 _DAY = (
     r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\s+)?"
     r"(?<![\d:.])\d{1,2}(?:st|nd|rd|th)?(?![\d:.])"
@@ -276,8 +276,8 @@ _SHARED_MONTH = re.compile(
 
 
 def _each_day_with_its_month(text: str) -> str:
-    """`text` with each day of a shared month name written with it: "14th
-    November and 15th November"; a range keeps its ends."""
+    """`text` with each day of a shared month name written with it: "3rd
+    March and 4th March"; a range keeps its ends."""
 
     def spelled(m: re.Match[str]) -> str:
         if m.group("month_first"):

@@ -111,8 +111,8 @@ def described_options(name: str, schema: dict[str, Any], tool_description: str) 
         # "delivery_state: booked, loaded or delivered", "Priority: low
         # or high": the name, a colon and the list.
         # Written under the parameter's own name, two options are a list,
-        # and what a parenthesis says of one is no option ("collect (from
-        # the workshop) or courier").
+        # and what a parenthesis says of one is no option ("pickup (at the
+        # depot) or post").
         named = "[ _-]".join(re.escape(w) for w in said)
         plain = re.sub(r"\s*\([^()]*\)", "", tool_description)
         for m in re.finditer(rf"\b{named}\s*:\s*([^.;()]{{3,160}})", plain, re.I):

@@ -231,7 +231,7 @@ def inferred_read_only(tool: ToolSpec) -> bool:
     said = words(tool.name)
     described = words(tool.description or "")
     if said and said[0] in _READ_VERBS:
-        # "list_layout_for_sale", described "Advertise a layout for sale":
+        # "list_bike_for_sale", described "Advertise a bike for sale":
         # a name that reads, for a description that acts.
         acts = bool(described) and stem(described[0]) in _WRITE_NAME_WORDS
         return not (set(said[1:2]) & _NOT_READING) and not acts

@@ -206,8 +206,8 @@ def _as_stated(values: list[str], error: str, exact: list[str], spelled: list[st
     return values
 
 
-# A prefix an error names for the ids it takes: "(APR- id)", "ids start
-# with KMS-bk-": letters (and digits) ending in a separator, nothing after.
+# A prefix an error names for the ids it takes: "(INV- id)", "ids start
+# with RX-dk-": letters (and digits) ending in a separator, nothing after.
 _PREFIX = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/])(?![\w-])")
 
 
@@ -301,7 +301,7 @@ class ErrorValues:
             ]
             values = _as_stated(values, f.error, exact, spelled)
             # An id the conversation shows with the prefix the error names
-            # ("(APR- id)") over any rewriting of the refused one.
+            # ("(INV- id)") over any rewriting of the refused one.
             values = prefixed_ids(f.error, facts, sent, param) or values
             values = values or abbreviated(suggested_values(f.error, sent), facts.requests)
             if values:

@@ -71,7 +71,7 @@ _NOT_AN_ID = re.compile(
     # An ordinal ("the 1st"), a span of time ("08:00-13:00") or of dates.
     r"|\d{1,3}(?:st|nd|rd|th)"
     r"|\d{1,2}:\d{2}[-\u2013]\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}[-\u2013/]\d{4}-\d{2}-\d{2}"
-    # A count joined to its noun ("6-seat", "2025-born"): a description.
+    # A count joined to its noun ("4-berth", "2019-built"): a description.
     r"|\d+(?:-[a-z]+)+"
 )
 

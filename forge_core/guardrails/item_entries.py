@@ -1,16 +1,16 @@
 """The numbers each listed thing's entry writes, for the items of an array.
 
-A booking of several listed things ("MOB-07a: 212 x ewes", "MOB-07b: 38 x
-shearlings") takes each item's counts from that thing's own entry: a
-small model writing the items one by one put 1, 2, 3 ... or 100 beside
-each id. For every id-like candidate a result writes at the head of its
-line (the id it starts with), the plain numbers that line writes after it
-(not a date's, an id's or a clock time's parts) are that id's entry
-numbers; the call's writer (backends/llama/pieces.py) offers them to an
-item's number once the item's identity is chosen.
+A booking of several listed things ("PEN-3a: 140 x hens", "PEN-3b: 26 x
+ducks") takes each item's counts from that thing's own entry: a small
+model writing the items one by one put 1, 2, 3 ... or 100 beside each id.
+For every id-like candidate a result writes at the head of its line (the
+id it starts with), the plain numbers that line writes after it (not a
+date's, an id's or a clock time's parts) are that id's entry numbers; the
+call's writer (backends/llama/pieces.py) offers them to an item's number
+once the item's identity is chosen.
 
 Only where the request writes no number of its own: then the user's
-numbers ("60 lavender and 25 hebe") are the items' counts, not the
+numbers ("40 tulips and 15 irises") are the items' counts, not the
 listing's (a pot size, a price).
 """
 
@@ -23,7 +23,7 @@ from forge_core.guardrails.grounding import extract_candidates
 
 # A number on its own: not a part of a date, id, time, range or grouped number.
 _PLAIN_NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:\.\d+)?(?![\w:/-]|[.,]\d)")
-# A year beside a month ("March-April 2026"), which counts nothing.
+# A year beside a month ("May-June 2027"), which counts nothing.
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _REQUEST_NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:[.,]\d+)?(?![\w:/-])")
 

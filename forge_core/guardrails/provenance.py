@@ -414,7 +414,7 @@ class _Conversation:
         out = {
             half for t in requests for code in codes_in(t) if " " in code for half in code.split()
         }
-        # A result's postcode too ("Hebden Bridge HX7 8AB": no id is "HX7"):
+        # A result's postcode too ("Kendal LA9 4QT": no id is "LA9"):
         # two short halves, each of letters and digits, written as one.
         out |= {
             half
@@ -564,7 +564,7 @@ class IdentifierProvenance:
 
         if not set(words(param)) & PERSON_WORDS:
             # The user's own name describes the user's record, not the
-            # item a lookup finds for them ("Client CL-6620, Rowan
-            # Prentice" is no book "my Darwin" names).
+            # item a lookup finds for them ("Customer CU-5512, Nora
+            # Bell" is no watch "my Omega" names).
             ignore |= {s for name in own_names(requests) for s in stems(name)}
         return described(values, texts, requests, ignore, topic_stems(param))

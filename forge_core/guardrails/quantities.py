@@ -95,7 +95,7 @@ _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy"}
 _QUANTITY = re.compile(
     # Not the day of a date or the end of a range ("2026-04-28 documents").
     r"(?P<sign>[€$£¥])?\s?(?P<neg>(?<![\w-])-)?(?P<num>(?<![\w.])(?<!\d[-/])\d{1,3}(?:,\d{3})+(?:\.\d+)?"
-    # Not the last group of a grouped number ("500" of "3,800.00-4,500.00").
+    # Not the last group of a grouped number ("200" of "1,900.00-2,200.00").
     r"|(?<![\w.])(?<!\d[-/])(?<!\d,)\d+(?:\.\d+)?)"
     r"(?!\d|:\d)(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
     r"(?:-|\s*)(?:(?:more|extra|additional|further|whole|full)\s+)?"
@@ -481,14 +481,14 @@ def only_a_quantity(value: str, texts: list[str]) -> bool:
     return seen
 
 
-# A currency's code beside its amount, either side ("145.00 GBP", "EUR 20").
+# A currency's code beside its amount, either side ("88.00 CHF", "EUR 20").
 _AMOUNT = r"\d[\d,]*(?:\.\d+)?"
 _MONTH_WORDS = (
     "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
     "|july|august|september|october|november|december"
 )
 # What makes four digits a year: a month or a date's preposition before it,
-# "-born" or "-built" after it ("March-April 2026", "since 2019", "2025-born").
+# "-born" or "-built" after it ("May-June 2027", "since 2019", "2019-built").
 _YEAR_BEFORE = rf"(?:{_MONTH_WORDS}|in|of|since|until|from|by|during|year)\.?,?\s+"
 _YEAR_AFTER = r"-(?:born|built|registered|made)\b"
 
@@ -501,7 +501,7 @@ def only_a_unit_or_year(value: str, texts: list[str]) -> bool:
         beside = re.compile(rf"{_AMOUNT}\s?{value}\b|\b{value}\s?{_AMOUNT}")
     elif re.fullmatch(r"(?:1[5-9]|20)\d\d", value):
         beside = re.compile(
-            # ... or a citation's last part: "(John Murray, 1860)".
+            # ... or a citation's last part: "(Smith Elder, 1847)".
             rf"(?:{_YEAR_BEFORE}){value}\b|\b{value}{_YEAR_AFTER}|,\s*{value}\)",
             re.IGNORECASE,
         )
@@ -509,7 +509,7 @@ def only_a_unit_or_year(value: str, texts: list[str]) -> bool:
         return False
     seen = False
     for text in texts:
-        # Not a date's year ("2026-06-18"), which is no candidate apart.
+        # Not a date's year ("2027-04-09"), which is no candidate apart.
         written = len(re.findall(rf"(?<![\w-]){value}(?!\w|-\d)", text))
         if not written:
             continue
@@ -526,8 +526,8 @@ _CLAUSES = re.compile(r"\.\s+|;\s*|\n+|\.$")
 def _in_labelled_clauses(name: str, found: list[Any], facts: TurnFacts, read: Any) -> list[Any]:
     """Of several `found` numbers, those written in a clause that holds
     every word of the parameter's name but its unit and generic words:
-    "Insurance (replacement) value: 6,500.00 GBP" for `insurance_value_gbp`,
-    "Appraisal fee: 95.00 GBP, OUTSTANDING" for `fee_outstanding_gbp`; []
+    "Resale (trade) value: 2,400.00 EUR" for `resale_value_eur`, "Service
+    charge: 40.00 EUR, UNPAID" for `charge_unpaid_eur`; []
     where no clause, or every one, tells them apart."""
     wanted = {stem(w) for w in words(name) if w not in GENERIC and w not in _BY_WORD}
     if not wanted:

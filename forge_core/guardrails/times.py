@@ -50,7 +50,7 @@ _HOUR = re.compile(
 _PAST = re.compile(rf"\b(?P<q>half|quarter|\d{{1,2}}) past (?P<h>\d{{1,2}}){_PART}", re.I)
 # "ten to five"; "from 9 to 5" is a range (_HOUR_RANGE), "from quarter to
 # five" is not.
-# Not the days of a span of dates ("2026-02-20 to 2026-02-22").
+# Not the days of a span of dates ("2027-03-10 to 2027-03-12").
 _TO = re.compile(
     rf"\b(?:a )?(?P<q>quarter|(?<!from )(?<!between )(?<![-/.:])\d{{1,2}}) to "
     rf"(?P<h>\d{{1,2}})(?![-/.:]?\d){_PART}",
@@ -108,11 +108,11 @@ def takes_time(name: str, schema: dict[str, Any]) -> bool:
 
 def time_in_tool_text(name: str, description: str) -> bool:
     """The tool's own description says the parameter is a clock time:
-    "delivery_window_start is HH:MM", "start_at (HH:MM, 24-hour)"."""
-    if schema_free := re.search(
+    "arrival_from is HH:MM", "start_at (HH:MM, 24-hour)"."""
+    if said := re.search(
         rf"\b{re.escape(name)}\b[^.;]{{0,24}}?\b(?:HH:MM|24-hour|24h)\b", description, re.I
     ):
-        return "YYYY" not in schema_free.group(0).upper()
+        return "YYYY" not in said.group(0).upper()
     return False
 
 
@@ -237,7 +237,7 @@ def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
     if role:
         firsts, seconds = range_ends(text)
         if role == "end":
-            # "Ringing must stop by 11:15": a deadline is an end too.
+            # "Music must end by 22:30": a deadline is an end too.
             seconds = [*deadlines(text), *seconds]
         found = list(dict.fromkeys(firsts if role == "start" else seconds)) or found
     out = []
