@@ -7,20 +7,22 @@ correct forms, and a perfect model passes each through the real server."""
 from __future__ import annotations
 
 import re
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forge_client import ToolResolutionError, Workflow
-from forge_evals.ablation import PRESETS
-from forge_evals.results import ResultsWriter
-from forge_evals.runner import EvalSettings, plan, run_eval
 from forge_evals.scenario import RefCall, Scenario
-from forge_evals.scenarios import ALL_SCENARIOS, heldout10
+from forge_evals.scenarios import heldout10
 from forge_evals.scenarios._domain_schema import HELDOUT10_TAG
-from forge_evals.targets import in_process, oracle_backend
+from tests.unit.heldout_group import (
+    assert_fresh,
+    assert_two_per_kind,
+    oracle_records,
+    raw_schema_workflows,
+    run_tool,
+)
 
 SCENARIOS = heldout10.SCENARIOS
 BY_NAME = {s.name: s for s in SCENARIOS}
@@ -28,9 +30,7 @@ KINDS = ("carry_id", "user_value", "report_agrees", "list_match")
 
 
 def _run(wf: Workflow, ref: RefCall) -> str:
-    tool = wf.tools[ref.tool]
-    args = dict(ref.args)
-    return str(tool.fn(args) if tool.raw_schema is not None else tool.fn(**args))
+    return str(run_tool(wf.tools[ref.tool], dict(ref.args)))
 
 
 def _results(scenario: Scenario) -> list[str]:
@@ -40,32 +40,16 @@ def _results(scenario: Scenario) -> list[str]:
 
 def test_two_scenarios_per_kind_each_tagged_heldout10() -> None:
     assert HELDOUT10_TAG == "heldout10"
-    assert len(BY_NAME) == len(SCENARIOS) == 8
-    for kind in KINDS:
-        assert sum(kind in s.tags for s in SCENARIOS) == 2, kind
-    assert all(len(s.tags) == 2 and s.tags[0] == HELDOUT10_TAG for s in SCENARIOS)
+    assert_two_per_kind(SCENARIOS, HELDOUT10_TAG, KINDS)
 
 
 def test_fresh_names_and_tools_against_every_earlier_group() -> None:
-    others = [s for s in ALL_SCENARIOS if HELDOUT10_TAG not in s.tags]
-    assert not set(BY_NAME) & {s.name for s in others}
-    taken = {n for s in others for n in s.build().tools}
-    fresh = {n for s in SCENARIOS for n in s.build().tools}
-    assert not taken & fresh, sorted(taken & fresh)
+    assert_fresh(SCENARIOS, HELDOUT10_TAG, frozenset())
 
 
 def test_workflows_have_four_to_seven_tools_and_a_dated_system_prompt() -> None:
-    raw = 0
-    for scenario in SCENARIOS:
-        wf = scenario.build()
-        assert wf.name == scenario.name
-        assert 4 <= len(wf.tools) <= 7, scenario.name
-        m = re.search(r"Today is (\w+day) (2026-\d\d-\d\d)\.", wf.system_prompt)
-        assert m, scenario.name
-        assert date.fromisoformat(m.group(2)).strftime("%A") == m.group(1), scenario.name
-        assert len(scenario.reference) == scenario.ideal_iterations <= 4
-        raw += any(t.raw_schema is not None for t in wf.tools.values())
-    assert raw >= 3
+    assert raw_schema_workflows(SCENARIOS) >= 3
+    assert all(len(s.reference) <= 4 for s in SCENARIOS)
 
 
 @pytest.mark.parametrize("name", list(BY_NAME))
@@ -314,15 +298,5 @@ def test_a_forbidden_tool_is_never_a_passing_answer() -> None:
 
 
 async def test_the_oracle_passes_each_through_the_server(tmp_path: Path) -> None:
-    writer = ResultsWriter(tmp_path / "r.jsonl")
-    async with in_process(oracle_backend(SCENARIOS)) as target:
-        records = await run_eval(
-            target,
-            plan(SCENARIOS, [PRESETS["all-on"]], 1, "oracle", set()),
-            writer,
-            settings=EvalSettings(),
-            cfg_id="oracle",
-        )
-    assert [(r.scenario, r.failure_reason, r.error) for r in records if not r.correct] == []
-    assert all(r.iterations == r.ideal_iterations for r in records)
+    records = await oracle_records(SCENARIOS, tmp_path)
     assert not any(r.tool_errors for r in records)

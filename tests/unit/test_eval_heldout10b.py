@@ -9,55 +9,40 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forge_client import ToolResolutionError
-from forge_client.tools import Tool
-from forge_evals.ablation import PRESETS
-from forge_evals.results import ResultsWriter
-from forge_evals.runner import EvalSettings, plan, run_eval
-from forge_evals.scenarios import ALL_SCENARIOS
 from forge_evals.scenarios.heldout10_part2 import HELDOUT10_TAG, SCENARIOS
-from forge_evals.targets import in_process, oracle_backend
+from tests.unit.heldout_group import (
+    assert_fresh,
+    assert_two_per_kind,
+    oracle_records,
+    raw_schema_workflows,
+    run_tool,
+)
 
 BY_NAME = {s.name: s for s in SCENARIOS}
 KINDS = ("decline", "format_retry", "destructive", "schema")
 FORMAT_RETRY = {"scuba_nitrox_fill_mix_format", "radio_sponsor_spot_rrule_format"}
 
 
-def _run(tool: Tool, args: dict[str, Any]) -> Any:
-    # A raw-schema tool takes the arguments dict; a function tool, keywords.
-    return tool.fn(dict(args)) if tool.raw_schema is not None else tool.fn(**args)
+_run = run_tool
 
 
 def test_two_scenarios_per_kind_each_tagged_heldout10() -> None:
     assert HELDOUT10_TAG == "heldout10"
-    assert len(BY_NAME) == len(SCENARIOS) == 8
-    for kind in KINDS:
-        assert sum(kind in s.tags for s in SCENARIOS) == 2, kind
-    assert all(s.tags == (HELDOUT10_TAG, s.tags[1]) and s.tags[1] in KINDS for s in SCENARIOS)
+    assert_two_per_kind(SCENARIOS, HELDOUT10_TAG, KINDS)
 
 
 def test_fresh_names_and_tools_against_every_earlier_group() -> None:
-    earlier = [s for s in ALL_SCENARIOS if HELDOUT10_TAG not in s.tags]
-    assert not set(BY_NAME) & {s.name for s in earlier}
-    taken = {n for s in earlier for n in s.build().tools}
-    fresh = {n for s in SCENARIOS for n in s.build().tools} - {"decline_request"}
-    assert not taken & fresh, sorted(taken & fresh)
+    assert_fresh(SCENARIOS, HELDOUT10_TAG, frozenset({"decline_request"}))
 
 
 def test_workflows_have_four_to_seven_tools_and_a_dated_system_prompt() -> None:
-    for scenario in SCENARIOS:
-        wf = scenario.build()
-        assert wf.name == scenario.name
-        assert 4 <= len(wf.tools) <= 7, scenario.name
-        m = re.search(r"Today is (\w+day) (2026-\d\d-\d\d)\.", wf.system_prompt)
-        assert m and date.fromisoformat(m.group(2)).strftime("%A") == m.group(1), scenario.name
-        assert len(scenario.reference) == scenario.ideal_iterations
+    raw_schema_workflows(SCENARIOS)
 
 
 def test_the_reference_solutions_pass_their_own_checks() -> None:
@@ -418,16 +403,6 @@ def test_the_format_tools_accept_the_corrected_values() -> None:
 
 
 async def test_the_oracle_passes_each_through_the_server(tmp_path: Path) -> None:
-    writer = ResultsWriter(tmp_path / "r.jsonl")
-    async with in_process(oracle_backend(SCENARIOS)) as target:
-        records = await run_eval(
-            target,
-            plan(SCENARIOS, [PRESETS["all-on"]], 1, "oracle", set()),
-            writer,
-            settings=EvalSettings(),
-            cfg_id="oracle",
-        )
-    assert [(r.scenario, r.failure_reason, r.error) for r in records if not r.correct] == []
-    assert all(r.iterations == r.ideal_iterations for r in records)
+    records = await oracle_records(SCENARIOS, tmp_path)
     # The format retries cost a perfect model one failed call each.
     assert {r.scenario for r in records if r.tool_errors} == FORMAT_RETRY
