@@ -33,6 +33,14 @@ import re
 from collections.abc import Iterable
 
 from forge_core.guardrails.availability import by_availability
+from forge_core.guardrails.entry_filters import (
+    ListReading,
+    in_named_periods,
+    not_said_no_to,
+    said_no_to,
+    within_amount_bounds,
+    within_clock_bounds,
+)
 from forge_core.guardrails.quantities import measured_as, measures, quantities
 from forge_core.guardrails.text import stem, stems
 from forge_core.guardrails.times import times_in
@@ -321,12 +329,12 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
     when every one would go."""
     if not excluded:
         return values
+    # A value's finest entry, and its own ("DP-7: Jo Hill, hot desk", where
+    # the finest parts lose the id as a heading).
+    entries = [e for text in texts for e in list(levels(text))[-1]]
+    entries += _own_entries(values, texts).values()
     gone = {
-        v
-        for text in texts
-        for entry in list(levels(text))[-1]
-        for v in values
-        if v in entry and _affirmed(entry, values) & excluded
+        v for entry in entries for v in values if v in entry and _affirmed(entry, values) & excluded
     }
     return [v for v in values if v not in gone] or values
 
@@ -342,6 +350,38 @@ def _own_entries(values: list[str], texts: list[str]) -> dict[str, str]:
                 if len(held) == 1 and held[0] not in out:
                     out[held[0]] = part
     return out
+
+
+def _labels(said: set[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for word in said:
+        label, _, number = word.partition(" ")
+        if number.isdigit():
+            out.setdefault(label, set()).add(word)
+    return out
+
+
+def _shared(entry: str, said: set[str], wanted: set[str]) -> set[str]:
+    """The request's words an entry says, less a label whose number
+    differs ("Stage 4" says nothing of "the Stage 3 class"; "Primary to
+    Grade 5" is a range that may hold Grade 3)."""
+    asked = _labels(wanted)
+    differing = {
+        label
+        for label, numbered in _labels(said).items()
+        if label in asked
+        and not numbered & asked[label]
+        and not re.search(rf"(?:\d|\b[A-Z]\w*)\s+to\s+(?i:{re.escape(label)})", entry)
+    }
+    return (said & wanted) - differing
+
+
+def telling_words(values: list[str], texts: list[str]) -> set[str]:
+    """The stems some values' own entries say and others' not: what can
+    tell them apart."""
+    own = _own_entries(values, texts)
+    said = [_affirmed(own[v], values) for v in values if v in own]
+    return {w for words in said for w in words if sum(w in other for other in said) < len(values)}
 
 
 def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -> list[str]:
@@ -369,21 +409,51 @@ def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -
     return values
 
 
+def _wanting(text: str) -> str:
+    """`text` less its clauses that keep, leave out or refuse something
+    ("the table loom in June stays as it is"): what is left says what the
+    list is."""
+    return " ".join(
+        clause
+        for clause in _outside_parentheses(text, _CLAUSE_END)
+        if not (_KEPT.search(clause) or _EXCLUDING.search(clause) or said_no_to([clause]))
+    )
+
+
+def _filtered(
+    values: list[str], texts: list[str], requests: list[str], reading: ListReading
+) -> list[str]:
+    """`values` whose entries fit the request's period, bounds and
+    refusals (entry_filters.py)."""
+    own = _own_entries(values, texts)
+    wanting = [_wanting(text) for text in requests]
+    values = in_named_periods(values, own, wanting, reading.today)
+    values = within_clock_bounds(values, own, wanting)
+    values = within_amount_bounds(values, own, requests)
+    if reading.refusals:
+        values = not_said_no_to(values, own, requests, lambda entry: _affirmed(entry, values))
+    return values
+
+
 def described(
     values: list[str],
     texts: list[str],
     requests: list[str],
     ignore: set[str],
     topic: tuple[str, ...] = (),
+    whole_list: ListReading | None = None,
 ) -> list[str]:
     """The `values` whose listing entries the request describes best (see
     module doc), in their order; all of them when nothing tells them apart.
     `ignore`: stems that describe nothing (the tools' and parameters' own
-    names)."""
+    names). `whole_list`: how a list of several of them is read, when they
+    are a list's items (entry_filters.py)."""
     if len(values) < 2:
         return values
     values = _within_limits(values, texts, requests)
     values = _at_stated_times(values, texts, requests)
+    if whole_list is not None:
+        values = _filtered(values, texts, requests, whole_list)
     excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore
     values = _not_excluded(values, texts, excluded)
     values = by_availability(values, _own_entries(values, texts), requests)
@@ -396,7 +466,7 @@ def described(
             for parts in levels(text):
                 shared = {
                     v: max(
-                        (len(_affirmed(p, values) & wanted) for p in parts if v in p),
+                        (len(_shared(p, _affirmed(p, values), wanted)) for p in parts if v in p),
                         default=0,
                     )
                     for v in holding
@@ -406,5 +476,5 @@ def described(
                 if top > 0 and len(best) < len(holding):
                     # What else the request says may tell those apart too
                     # ("five kilos" and then "the organic one").
-                    return described(best, texts, requests, ignore, topic)
+                    return described(best, texts, requests, ignore, topic, whole_list)
     return values

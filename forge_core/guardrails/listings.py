@@ -21,14 +21,20 @@ import re
 from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, parameters, undecided
-from forge_core.guardrails.entries import described
+from forge_core.guardrails.entries import described, telling_words
+from forge_core.guardrails.entry_filters import ListReading, withholds
 from forge_core.guardrails.grounding import extract_candidates, id_shape, is_identifier_like
+from forge_core.guardrails.relative_dates import stated_today
 from forge_core.guardrails.text import stems, topic_stems, words
 from forge_core.schema_rules import text_fits
 
 MAX_LISTING = 16
+# A list the request told apart from the rest of its listing is exactly
+# those entries (bench.value_ablation's `exact_lists` turns it off).
+EXACT_LISTS = True
 MIN_BARE_ID = 4
 _DAY_MONTH = re.compile(r"\d{1,2}[-/.]\d{1,2}")
+_SUFFIX_LETTER = re.compile(r"#[Aa]$")
 
 
 def listing(text: str, names: set[str]) -> list[str]:
@@ -43,7 +49,9 @@ def listing(text: str, names: set[str]) -> list[str]:
             # "due 05-06": a day and a month.
             and not _DAY_MONTH.fullmatch(value)
         ):
-            groups.setdefault(id_shape(value), []).append(value)
+            # "HB-07" and "HB-11B" are one listing's: a letter after the
+            # digits marks a part (a half plot), not another kind of id.
+            groups.setdefault(_SUFFIX_LETTER.sub("#", id_shape(value)), []).append(value)
     best = max(groups.values(), key=len, default=[])
     return best[:MAX_LISTING] if len(best) >= 2 else []
 
@@ -145,9 +153,21 @@ class Listings:
                 # The entries the request describes: "the Tuesday crates".
                 # The names of this tool and of the listing's tell no entry
                 # apart ("list_crates"); another tool's may ("in stock").
-                own = (tool.name, writers.get(text, ""))
-                ignore = {s for t in own for s in stems(t)} | set(stems(name))
-                chosen = described(fitting, [text], facts.requests, ignore, topic_stems(name))
+                topic = topic_stems(name)
+                ignore = set(stems(tool.name)) | set(stems(name))
+                # The listing's own tool's words tell no entry apart, unless
+                # some entries say them and others not ("waiting" on a
+                # waiting list whose other entries declined).
+                ignore |= set(stems(writers.get(text, ""))) - telling_words(fitting, [text])
+                today = stated_today(facts.workflow.system_prompt)
+                reading = ListReading(today, refusals=not withholds(tool.name))
+                chosen = described(fitting, [text], facts.requests, ignore, topic, reading)
                 rejected = _rejected_items(facts, tool.name, name)
-                out.items[key] = [v for v in chosen if v not in rejected] or chosen
+                kept = [v for v in chosen if v not in rejected] or chosen
+                if EXACT_LISTS and len(chosen) < len(fitting):
+                    # The request told these entries from the others: the
+                    # list is all of them, not whichever the model keeps.
+                    out.values[key] = [kept]
+                else:
+                    out.items[key] = kept
                 out.reasons[key] = self.name

@@ -39,7 +39,7 @@ from forge_core.schema_rules import text_fits
 _FAMILIES: dict[str, tuple[str, ...]] = {
     "eur": ("eur", "euro", "euros", "€"),
     "usd": ("usd", "dollar", "dollars", "$"),
-    "gbp": ("gbp", "pound", "pounds", "sterling", "£"),
+    "gbp": ("gbp", "pound", "pounds", "sterling", "quid", "£"),
     "jpy": ("jpy", "yen", "¥"),
     "chf": ("chf", "franc", "francs"),
     "celsius": ("celsius", "c", "°c", "degree", "degrees", "deg"),
@@ -264,7 +264,7 @@ def measures(text: str) -> set[str]:
     text = _SQUARE.sub(lambda m: "sqft" if m.group(1) else "sqm", in_digits(text))
     out = set()
     for m in _QUANTITY.finditer(text):
-        family = _BY_WORD.get((m.group("unit") or "").lower())
+        family = _SIGNS.get(m.group("sign") or "") or _BY_WORD.get((m.group("unit") or "").lower())
         if family and not m.group("ord"):
             number = float((m.group("neg") or "") + m.group("num").replace(",", ""))
             out.add(f"{number:g}{family}")

@@ -80,7 +80,8 @@ def test_an_id_list_takes_only_the_entries_the_request_names() -> None:
             )
         ],
     )
-    assert preferred_values(f).items["discard_boxes.box_ids"] == ["BX-102", "BX-104"]
+    # Told apart from the others, the list is exactly those entries.
+    assert preferred_values(f).values["discard_boxes.box_ids"] == [["BX-102", "BX-104"]]
 
 
 def test_a_patterned_id_parameter_takes_the_described_listing_entry() -> None:

@@ -1,0 +1,308 @@
+"""What a request says of a listing's entries beyond their words: a period
+of the calendar, a bound on the clock, and what it says no to.
+
+"Renew everything that's due back this week" against loans due on several
+dates, "the October games that kick off before midday" against fixtures
+dated and timed, "everyone who still hasn't paid" against plots PAID,
+UNPAID and WAIVED: the words the request shares with the entries do not
+pick these out ("this week" shares no word with "due Thu 2026-04-09";
+"paid" is said of the plots not meant). Each filter here keeps the values
+whose own entry (entries.py, `own_entries`) fits what the request says,
+where some entries do and others not; where none or all do, it changes
+nothing, so a request that says none of this is read as before.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from forge_core.guardrails.quantities import measures
+from forge_core.guardrails.text import stems
+from forge_core.guardrails.times import times_in
+
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+# "this week", "next month", "this weekend".
+_RELATIVE_PERIOD = re.compile(r"\b(this|next|coming)\s+(week(?:end)?|month)\b", re.IGNORECASE)
+# A month the request names: "in October", "the October games". "May" is
+# a month only after a word that takes one ("in May", "for May").
+_MONTH_NAME = re.compile(
+    r"\b(?:(" + "|".join(name for name in _MONTHS if name != "may") + r")"
+    r"|(?:in|of|for|the|during|until|through)\s+(May))\b",
+    re.IGNORECASE,
+)
+Period = tuple[date, date]
+
+
+@dataclass(frozen=True)
+class ListReading:
+    """How a list's items are read from its listing: today's date (for
+    "this week"), and whether what the request says no to leaves the list
+    (not for a tool that takes things away: `withholds`)."""
+
+    today: date | None
+    refusals: bool
+
+
+def _week(day: date) -> Period:
+    start = day - timedelta(days=day.weekday())
+    return start, start + timedelta(days=6)
+
+
+def _month(year: int, month: int) -> Period:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _relative(which: str, unit: str, today: date) -> Period:
+    ahead = which.lower() != "this"
+    if unit.lower() == "month":
+        year, month = today.year, today.month + ahead
+        return _month(year + (month > 12), (month - 1) % 12 + 1)
+    week = _week(today + timedelta(days=7 * ahead))
+    if unit.lower() == "weekend":
+        return week[1] - timedelta(days=1), week[1]
+    return week
+
+
+def named_periods(requests: list[str], today: date | None) -> list[Period]:
+    """The periods of the calendar the request names: this or next week
+    or month (with today known), and months by name (the next one of that
+    name from today, or that month of any year)."""
+    out: list[Period] = []
+    for text in requests:
+        if today is not None:
+            out += [
+                _relative(m.group(1), m.group(2), today) for m in _RELATIVE_PERIOD.finditer(text)
+            ]
+        for m in _MONTH_NAME.finditer(text):
+            month = _MONTHS[(m.group(1) or m.group(2)).lower()]
+            if today is None:
+                out.append((date(1, month, 1), date(9999, month, 28)))
+            else:
+                out.append(_month(today.year + (month < today.month), month))
+    return out
+
+
+def _dates(entry: str) -> list[date]:
+    out = []
+    for year, month, day in _ISO_DATE.findall(entry):
+        try:
+            out.append(date(int(year), int(month), int(day)))
+        except ValueError:
+            continue
+    return out
+
+
+def _fitting(
+    values: list[str], own: dict[str, str], fits: Callable[[str], bool | None]
+) -> list[str]:
+    """`values` whose own entry `fits` (None: says nothing either way), where
+    some of those that say something fit and others not; else all."""
+    said = {v: fits(own[v]) for v in values if v in own}
+    kept = [v for v, fit in said.items() if fit]
+    if not kept or len(kept) == len([fit for fit in said.values() if fit is not None]):
+        return values
+    return [v for v in values if said.get(v) is not False]
+
+
+def in_named_periods(
+    values: list[str], own: dict[str, str], requests: list[str], today: date | None
+) -> list[str]:
+    """`values` whose entry writes a date in a period the request names
+    ("due Thu 2026-04-09" for "due back this week"; a fixture on
+    2026-10-04 for "the October games")."""
+    periods = named_periods(requests, today)
+    if not periods:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        days = _dates(entry)
+        if not days:
+            return None
+        # A month named with today unknown is that month of any year.
+        return any(
+            d.month == start.month if start.year == 1 else start <= d <= end
+            for d in days
+            for start, end in periods
+        )
+
+    return _fitting(values, own, fits)
+
+
+_NAMED_HOUR = {"midday": 12, "noon": 12, "lunchtime": 12, "lunch": 12, "midnight": 24}
+# "kick off before midday", "after 6pm", "starting before 10:30".
+_CLOCK_BOUND = re.compile(
+    r"\b(before|after|earlier than|later than)\s+"
+    r"(midday|noon|lunchtime|lunch|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?)",
+    re.IGNORECASE,
+)
+
+
+def _bound(word: str, when: str) -> tuple[bool, int] | None:
+    """(is an upper bound, minutes of the day) for "before midday" etc."""
+    upper = word.lower() in ("before", "earlier than")
+    hour = _NAMED_HOUR.get(when.lower())
+    if hour is not None:
+        return upper, hour * 60
+    found = times_in(when)
+    if not found and when.isdigit() and int(when) <= 24:
+        found = [(int(when), 0)]
+    if not found:
+        return None
+    h, m = found[0]
+    # "before 6" in a day's listing: the evening's six when it is no morning hour.
+    if h < 7 and not re.search(r"am|a\.m\.", when, re.IGNORECASE):
+        h += 12
+    return upper, h * 60 + m
+
+
+def within_clock_bounds(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
+    """`values` whose entry's (first) clock time is within a bound the
+    request states ("kick off before midday": 10:30, not 14:00)."""
+    bounds = [
+        b for text in requests for m in _CLOCK_BOUND.finditer(text) if (b := _bound(*m.groups()))
+    ]
+    if not bounds:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        found = times_in(entry)
+        if not found:
+            return None
+        at = found[0][0] * 60 + found[0][1]
+        return all(at < limit if upper else at > limit for upper, limit in bounds)
+
+    return _fitting(values, own, fits)
+
+
+# A negation and what it covers up to its clause's end: "who still hasn't
+# paid this year's rent", "not anyone whose rent was waived".
+_NEGATION = re.compile(
+    r"\b(?:not|never|nothing|nobody|no longer|no one|none of|\w+n't|cannot)\b"
+    # "don't forget the blue one", "not only", "not sure": no exclusion;
+    # "not before the evening", "no more than two": a bound, no exclusion.
+    r"(?!\s+(?:only|just|forget|miss|hesitate|worry|mind|sure|too|a problem|much|before|after"
+    r"|until|till|earlier|later|more|less|over|under|sooner)\b)"
+    r"([^.,;:!?()\n]{1,60})",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# A pronoun that points back to what the sentence named: "Isla's mum has
+# sorted hers, so don't put her in twice".
+_BACK = re.compile(r"\b(?:her|him|them|hers|his|theirs)\b", re.IGNORECASE)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_CALENDAR = frozenset(stems(" ".join([*calendar.day_name, *(m for m in calendar.month_name if m)])))
+_NO_WORDS = frozenset(
+    stems("the any anyone anything one ones that those this it be been have had yet")
+)
+
+
+# Tools that take something away: "she doesn't want the Friday
+# newsletter" names the list an unsubscribe takes, not one to leave out.
+_WITHHOLDING = frozenset(
+    stems(
+        "skip cancel remove unsubscribe pause stop withdraw delete exclude block suspend "
+        "decline unavailable unavailability deactivate unregister drop release revoke "
+        "archive refund unassign unenrol unenroll opt"
+    )
+)
+
+
+def withholds(tool_name: str) -> bool:
+    """Whether a tool's name says it takes something away."""
+    return bool(set(stems(tool_name)) & _WITHHOLDING)
+
+
+def said_no_to(requests: list[str]) -> set[str]:
+    """The stems the request says no to: the words a negation covers, and
+    the names in a sentence whose negation points back to them."""
+    out: set[str] = set()
+    # What the request also says outside its negations ("the Mother's Day
+    # one, not the Pancake Day advert": "day" is no refusal).
+    affirmed = {w for text in requests for w in stems(_NEGATION.sub(" ", text))}
+    for i, text in enumerate(requests):
+        for m in _NEGATION.finditer(text):
+            out |= {w for w in stems(m.group(1)) if len(w) > 2 and not w.isdigit()} - affirmed
+        sentences = _SENTENCE.split(text)
+        for j, sentence in enumerate(sentences):
+            if not any(_BACK.search(m.group(1)) for m in _NEGATION.finditer(sentence)):
+                continue
+            # Named here and nowhere else in the request.
+            rest = [*requests[:i], *requests[i + 1 :], *sentences[:j], *sentences[j + 1 :]]
+            elsewhere = {w for r in rest for w in stems(r)}
+            names = {w for n in _CAPITALISED.findall(sentence) for w in stems(n)}
+            out |= names - elsewhere - _CALENDAR
+    return out - _NO_WORDS
+
+
+def not_said_no_to(
+    values: list[str], own: dict[str, str], requests: list[str], says: Callable[[str], set[str]]
+) -> list[str]:
+    """`values` less those whose entry says a word the request says no to
+    ("PAID" for "hasn't paid"), a word some entries say and others not;
+    all of them when every one would go. `says`: an entry's stems."""
+    refused = said_no_to(requests)
+    if not refused:
+        return values
+    said = {v: says(own[v]) for v in values if v in own}
+    gone: set[str] = set()
+    for word in refused:
+        holders = {v for v, words in said.items() if word in words}
+        if 0 < len(holders) < len(values):
+            gone |= holders
+    return [v for v in values if v not in gone] or values
+
+
+# A bound the request puts on an amount: "nothing over forty quid",
+# "under 3 m", "at least 20 GBP".
+_AMOUNT_BOUND = re.compile(
+    r"\b(?P<no>(?:nothing|none|no|not|never)\s+)?(?P<word>over|more than|above|under|less than"
+    r"|below|at most|up to|at least|max(?:imum)?|min(?:imum)?|cheaper than|within)\s+"
+    r"(?P<amount>[€$£¥]?\s?[\w.,]+(?:\s+[A-Za-z]+)?)",
+    re.IGNORECASE,
+)
+_UPPER = frozenset(
+    {"under", "less than", "below", "at most", "up to", "max", "maximum", "cheaper than", "within"}
+)
+_MEASURE = re.compile(r"^(-?[\d.]+)([a-z]+)$")
+
+
+def amount_bounds(requests: list[str]) -> list[tuple[bool, float, str]]:
+    """(is an upper bound, number, unit family) for each bound the request
+    puts on an amount with a unit."""
+    out = []
+    for text in requests:
+        for m in _AMOUNT_BOUND.finditer(text):
+            upper = (m.group("word").lower() in _UPPER) != bool(m.group("no"))
+            for token in measures(m.group("amount")):
+                parsed = _MEASURE.match(token)
+                if parsed:
+                    out.append((upper, float(parsed.group(1)), parsed.group(2)))
+    return out
+
+
+def within_amount_bounds(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
+    """`values` whose entry's amounts in a bounded unit are within the
+    request's bound ("32.00 GBP", not "65.00 GBP", for "nothing over
+    forty quid")."""
+    bounds = amount_bounds(requests)
+    if not bounds:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        amounts = [
+            (float(p.group(1)), p.group(2)) for t in measures(entry) if (p := _MEASURE.match(t))
+        ]
+        verdicts = [
+            amount <= limit if upper else amount >= limit
+            for upper, limit, family in bounds
+            for amount, unit in amounts
+            if unit == family
+        ]
+        return all(verdicts) if verdicts else None
+
+    return _fitting(values, own, fits)
