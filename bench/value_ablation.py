@@ -31,7 +31,9 @@ paired_range_ends, contraction_words, unit_labels,
 label_narrows: §32; shunned_markup, kept_aside, bare_numbers,
 error_statuses, blamed_arguments, place_prepositions, verb_asks: §33;
 item_identities, entry_numbers, units_and_years, error_prefixes,
-carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34; the
+carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34;
+named_periods, clock_bounds, amount_bounds, refusals, differing_labels,
+exact_lists, unfounded_keys: §35; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -149,6 +151,14 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "labelled_amounts": ("quantities", "_in_labelled_clauses", lambda *args: []),
     "shared_month_days": ("dates", "_each_day_with_its_month", lambda text: text),
     "tool_text_times": ("times", "time_in_tool_text", lambda name, description: False),
+    # Round 3, session 10 (bench/RESULTS.md §35).
+    "named_periods": ("entries", "in_named_periods", lambda values, own, requests, today: values),
+    "clock_bounds": ("entries", "within_clock_bounds", lambda values, own, requests: values),
+    "amount_bounds": ("entries", "within_amount_bounds", lambda values, own, requests: values),
+    "refusals": ("entries", "not_said_no_to", lambda values, own, requests, says: values),
+    "differing_labels": ("entries", "_shared", lambda entry, said, wanted: said & wanted),
+    "exact_lists": ("listings", "EXACT_LISTS", False),
+    "unfounded_keys": ("values", "without_unfounded", lambda tool, texts: tool),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),

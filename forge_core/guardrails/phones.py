@@ -37,7 +37,7 @@ from forge_core.guardrails import (
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
-PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp fax".split())
+PHONE_WORDS = frozenset("phone mobile tel telephone cell cellphone msisdn whatsapp fax sms".split())
 # A phone number as people write it, for a national number whose country
 # the conversation does not say: "0151 2234 778", "+44 20 7946 0958".
 _WRITTEN = re.compile(r"(?<![\w+])\+?\d[\d ()./-]{5,}\d(?![\w])")

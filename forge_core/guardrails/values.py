@@ -4,7 +4,8 @@ Each value guardrail reads the turn's facts and says which values a
 parameter takes (guardrails/__init__.py, `ValueGuardrail`); this plug-in
 hands their merged say to the turn: preferred values and array items,
 the most items of an array of objects the request counts,
-the decline paths' members while the run is declining, and the tools that
+the decline paths' members while the run is declining, the tools' optional
+keys no text of the conversation can fill taken out (unfounded_keys.py), and the tools that
 cannot be called yet because a required id has no value of its kind.
 Switch: `grounding` (they shape values under a grammar as grounding does).
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from forge_core.guardrails.decline import declining_members
 from forge_core.guardrails.protocol import BaseGuardrail, narrowed
 from forge_core.guardrails.registry import preferred_values
+from forge_core.guardrails.unfounded_keys import without_unfounded
 from forge_core.workflow import ToolSpec
 
 if TYPE_CHECKING:
@@ -54,7 +56,8 @@ class ValueGuardrails(BaseGuardrail):
     def shape(self, state: RunState, request: ChatRequest) -> None:
         if not state.opts.grounding:
             return
-        preferred = preferred_values(state.turn_facts())
+        facts = state.turn_facts()
+        preferred = preferred_values(facts)
         if state.declining:
             terminals = [t for t in state.wf.tools if t.name in state.wf.terminal_set]
             for key, members in declining_members(terminals).items():
@@ -63,6 +66,11 @@ class ValueGuardrails(BaseGuardrail):
         request.preferred_reasons = preferred.reasons
         if preferred.counts:
             request.tools = [bounded(t, preferred.counts) for t in request.tools]
+        # Optional keys no text of the conversation can fill (an SMS number
+        # nobody gave) are not offered: the model would invent their values.
+        texts = [state.wf.system_prompt, *facts.requests, *(text for _, text in facts.results)]
+        texts += [f.error for f in facts.failures]
+        request.tools = [without_unfounded(t, texts) for t in request.tools]
         if preferred.blocked:
             # A tool whose required id has no value of its kind yet.
             narrowed(state, request, preferred.blocked)
