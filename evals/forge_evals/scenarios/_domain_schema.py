@@ -129,6 +129,10 @@ HELDOUT9_TAG = "heldout9"
 # heldout10_part2): written from the user's side only after heldout9 had been
 # looked at, run once before any tuning for it.
 HELDOUT10_TAG = "heldout10"
+# The eleventh held-out group (heldout11 and heldout11_part2, with their
+# companion modules): written from the user's side only after heldout10 had
+# been looked at, run once before any tuning for it.
+HELDOUT11_TAG = "heldout11"
 
 
 # Value checks the held-out groups share.
