@@ -23,7 +23,9 @@ request asks for ("still free"; availability.py). Before words, a clock
 time the request states picks the entries that write it ("the half past
 two tour": "14:30 tour T-2"). The request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
-too ("I'm keeping Friday").
+too ("I'm keeping Friday"). Read as a list's items (`ListReading`), the
+entries are first held to the periods, clock and amount bounds the request
+states and left without what it says no to (entry_filters.py).
 """
 
 from __future__ import annotations

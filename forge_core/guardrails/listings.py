@@ -9,7 +9,9 @@ one listing: the ids of one shape (letters kept, digits counted: BX-#####)
 that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
 (grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
-and cannot run on past the last. Items a failed call sent that its error
+and cannot run on past the last. Where the request tells some entries from
+the others ("every pass that runs out this week, except Jamie's": entries.py
+with a `ListReading`, entry_filters.py), the list is exactly those. Items a failed call sent that its error
 names ("not in stock: SKU-2") are left out of the next one. An array of
 other strings takes the ids a text lists right after its noun ("tables
 T4 and T5" for `tables`), as a list of the same kind.
