@@ -49,6 +49,26 @@ _INTERNATIONAL = re.compile(
 # Short names people give countries that are not their display names.
 _ALIASES = {"uk": "GB", "britain": "GB", "england": "GB", "scotland": "GB", "usa": "US"}
 _CALLING_CODE = re.compile(r"\+(\d{1,3})\b")
+# Currencies of one country each (not the euro, nor "$"), and their country.
+_CURRENCY_REGIONS = {
+    "GBP": "GB",
+    "£": "GB",
+    "USD": "US",
+    "CHF": "CH",
+    "SEK": "SE",
+    "NOK": "NO",
+    "DKK": "DK",
+    "JPY": "JP",
+    "AUD": "AU",
+    "CAD": "CA",
+    "NZD": "NZ",
+    "INR": "IN",
+    "PLN": "PL",
+    "CZK": "CZ",
+}
+_CURRENCY = re.compile(
+    r"(?<![A-Za-z])(GBP|USD|CHF|SEK|NOK|DKK|JPY|AUD|CAD|NZD|INR|PLN|CZK)(?![A-Za-z])|(£)(?=\s?\d)"
+)
 # Digits read aloud one by one, as a phone number is dictated: "oh two oh,
 # seven nine four six, double-oh five eight".
 _DIGIT_WORDS = {
@@ -101,7 +121,14 @@ def region_of(texts: list[str]) -> str | None:
             region = phonenumbers.region_code_for_country_code(int(code))
             if region and region != "ZZ":
                 return str(region)
-    return None
+    # A price in a country's own currency ("85.00 GBP", "£85"): that
+    # country, where the texts price in one such currency only.
+    priced = {
+        _CURRENCY_REGIONS[(m.group(1) or m.group(2)).upper()]
+        for text in texts
+        for m in _CURRENCY.finditer(text)
+    }
+    return priced.pop() if len(priced) == 1 else None
 
 
 def spoken_digits(text: str) -> str:

@@ -238,6 +238,17 @@ def test_a_phone_in_the_international_form_the_tool_asks_for() -> None:
     assert preferred_values(bare).values["book_fitting.mobile"] == ["0612 345 678"]
 
 
+def test_a_national_phones_country_from_the_one_currency_the_texts_price_in() -> None:
+    from forge_core.guardrails.phones import region_of
+
+    # A national number whose country nobody names: the prices say it.
+    assert region_of(["Call-out fee 60.00 CHF.", "Ring me on 044 668 18 00."]) == "CH"
+    assert region_of(["Deposit £40, balance on the day."]) == "GB"
+    # Two such currencies, or only the euro: no country.
+    assert region_of(["20 CHF or 18 GBP"]) is None
+    assert region_of(["The fee is 45 EUR."]) is None
+
+
 def test_a_person_a_lookup_took_is_not_the_person_a_booking_is_for() -> None:
     find = tool("find_trainer", "Find a trainer by first name", name=STR)
     book = tool("book_session", "Book a session. Ends the task.", trainer_id=STR, client_name=STR)
