@@ -331,7 +331,7 @@ def _not_excluded(values: list[str], texts: list[str], excluded: set[str]) -> li
     when every one would go."""
     if not excluded:
         return values
-    # A value's finest entry, and its own ("DP-7: Jo Hill, hot desk", where
+    # A value's finest entry, and its own ("KT-7: Jo Hill, blue kayak", where
     # the finest parts lose the id as a heading).
     entries = [e for text in texts for e in list(levels(text))[-1]]
     entries += _own_entries(values, texts).values()
@@ -365,8 +365,8 @@ def _labels(said: set[str]) -> dict[str, set[str]]:
 
 def _shared(entry: str, said: set[str], wanted: set[str]) -> set[str]:
     """The request's words an entry says, less a label whose number
-    differs ("Stage 4" says nothing of "the Stage 3 class"; "Primary to
-    Grade 5" is a range that may hold Grade 3)."""
+    differs ("Level 3" says nothing of "the Level 2 class"; "Beginner to
+    Level 4" is a range that may hold Level 2)."""
     asked = _labels(wanted)
     differing = {
         label
@@ -413,7 +413,7 @@ def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -
 
 def _wanting(text: str) -> str:
     """`text` less its clauses that keep, leave out or refuse something
-    ("the table loom in June stays as it is"): what is left says what the
+    ("the kayak in July stays as it is"): what is left says what the
     list is."""
     return " ".join(
         clause

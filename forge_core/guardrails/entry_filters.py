@@ -1,12 +1,12 @@
 """What a request says of a listing's entries beyond their words: a period
 of the calendar, a bound on the clock, and what it says no to.
 
-"Renew everything that's due back this week" against loans due on several
-dates, "the October games that kick off before midday" against fixtures
-dated and timed, "everyone who still hasn't paid" against plots PAID,
-UNPAID and WAIVED: the words the request shares with the entries do not
-pick these out ("this week" shares no word with "due Thu 2026-04-09";
-"paid" is said of the plots not meant). Each filter here keeps the values
+"Return whatever falls due this week" against rentals due on several
+dates, "the March rehearsals that start before noon" against sessions
+dated and timed, "every member who hasn't settled" against fees SETTLED,
+UNSETTLED and WAIVED: the words the request shares with the entries do
+not pick these out ("this week" shares no word with "due Wed 2031-05-14";
+"settled" is said of the entries not meant). Each filter here keeps the values
 whose own entry (entries.py, `own_entries`) fits what the request says,
 where some entries do and others not; where none or all do, it changes
 nothing, so a request that says none of this is read as before.
@@ -28,7 +28,7 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 # "this week", "next month", "this weekend".
 _RELATIVE_PERIOD = re.compile(r"\b(this|next|coming)\s+(week(?:end)?|month)\b", re.IGNORECASE)
-# A month the request names: "in October", "the October games". "May" is
+# A month the request names: "in March", "the March sessions". "May" is
 # a month only after a word that takes one ("in May", "for May").
 _MONTH_NAME = re.compile(
     r"\b(?:(" + "|".join(name for name in _MONTHS if name != "may") + r")"
@@ -113,8 +113,8 @@ def in_named_periods(
     values: list[str], own: dict[str, str], requests: list[str], today: date | None
 ) -> list[str]:
     """`values` whose entry writes a date in a period the request names
-    ("due Thu 2026-04-09" for "due back this week"; a fixture on
-    2026-10-04 for "the October games")."""
+    ("due Wed 2031-05-14" for "falls due this week"; a session on
+    2031-03-06 for "the March rehearsals")."""
     periods = named_periods(requests, today)
     if not periods:
         return values
@@ -134,7 +134,7 @@ def in_named_periods(
 
 
 _NAMED_HOUR = {"midday": 12, "noon": 12, "lunchtime": 12, "lunch": 12, "midnight": 24}
-# "kick off before midday", "after 6pm", "starting before 10:30".
+# "start before noon", "after 6pm", "starting before 10:30".
 _CLOCK_BOUND = re.compile(
     r"\b(before|after|earlier than|later than)\s+"
     r"(midday|noon|lunchtime|lunch|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?)",
@@ -162,7 +162,7 @@ def _bound(word: str, when: str) -> tuple[bool, int] | None:
 
 def within_clock_bounds(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
     """`values` whose entry's (first) clock time is within a bound the
-    request states ("kick off before midday": 10:30, not 14:00)."""
+    request states ("start before noon": 09:30, not 13:00)."""
     bounds = [
         b for text in requests for m in _CLOCK_BOUND.finditer(text) if (b := _bound(*m.groups()))
     ]
@@ -180,7 +180,7 @@ def within_clock_bounds(values: list[str], own: dict[str, str], requests: list[s
 
 
 # A negation and what it covers up to its clause's end: "who still hasn't
-# paid this year's rent", "not anyone whose rent was waived".
+# settled the term's fee", "not anyone whose fee was waived".
 _NEGATION = re.compile(
     r"\b(?:not|never|nothing|nobody|no longer|no one|none of|\w+n't|cannot)\b"
     # "don't forget the blue one", "not only", "not sure": no exclusion;
@@ -191,8 +191,8 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-# A pronoun that points back to what the sentence named: "Isla's mum has
-# sorted hers, so don't put her in twice".
+# A pronoun that points back to what the sentence named: "Rowan's dad
+# already booked his, so don't add him twice".
 _BACK = re.compile(r"\b(?:her|him|them|hers|his|theirs)\b", re.IGNORECASE)
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _CALENDAR = frozenset(stems(" ".join([*calendar.day_name, *(m for m in calendar.month_name if m)])))
@@ -201,8 +201,8 @@ _NO_WORDS = frozenset(
 )
 
 
-# Tools that take something away: "she doesn't want the Friday
-# newsletter" names the list an unsubscribe takes, not one to leave out.
+# Tools that take something away: "he doesn't want the Tuesday
+# bulletin" names the list an unsubscribe takes, not one to leave out.
 _WITHHOLDING = frozenset(
     stems(
         "skip cancel remove unsubscribe pause stop withdraw delete exclude block suspend "
@@ -221,8 +221,8 @@ def said_no_to(requests: list[str]) -> set[str]:
     """The stems the request says no to: the words a negation covers, and
     the names in a sentence whose negation points back to them."""
     out: set[str] = set()
-    # What the request also says outside its negations ("the Mother's Day
-    # one, not the Pancake Day advert": "day" is no refusal).
+    # What the request also says outside its negations ("the Harvest Day
+    # poster, not the Open Day one": "day" is no refusal).
     affirmed = {w for text in requests for w in stems(_NEGATION.sub(" ", text))}
     for i, text in enumerate(requests):
         for m in _NEGATION.finditer(text):
@@ -243,7 +243,7 @@ def not_said_no_to(
     values: list[str], own: dict[str, str], requests: list[str], says: Callable[[str], set[str]]
 ) -> list[str]:
     """`values` less those whose entry says a word the request says no to
-    ("PAID" for "hasn't paid"), a word some entries say and others not;
+    ("SETTLED" for "hasn't settled"), a word some entries say and others not;
     all of them when every one would go. `says`: an entry's stems."""
     refused = said_no_to(requests)
     if not refused:
@@ -257,7 +257,7 @@ def not_said_no_to(
     return [v for v in values if v not in gone] or values
 
 
-# A bound the request puts on an amount: "nothing over forty quid",
+# A bound the request puts on an amount: "nothing over thirty quid",
 # "under 3 m", "at least 20 GBP".
 _AMOUNT_BOUND = re.compile(
     r"\b(?P<no>(?:nothing|none|no|not|never)\s+)?(?P<word>over|more than|above|under|less than"
@@ -288,7 +288,7 @@ def amount_bounds(requests: list[str]) -> list[tuple[bool, float, str]]:
 def within_amount_bounds(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
     """`values` whose entry's amounts in a bounded unit are within the
     request's bound ("32.00 GBP", not "65.00 GBP", for "nothing over
-    forty quid")."""
+    thirty quid")."""
     bounds = amount_bounds(requests)
     if not bounds:
         return values

@@ -10,8 +10,9 @@ that the request writes two or more of, else the newest result that does.
 The grammar admits any ordered selection of that listing without repeats
 (grammar_builder.py, `Builder.preferred_items`), so the list may hold some of them
 and cannot run on past the last. Where the request tells some entries from
-the others ("every pass that runs out this week, except Jamie's": entries.py
-with a `ListReading`, entry_filters.py), the list is exactly those. Items a failed call sent that its error
+the others ("every loan that falls due this week, except Ola's": entries.py
+with a `ListReading`, entry_filters.py), the list is exactly those. Items a
+failed call sent that its error
 names ("not in stock: SKU-2") are left out of the next one. An array of
 other strings takes the ids a text lists right after its noun ("tables
 T4 and T5" for `tables`), as a list of the same kind.
@@ -51,7 +52,7 @@ def listing(text: str, names: set[str]) -> list[str]:
             # "due 05-06": a day and a month.
             and not _DAY_MONTH.fullmatch(value)
         ):
-            # "HB-07" and "HB-11B" are one listing's: a letter after the
+            # "PL-04" and "PL-07B" are one listing's: a letter after the
             # digits marks a part (a half plot), not another kind of id.
             groups.setdefault(_SUFFIX_LETTER.sub("#", id_shape(value)), []).append(value)
     best = max(groups.values(), key=len, default=[])
@@ -158,8 +159,8 @@ class Listings:
                 topic = topic_stems(name)
                 ignore = set(stems(tool.name)) | set(stems(name))
                 # The listing's own tool's words tell no entry apart, unless
-                # some entries say them and others not ("waiting" on a
-                # waiting list whose other entries declined).
+                # some entries say them and others not ("open" on a list of
+                # open tickets whose other entries were closed since).
                 ignore |= set(stems(writers.get(text, ""))) - telling_words(fitting, [text])
                 today = stated_today(facts.workflow.system_prompt)
                 reading = ListReading(today, refusals=not withholds(tool.name))
