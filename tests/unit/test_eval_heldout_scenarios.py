@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout10`): sixteen
+"""The held-out groups (`heldout` to `heldout11`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their own
 (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
 heldout4 groups strict about the wrong values they are there to catch
@@ -34,6 +34,8 @@ from forge_evals.scenarios import (
     heldout9_part2,
     heldout10,
     heldout10_part2,
+    heldout11,
+    heldout11_part2,
     outside_domains,
 )
 
@@ -157,6 +159,24 @@ GROUPS = [
         ],
         id="heldout10",
     ),
+    pytest.param(
+        "heldout11",
+        (*heldout11.SCENARIOS, *heldout11_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+            (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+            (*heldout8.SCENARIOS, *heldout8_part2.SCENARIOS),
+            (*heldout9.SCENARIOS, *heldout9_part2.SCENARIOS),
+            (*heldout10.SCENARIOS, *heldout10_part2.SCENARIOS),
+        ],
+        id="heldout11",
+    ),
 ]
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
@@ -171,6 +191,7 @@ HELDOUT_TAGS = [
     "heldout8",
     "heldout9",
     "heldout10",
+    "heldout11",
 ]
 Group = tuple[Scenario, ...]
 

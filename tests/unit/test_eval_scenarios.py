@@ -37,6 +37,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout8",
         "heldout9",
         "heldout10",
+        "heldout11",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -127,6 +128,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "snowplough_season_interval_format",
         "scuba_nitrox_fill_mix_format",
         "radio_sponsor_spot_rrule_format",
+        "cheese_cave_make_batch_format",
+        "coach_charter_pickup_window_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

@@ -9,8 +9,10 @@ heldout6 (sixteen more, written after heldout5 was tuned on; heldout6 and
 heldout6_part2), heldout7 (written after heldout6's failures were looked
 at; heldout7 and heldout7_part2), heldout8 (written after heldout7 had
 been looked at; heldout8 and heldout8_part2) and heldout9 (written after
-heldout8 had been looked at; heldout9 and heldout9_part2) and heldout10
-(written after heldout9 had been looked at; heldout10 and heldout10_part2)."""
+heldout8 had been looked at; heldout9 and heldout9_part2), heldout10
+(written after heldout9 had been looked at; heldout10 and heldout10_part2)
+and heldout11 (written after heldout10 had been looked at; heldout11 and
+heldout11_part2)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ from forge_evals.scenarios import (
     heldout9_part2,
     heldout10,
     heldout10_part2,
+    heldout11,
+    heldout11_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -59,6 +63,8 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout9_part2.SCENARIOS,
     *heldout10.SCENARIOS,
     *heldout10_part2.SCENARIOS,
+    *heldout11.SCENARIOS,
+    *heldout11_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
