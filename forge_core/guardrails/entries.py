@@ -38,10 +38,11 @@ from forge_core.guardrails.availability import by_availability
 from forge_core.guardrails.entry_filters import (
     ListReading,
     in_named_periods,
+    negation_free,
     not_said_no_to,
-    said_no_to,
     within_amount_bounds,
     within_clock_bounds,
+    within_labelled_ranges,
 )
 from forge_core.guardrails.quantities import measured_as, measures, quantities
 from forge_core.guardrails.text import stem, stems
@@ -412,13 +413,13 @@ def _at_stated_times(values: list[str], texts: list[str], requests: list[str]) -
 
 
 def _wanting(text: str) -> str:
-    """`text` less its clauses that keep, leave out or refuse something
-    ("the kayak in July stays as it is"): what is left says what the
-    list is."""
+    """`text` less its clauses that keep or leave out something ("the
+    kayak in July stays as it is") and the words its negations cover: what
+    is left says what the list is."""
     return " ".join(
-        clause
+        negation_free(clause)
         for clause in _outside_parentheses(text, _CLAUSE_END)
-        if not (_KEPT.search(clause) or _EXCLUDING.search(clause) or said_no_to([clause]))
+        if not (_KEPT.search(clause) or _EXCLUDING.search(clause))
     )
 
 
@@ -431,6 +432,7 @@ def _filtered(
     wanting = [_wanting(text) for text in requests]
     values = in_named_periods(values, own, wanting, reading.today)
     values = within_clock_bounds(values, own, wanting)
+    values = within_labelled_ranges(values, own, wanting)
     values = within_amount_bounds(values, own, requests)
     if reading.refusals:
         values = not_said_no_to(values, own, requests, lambda entry: _affirmed(entry, values))

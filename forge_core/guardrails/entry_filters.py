@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from forge_core.guardrails.quantities import measures
+from forge_core.guardrails.quantities import in_digits, measures
 from forge_core.guardrails.text import stems
 from forge_core.guardrails.times import times_in
 
@@ -136,15 +136,19 @@ def in_named_periods(
 _NAMED_HOUR = {"midday": 12, "noon": 12, "lunchtime": 12, "lunch": 12, "midnight": 24}
 # "start before noon", "after 6pm", "starting before 10:30".
 _CLOCK_BOUND = re.compile(
-    r"\b(before|after|earlier than|later than)\s+"
-    r"(midday|noon|lunchtime|lunch|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?)",
+    # "nothing that starts after 2": after the bound, nothing (an upper bound).
+    r"\b(?P<no>(?:nothing|none|no(?:thing)?\s+\w+|not)\b[^.,;!?]{0,30}?\s)?"
+    r"(?P<word>before|after|earlier than|later than)\s+"
+    r"(?P<when>midday|noon|lunchtime|lunch|midnight"
+    r"|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)?)",
     re.IGNORECASE,
 )
 
 
-def _bound(word: str, when: str) -> tuple[bool, int] | None:
-    """(is an upper bound, minutes of the day) for "before midday" etc."""
-    upper = word.lower() in ("before", "earlier than")
+def _bound(no: str | None, word: str, when: str) -> tuple[bool, int] | None:
+    """(is an upper bound, minutes of the day) for "before midday" etc.;
+    `no`: the bound is said no to ("nothing after 2")."""
+    upper = (word.lower() in ("before", "earlier than")) != bool(no)
     hour = _NAMED_HOUR.get(when.lower())
     if hour is not None:
         return upper, hour * 60
@@ -164,7 +168,10 @@ def within_clock_bounds(values: list[str], own: dict[str, str], requests: list[s
     """`values` whose entry's (first) clock time is within a bound the
     request states ("start before noon": 09:30, not 13:00)."""
     bounds = [
-        b for text in requests for m in _CLOCK_BOUND.finditer(text) if (b := _bound(*m.groups()))
+        b
+        for text in requests
+        for m in _CLOCK_BOUND.finditer(in_digits(text))
+        if (b := _bound(m.group("no"), m.group("word"), m.group("when")))
     ]
     if not bounds:
         return values
@@ -187,6 +194,7 @@ _NEGATION = re.compile(
     # "not before the evening", "no more than two": a bound, no exclusion.
     r"(?!\s+(?:only|just|forget|miss|hesitate|worry|mind|sure|too|a problem|much|before|after"
     r"|until|till|earlier|later|more|less|over|under|sooner)\b)"
+    r"(?![^.,;:!?]{0,30}\b(?:before|after|earlier than|later than)\b)"
     r"([^.,;:!?()\n]{1,60})",
     re.IGNORECASE,
 )
@@ -215,6 +223,11 @@ _WITHHOLDING = frozenset(
 def withholds(tool_name: str) -> bool:
     """Whether a tool's name says it takes something away."""
     return bool(set(stems(tool_name)) & _WITHHOLDING)
+
+
+def negation_free(text: str) -> str:
+    """`text` without its negations and the words they cover."""
+    return _NEGATION.sub(" ", text)
 
 
 def said_no_to(requests: list[str]) -> set[str]:
@@ -302,6 +315,37 @@ def within_amount_bounds(values: list[str], own: dict[str, str], requests: list[
             for upper, limit, family in bounds
             for amount, unit in amounts
             if unit == family
+        ]
+        return all(verdicts) if verdicts else None
+
+    return _fitting(values, own, fits)
+
+
+# "grade 4", "level 2": a number its word names, in the request; "grades
+# 4-5", "ages 8-12": a range of them in an entry.
+_LABELLED = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,3})(?![\d:./-])")
+_LABELLED_RANGE = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,3})\s*[-\u2013]\s*(\d{1,3})(?![\d:./])")
+
+
+def within_labelled_ranges(
+    values: list[str], own: dict[str, str], requests: list[str]
+) -> list[str]:
+    """`values` whose entry's ranges hold the numbers the request gives
+    their word ("grades 3-4" and "grades 1-7" for "she's grade 4", not
+    "grades 6-7")."""
+    asked: dict[str, set[int]] = {}
+    for text in requests:
+        for word, number in _LABELLED.findall(text):
+            if stems(word) and stems(word)[0] not in _CALENDAR:
+                asked.setdefault(stems(word)[0], set()).add(int(number))
+    if not asked:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        verdicts = [
+            any(int(low) <= n <= int(high) for n in asked[label])
+            for word, low, high in _LABELLED_RANGE.findall(entry)
+            if (label := stems(word)[0] if stems(word) else "") in asked
         ]
         return all(verdicts) if verdicts else None
 

@@ -140,3 +140,24 @@ def test_a_label_with_another_number_says_nothing_of_the_entry() -> None:
 def test_ids_with_a_part_letter_are_one_listing() -> None:
     text = "PL-04 full plot; PL-07A half plot; PL-07B half plot; PL-11 full plot; shed key K7"
     assert listing(text, set()) == ["PL-04", "PL-07A", "PL-07B", "PL-11"]
+
+
+def test_nothing_after_a_clock_time_in_words_is_an_upper_bound() -> None:
+    classes = "CL-1 Sat 09:30 beginners\nCL-2 Sat 13:10 beginners\nCL-3 Sat 15:20 beginners"
+    request = ["Every beginners class on Saturday, but nothing that starts after three o'clock."]
+    got = described(["CL-1", "CL-2", "CL-3"], [classes], request, set(), (), LIST)
+    assert got == ["CL-1", "CL-2"]
+
+
+def test_a_range_that_does_not_hold_the_requests_number_leaves_the_list() -> None:
+    classes = "- RC-1: juniors, ages 8-11\n- RC-2: juniors, ages 12-15\n- RC-3: juniors, ages 10-13"
+    request = ["He's age 11 now; put him in every junior race he can run."]
+    got = described(["RC-1", "RC-2", "RC-3"], [classes], request, set(), (), LIST)
+    assert got == ["RC-1", "RC-3"]
+
+
+def test_a_negation_in_the_sentence_that_names_the_period_keeps_the_period() -> None:
+    rota = "- SH-1 Sat 2031-02-22 OPEN\n- SH-2 Sat 2031-03-01 OPEN\n- SH-3 Sun 2031-03-09 OPEN"
+    request = ["Put me on every shift in March that nobody has taken yet."]
+    got = described(["SH-1", "SH-2", "SH-3"], [rota], request, set(), (), LIST)
+    assert got == ["SH-2", "SH-3"]
