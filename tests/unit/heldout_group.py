@@ -74,3 +74,40 @@ async def oracle_records(scenarios: Sequence[Scenario], tmp_path: Path) -> list[
     assert [(r.scenario, r.failure_reason, r.error) for r in records if not r.correct] == []
     assert all(r.iterations == r.ideal_iterations for r in records)
     return list(records)
+
+
+def reference_results(scenario: Scenario) -> list[str]:
+    """What each reference call's tool returns (raises on a tool error)."""
+    wf = scenario.build()
+    return [str(run_tool(wf.tools[ref.tool], dict(ref.args))) for ref in scenario.reference]
+
+
+def assert_reference_passes(scenario: Scenario) -> None:
+    """The reference calls run without a tool error and the last one, a
+    terminal tool's, passes the scenario's check."""
+    assert all(reference_results(scenario))
+    last = scenario.reference[-1]
+    assert last.tool in scenario.build().terminal_tools
+    assert scenario.check(last.tool, last.args)
+
+
+def assert_forbidden_tools_sound(scenarios: Sequence[Scenario]) -> None:
+    """Each scenario forbids some tool, never a terminal or reference one,
+    and none it forbids is annotated (the engine must infer it)."""
+    for scenario in scenarios:
+        assert scenario.forbidden_tools, scenario.name
+        wf = scenario.build()
+        for name in scenario.forbidden_tools:
+            tool = wf.tools[name]
+            assert name not in wf.terminal_tools
+            assert not tool.destructive and not tool.read_only
+        assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
+
+
+def assert_carried_from_results(scenario: Scenario, carried: Sequence[str]) -> None:
+    """The i-th carried id is first written by the i-th reference result,
+    never by the request."""
+    results = reference_results(scenario)
+    for i, value in enumerate(carried):
+        assert value not in scenario.user_message
+        assert value in results[i] and value not in " ".join(results[:i])

@@ -12,16 +12,18 @@ from typing import Any
 
 import pytest
 
-from forge_client import ToolResolutionError, Workflow
-from forge_evals.scenario import RefCall, Scenario
+from forge_client import ToolResolutionError
 from forge_evals.scenarios import heldout11
 from forge_evals.scenarios._domain_schema import HELDOUT11_TAG
 from tests.unit.heldout_group import (
+    assert_carried_from_results,
+    assert_forbidden_tools_sound,
     assert_fresh,
+    assert_reference_passes,
     assert_two_per_kind,
     oracle_records,
     raw_schema_workflows,
-    run_tool,
+    reference_results,
 )
 
 SCENARIOS = heldout11.SCENARIOS
@@ -29,13 +31,7 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 KINDS = ("carry_id", "user_value", "report_agrees", "list_match")
 
 
-def _run(wf: Workflow, ref: RefCall) -> str:
-    return str(run_tool(wf.tools[ref.tool], dict(ref.args)))
-
-
-def _results(scenario: Scenario) -> list[str]:
-    wf = scenario.build()
-    return [_run(wf, ref) for ref in scenario.reference]
+_results = reference_results
 
 
 def test_two_scenarios_per_kind_each_tagged_heldout11() -> None:
@@ -54,23 +50,11 @@ def test_workflows_have_four_to_seven_tools_and_a_dated_system_prompt() -> None:
 
 @pytest.mark.parametrize("name", list(BY_NAME))
 def test_the_reference_calls_run_and_pass_the_check(name: str) -> None:
-    scenario = BY_NAME[name]
-    results = _results(scenario)  # no ToolResolutionError on the way
-    assert all(results)
-    last = scenario.reference[-1]
-    assert last.tool in scenario.build().terminal_tools
-    assert scenario.check(last.tool, last.args)
+    assert_reference_passes(BY_NAME[name])
 
 
 def test_forbidden_tools_are_never_terminal_nor_in_the_reference() -> None:
-    for scenario in SCENARIOS:
-        assert scenario.forbidden_tools, scenario.name
-        wf = scenario.build()
-        for name in scenario.forbidden_tools:
-            tool = wf.tools[name]
-            assert name not in wf.terminal_tools
-            assert not tool.destructive and not tool.read_only
-        assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
+    assert_forbidden_tools_sound(SCENARIOS)
 
 
 _CARRIED = {
@@ -81,11 +65,7 @@ _CARRIED = {
 
 @pytest.mark.parametrize("name", list(_CARRIED))
 def test_each_carried_id_comes_from_the_result_before_its_use(name: str) -> None:
-    scenario = BY_NAME[name]
-    results = _results(scenario)
-    for i, carried in enumerate(_CARRIED[name]):
-        assert carried not in scenario.user_message
-        assert carried in results[i] and carried not in " ".join(results[:i])
+    assert_carried_from_results(BY_NAME[name], _CARRIED[name])
 
 
 def test_each_carried_id_has_a_distractor_of_the_same_shape_nearby() -> None:
