@@ -167,10 +167,11 @@ class Listings:
                 chosen = described(fitting, [text], facts.requests, ignore, topic, reading)
                 rejected = _rejected_items(facts, tool.name, name)
                 kept = [v for v in chosen if v not in rejected] or chosen
+                out.items[key] = kept
                 if EXACT_LISTS and len(chosen) < len(fitting):
                     # The request told these entries from the others: the
-                    # list is all of them, not whichever the model keeps.
+                    # list is all of them, not whichever the model keeps
+                    # (the items stay the grammar's where the schema
+                    # refuses the whole list, a minItems above it).
                     out.values[key] = [kept]
-                else:
-                    out.items[key] = kept
                 out.reasons[key] = self.name
