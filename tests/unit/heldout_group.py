@@ -102,6 +102,25 @@ def assert_forbidden_tools_sound(scenarios: Sequence[Scenario]) -> None:
             assert name not in wf.terminal_tools
             assert not tool.destructive and not tool.read_only
         assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
+        # The right arguments under a forbidden tool's name are no answer.
+        args = dict(scenario.reference[-1].args)
+        assert not any(scenario.check(name, args) for name in scenario.forbidden_tools)
+
+
+def assert_unannotated(scenarios: Sequence[Scenario]) -> None:
+    """No tool carries a destructive, read-only or idempotent hint: the
+    engine must infer them."""
+    for scenario in scenarios:
+        tools = scenario.build().tools.values()
+        assert not any(t.destructive or t.read_only or t.idempotent for t in tools)
+
+
+def assert_shares_topic(scenario: Scenario, word: str) -> None:
+    """A decline request shares a topic word with the workflow's tools (it
+    is out of scope, not off the map)."""
+    wf = scenario.build()
+    assert word in scenario.user_message.lower()
+    assert any(word in (t.description or "").lower() + n for n, t in wf.tools.items())
 
 
 def assert_carried_from_results(scenario: Scenario, carried: Sequence[str]) -> None:

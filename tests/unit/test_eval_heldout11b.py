@@ -17,8 +17,11 @@ import pytest
 from forge_client import ToolResolutionError
 from forge_evals.scenarios.heldout11_part2 import HELDOUT11_TAG, SCENARIOS
 from tests.unit.heldout_group import (
+    assert_forbidden_tools_sound,
     assert_fresh,
+    assert_shares_topic,
     assert_two_per_kind,
+    assert_unannotated,
     oracle_records,
     raw_schema_workflows,
     run_tool,
@@ -83,27 +86,15 @@ def test_decline_scenarios_forbid_every_action_tool() -> None:
 
 @pytest.mark.parametrize(("name", "word"), [(_M, "microchip"), (_W, "swim")])
 def test_the_decline_requests_share_a_topic_word_with_the_workflow(name: str, word: str) -> None:
-    scenario = BY_NAME[name]
-    wf = scenario.build()
-    assert word in scenario.user_message.lower()
-    assert any(word in (t.description or "").lower() + n for n, t in wf.tools.items())
+    assert_shares_topic(BY_NAME[name], word)
 
 
 def test_workflows_carry_no_destructive_annotation_at_all() -> None:
-    for scenario in SCENARIOS:
-        tools = scenario.build().tools.values()
-        assert not any(t.destructive or t.read_only or t.idempotent for t in tools)
+    assert_unannotated(SCENARIOS)
 
 
 def test_forbidden_tools_are_never_terminal_nor_in_the_reference() -> None:
-    for scenario in SCENARIOS:
-        assert scenario.forbidden_tools, scenario.name
-        wf = scenario.build()
-        for name in scenario.forbidden_tools:
-            assert name in wf.tools and name not in wf.terminal_tools
-        assert not {r.tool for r in scenario.reference} & set(scenario.forbidden_tools)
-        args = dict(scenario.reference[-1].args)
-        assert not any(scenario.check(name, args) for name in scenario.forbidden_tools)
+    assert_forbidden_tools_sound(SCENARIOS)
 
 
 def test_the_destructive_ones_forbid_their_distractor() -> None:
