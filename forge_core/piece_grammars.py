@@ -61,6 +61,10 @@ class PieceGrammars:
         self.parallel = False
         # A listed id -> the numbers its entry writes (guardrails/item_entries.py).
         self.entry_numbers: dict[str, list[str]] = {}
+        # An item's enum member -> its other keys' members named beside it
+        # (guardrails/item_context.py).
+        self.item_context: dict[str, dict[str, list[str]]] = {}
+        self.item_segments: list[str] = []
 
     def _root(self, body: str) -> str:
         rules = self._builder.rules

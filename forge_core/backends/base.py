@@ -63,6 +63,12 @@ class ChatRequest:
     # A listed id -> the numbers its entry writes, for an array item about
     # it (guardrails/item_entries.py).
     entry_numbers: dict[str, list[str]] = field(default_factory=dict)
+    # An array item's enum member ("key=JSON") -> the members of the item's
+    # other enum keys the request names beside it (guardrails/item_context.py).
+    item_context: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # The request's sentences, numbers in digits: an array item's numbers are
+    # those of the part naming it (guardrails/item_context.py).
+    item_segments: list[str] = field(default_factory=list)
     # Parameter name -> the candidates the conversation labels as its kind
     # ("Order Q-58" for order_id): that parameter prefers them.
     grounded_labels: dict[str, list[str]] = field(default_factory=dict)

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 from jsonschema.exceptions import best_match
 
 from forge_core.guardrails import nudges
-from forge_core.guardrails.coercion import coerce_arguments, cut_runaways, drop_repeated_items
+from forge_core.guardrails.coercion import (
+    coerce_arguments,
+    cut_runaways,
+    drop_repeated_items,
+    drop_restated_items,
+)
 from forge_core.guardrails.protocol import BaseGuardrail, Refusal
 from forge_core.guardrails.value_pools import invented_optionals
 from forge_core.messages import MessageType, ToolCallInfo
@@ -54,6 +59,9 @@ class Arguments(BaseGuardrail):
                     valid = spec.validator.is_valid(call.args)
                 # A list runs on repeating its items: the repeats go.
                 args, dropped = drop_repeated_items(spec.validator, call.args)
+                # ... or restating one thing with its numbers counted up.
+                args, restated = drop_restated_items(spec.validator, spec.parameters, args)
+                dropped = [*dropped, *restated]
                 if dropped:
                     coerced = (*call.coercions, *dropped)
                     call = infos[i] = replace(call, args=args, coercions=coerced)

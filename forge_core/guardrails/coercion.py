@@ -154,6 +154,62 @@ def drop_repeated_items(
     return fixed, applied
 
 
+def drop_restated_items(
+    validator: Draft202012Validator, schema: dict[str, Any], args: dict[str, Any]
+) -> tuple[dict[str, Any], list[Coercion]]:
+    """`args` with each item of an array of objects dropped that restates an
+    earlier item: the same open strings (a name, an id: what the item is
+    about) and the same enum members and flags, with only its numbers
+    changed. A small model runs a list of people on as the same person
+    again and again, counting the age up (10, 11, 12, ...). Items with no
+    open string (two adult tickets that differ by age) are left alone, and
+    so is an array the schema would no longer accept shorter."""
+    applied: list[Coercion] = []
+
+    def walk(value: Any, sub: Any, pointer: str) -> Any:
+        sub = sub if isinstance(sub, dict) else {}
+        if isinstance(value, dict):
+            props = sub.get("properties") or {}
+            return {
+                k: walk(v, props.get(k), f"{pointer}/{_escape(str(k))}") for k, v in value.items()
+            }
+        if not isinstance(value, list):
+            return value
+        items = [walk(v, sub.get("items"), f"{pointer}/{i}") for i, v in enumerate(value)]
+        seen: set[str] = set()
+        kept = []
+        for item in items:
+            said = _what_it_is(item, sub.get("items"))
+            if said is not None and said in seen:
+                continue
+            if said is not None:
+                seen.add(said)
+            kept.append(item)
+        if len(kept) < len(items):
+            applied.append(Coercion(pointer or "/", value, kept))
+        return kept
+
+    fixed = walk(args, schema, "")
+    if not applied or (validator.is_valid(args) and not validator.is_valid(fixed)):
+        return args, []
+    return fixed, applied
+
+
+def _what_it_is(item: Any, schema: Any) -> str | None:
+    """An object item's values less its numbers (JSON), where one of them is
+    an open string (no enum member); else None."""
+    if not isinstance(item, dict) or not isinstance(schema, dict):
+        return None
+    props = schema.get("properties") or {}
+    kept = {k: v for k, v in item.items() if isinstance(v, str | bool) or v is None}
+    open_strings = [
+        k
+        for k, v in kept.items()
+        if isinstance(v, str) and "enum" not in (props.get(k) or {}) and v.strip()
+    ]
+    return json.dumps(kept, sort_keys=True) if open_strings else None
+
+
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 

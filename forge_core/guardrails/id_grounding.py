@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from forge_core.guardrails import parameters
 from forge_core.guardrails.error_values import error_status
 from forge_core.guardrails.grounding import extract_candidates, labelled
+from forge_core.guardrails.item_context import item_context, request_segments
 from forge_core.guardrails.item_entries import entry_numbers
 from forge_core.guardrails.phones import labelled_phones
 from forge_core.guardrails.protocol import BaseGuardrail
@@ -48,6 +49,8 @@ class Grounding(BaseGuardrail):
         request.grounded_labels = grounded_labels(state, texts, seen)
         request.phone_values = sorted({p for t in state.user_texts() for p in labelled_phones(t)})
         request.entry_numbers = entry_numbers([t for t in texts if t not in users], list(users))
+        request.item_context = item_context(state.wf.tools, state.user_texts())
+        request.item_segments = request_segments(state.user_texts())
         request.unseen_examples = unseen_examples(state.wf, texts)
         if statuses:
             # No string starts with an error's status: a 4xx, then it grown.

@@ -57,7 +57,13 @@ def _entries_of(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if not ids:
             continue
         rest = line[line.find(ids[0]) + len(ids[0]) :]
-        numbers = [n for n in _PLAIN_NUMBER.findall(rest) if not _YEAR.match(n)]
+        numbers = plain_numbers(rest)
         if numbers:
             out.append((ids[0], tuple(dict.fromkeys(numbers))))
     return tuple(out)
+
+
+def plain_numbers(text: str) -> list[str]:
+    """The numbers `text` writes on their own (not a date's, an id's or a
+    clock time's parts, nor a year)."""
+    return [n for n in _PLAIN_NUMBER.findall(text) if not _YEAR.match(n)]

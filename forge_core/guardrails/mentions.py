@@ -273,12 +273,21 @@ def _denied(members: list[Any], requests: list[str]) -> set[Any]:
     return denied - said
 
 
-def _partly_named(members: list[Any], requests: list[str]) -> list[Any]:
+# Words that qualify a member rather than name a thing ("workshops_only",
+# "extra_large"): "the two days only" names no `workshops_only`.
+_QUALIFIERS = frozenset(
+    stems("only just also extra plus with without both same other more less basic standard")
+)
+
+
+def partly_named(
+    members: list[Any], requests: list[str], not_gists: frozenset[str] = frozenset()
+) -> list[Any]:
     """Members of a list's enum the request names by a word of theirs that
     no other member has, of four letters or more ("bloods" for
     `blood_draw` beside `ecg` and `vitals`): people name the items of a
     list by their gist."""
-    runs = {m: set(stems(m)) for m in members if isinstance(m, str)}
+    runs = {m: set(stems(m)) - _QUALIFIERS - not_gists for m in members if isinstance(m, str)}
     said = {s for text in requests for s in stems(text)}
     out = []
     for member, own in runs.items():
@@ -288,6 +297,30 @@ def _partly_named(members: list[Any], requests: list[str]) -> list[Any]:
     return out
 
 
+def _item_keys(tool: Any) -> set[str]:
+    """The names of the keys of the items of a tool's arrays of objects."""
+    out: set[str] = set()
+    for _, schema in parameters(tool):
+        items = schema.get("items")
+        if schema.get("type") == "array" and isinstance(items, dict):
+            props = items.get("properties")
+            out.update(props if isinstance(props, dict) else ())
+    return out
+
+
+def _with_gist(
+    members: list[Any], named: list[Any], requests: list[str], tool_name: str
+) -> list[Any]:
+    """The members of an enum key of a list's items that the request names,
+    also by their gist ("the swans" for `swan_pair`; `partly_named`), less
+    those it says no to: as for a list of enum members, each item is named
+    the way people name the things they list. A word of the tool's name is
+    no gist: "print our poster" asks `quote_print_job` for no `framed_print`."""
+    partly = partly_named(members, requests, frozenset(stems(tool_name)))
+    denied = _denied(members, requests)
+    return [m for m in members if (m in named or m in partly) and m not in denied]
+
+
 class EnumMentions:
     name = "enum_mentions"
 
@@ -295,6 +328,7 @@ class EnumMentions:
         subjects = _subjects(facts.requests)
         for tool in facts.workflow.tools:
             sources = _sources(facts, tool.name)
+            item_keys = _item_keys(tool)
             about = subjects if facts.is_terminal(tool.name) else []
             for name, schema in parameters(tool):
                 # The name's words, its last (the head) first.
@@ -317,6 +351,8 @@ class EnumMentions:
                     )
                 if isinstance(members, list) and len(members) > 1:
                     named = _named_in(members, sources, about, labels, reports(facts, tool.name))
+                    if name in item_keys and not reports(facts, tool.name):
+                        named = _with_gist(members, named, facts.requests, tool.name)
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name
@@ -326,7 +362,7 @@ class EnumMentions:
                     members = items.get("enum")
                     if isinstance(members, list) and len(members) > 1:
                         named = _named_in(members, sources)
-                        partly = _partly_named(members, facts.requests)
+                        partly = partly_named(members, facts.requests)
                         denied = _denied(members, facts.requests)
                         named = [
                             m for m in members if (m in named or m in partly) and m not in denied

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 def bounded(tool: ToolSpec, counts: dict[str, int]) -> ToolSpec:
     """`tool` with each array of objects the request counts ("two
-    children") taking at most that many items (its `maxItems`)."""
+    children") taking that many items (its `maxItems` and `minItems`):
+    where the request writes how many, the model does not decide."""
     mine = {k.split(".", 1)[1]: n for k, n in counts.items() if k.startswith(f"{tool.name}.")}
     if not mine:
         return tool
@@ -41,7 +42,7 @@ def bounded(tool: ToolSpec, counts: dict[str, int]) -> ToolSpec:
         for name, sub in (schema.get("properties") or {}).items():
             if isinstance(sub, dict) and name in mine and sub.get("type") == "array":
                 sub["maxItems"] = min(int(sub.get("maxItems", mine[name])), mine[name])
-                sub["minItems"] = min(int(sub.get("minItems", 0)), sub["maxItems"])
+                sub["minItems"] = sub["maxItems"]
             walk(sub)
         walk(schema.get("items"))
 

@@ -207,3 +207,53 @@ def test_repeated_items_of_a_list_are_dropped_where_the_schema_allows() -> None:
     # Not where the shorter list would break a valid call (minItems 2).
     same = {"tags": ["x", "x"]}
     assert drop_repeated_items(checker, same) == (same, [])
+
+
+def test_an_item_that_restates_an_earlier_one_with_new_numbers_is_dropped() -> None:
+    from forge_core.guardrails.coercion import drop_restated_items
+
+    person = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "size": {"type": "string", "enum": ["s", "m", "l"]},
+        },
+    }
+    ticket = {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["adult", "child"]},
+            "age": {"type": "integer"},
+        },
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "people": {"type": "array", "items": person},
+            "tickets": {"type": "array", "items": ticket},
+        },
+    }
+    checker = Draft202012Validator(schema)
+    args = {
+        "people": [
+            {"name": "Ann Lee", "age": 10, "size": "s"},
+            {"name": "Ann Lee", "age": 11, "size": "s"},
+            {"name": "Bo Lee", "age": 12, "size": "s"},
+            {"name": "Ann Lee", "age": 13, "size": "m"},
+        ],
+        # No open string says who: two adults of different ages stay.
+        "tickets": [{"kind": "adult", "age": 34}, {"kind": "adult", "age": 36}],
+    }
+    fixed, applied = drop_restated_items(checker, schema, args)
+    assert fixed["people"] == [
+        {"name": "Ann Lee", "age": 10, "size": "s"},
+        {"name": "Bo Lee", "age": 12, "size": "s"},
+        {"name": "Ann Lee", "age": 13, "size": "m"},
+    ]
+    assert fixed["tickets"] == args["tickets"]
+    assert [c.path for c in applied] == ["/people"]
+    # Not where the shorter list would break a valid call.
+    strict = {**schema, "properties": {"people": {**schema["properties"]["people"], "minItems": 2}}}
+    two = {"people": args["people"][:2]}
+    assert drop_restated_items(Draft202012Validator(strict), strict, two) == (two, [])

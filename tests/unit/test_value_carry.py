@@ -361,7 +361,7 @@ def test_an_array_of_objects_takes_as_many_items_as_the_request_counts() -> None
     counts = preferred_values(f).counts
     assert counts == {"enrol_pupils.pupils": 3}
     narrowed = bounded(enrol, counts).parameters["properties"]["pupils"]
-    assert (narrowed["minItems"], narrowed["maxItems"]) == (1, 3)
+    assert (narrowed["minItems"], narrowed["maxItems"]) == (3, 3)
     assert enrol.parameters["properties"]["pupils"]["maxItems"] == 6  # the workflow's own
     # Two counts, or none: no bound.
     two = facts([enrol], "Enrol 2 pupils now and 3 pupils in May.")

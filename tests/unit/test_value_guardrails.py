@@ -534,6 +534,29 @@ def test_a_list_of_enum_members_named_by_their_gist() -> None:
     assert preferred_values(f).values["book_service.jobs"] == [["tyre_rotation", "mot"]]
 
 
+def test_the_items_of_a_list_of_objects_are_named_by_their_gist_too() -> None:
+    """An item's enum member is named as a list's members are ("the swans"
+    for `swan_pair`), but not by a qualifier ("only") nor by a word of the
+    tool's own name ("carve" asks `carve_order` for no `carved_bowl`)."""
+    piece = {
+        "type": "object",
+        "properties": {
+            "design": {"type": "string", "enum": ["swan_pair", "vodka_luge", "carved_bowl"]},
+            "ticket": {"type": "string", "enum": ["standard", "collect_only"]},
+        },
+        "required": ["design"],
+    }
+    order = tool("carve_order", "Order ice carvings", pieces={"type": "array", "items": piece})
+    f = facts([order], "Please carve the swans, and the vodka luge, for Saturday only.")
+    got = preferred_values(f).values
+    assert got["carve_order.design"] == ["swan_pair", "vodka_luge"]
+    assert "carve_order.ticket" not in got
+    # Outside a list of objects a member is named only by its own words.
+    single = tool("carve_one", "Order one ice carving", design=piece["properties"]["design"])
+    alone = preferred_values(facts([single], "Please carve the swans, and the vodka luge."))
+    assert alone.values["carve_one.design"] == ["vodka_luge"]
+
+
 def test_the_people_of_an_array_of_objects_get_their_names_and_dates() -> None:
     person = {
         "type": "object",

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forge_core.backends.llama import listed_values
-from forge_core.backends.llama.item_identities import TakenValues, entry_choices, identity_keys
+from forge_core.backends.llama.item_identities import TakenValues, identity_keys, named_key
 from forge_core.backends.llama.listed_values import (
     TOP_K,
     NextTokens,
@@ -442,11 +442,13 @@ class _Writer:
             end, after = await self.whole(tool, schema, path)
             return end, after, ""
         listed = self.grammars.choices(tool, path[-1], path, schema)
+        if listed and "enum" in schema:
+            # What the request says beside the item's other members.
+            listed = self.identities.beside(path, listed, self.grammars.item_context)
         if listed and self.identities.tracked(path):
             listed = self.identities.free(path, listed) or listed
-        # An item's count from the entry of the thing the item is about.
-        identity = self.identities.current(path[:-1])
-        listed = entry_choices(schema, identity, self.grammars.entry_numbers) or listed
+        # An item's numbers from its entry or the request's part about it.
+        listed = self.identities.numbers(path, schema, listed, self.grammars)
         # The schema's own set (an enum, a boolean) is chosen by the whole
         # values' likelihood; values drawn from the conversation by the walk.
         chosen, after = None, ""
@@ -456,6 +458,7 @@ class _Writer:
             chosen, after = await self.pick(listed)
         if chosen is not None:
             self.identities.take(path, chosen)
+            self.identities.took(path, schema, chosen)
             if chosen.startswith('"') and last and not after:
                 await self.write(" " + chosen[:-1])
                 return "", after, '"'
@@ -467,8 +470,12 @@ class _Writer:
             raise _Malformed
         stops = STRING_STOPS + RUNAWAY_STOPS if stringy else SCALAR_STOPS
         piece = await self.ask(grammar, stops, self.left, stream=True)
-        if _value(piece, stringy) is None:
+        written = _value(piece, stringy)
+        if written is None:
             raise _Malformed
+        # The grammar's pick is the item's as much as the walk's own would be.
+        self.identities.take(path, written)
+        self.identities.took(path, schema, written)
         after = piece.stopping_word.strip().removeprefix('"')[:1]
         # The value as the model wrote it (the client may have it already),
         # and the closing quote the stop string took.
@@ -478,19 +485,26 @@ class _Writer:
 
     async def array(self, tool: ToolSpec, schema: dict[str, Any], path: tuple[str, ...]) -> None:
         """An array of plain objects, item by item, as many as the model
-        goes on to write within minItems..maxItems."""
+        goes on to write within minItems..maxItems, and no fewer than the
+        members of an item's enum key the request names (`named_key`)."""
         low = int(schema.get("minItems", 0))
         high = max(low, int(schema.get("maxItems", MAX_ITEMS)), 1)
         await self.write(" [")
         items, item_path = schema["items"], (*path, "[]")
-        self.identities.start(item_path, items)
+        props = items.get("properties", {})
+        named = named_key(
+            items, lambda key: self.grammars.choices(tool, key, (*item_path, key), props[key])
+        )
+        self.identities.start(item_path, items, named[:1] if named else ())
+        # Each member the request names is some item's (item_identities.py).
+        least = min(high, max(low, named[1] if named else 0))
         count = 0
         # The last item's end, written once whether another follows is known.
         pending = ""
         while count < high:
-            if count >= max(low, 1) and self.used_up(tool, items, item_path):
+            if count >= max(low, 1) and self.used_up(tool, items, item_path, named):
                 break
-            if count >= low:
+            if count >= least:
                 going = await self.more(pending, "{" if count == 0 else ",", "]")
                 pending = ""
                 if not going:
@@ -501,12 +515,19 @@ class _Writer:
             count += 1
         await self.write(pending + "]")
 
-    def used_up(self, tool: ToolSpec, items: dict[str, Any], item_path: tuple[str, ...]) -> bool:
+    def used_up(
+        self,
+        tool: ToolSpec,
+        items: dict[str, Any],
+        item_path: tuple[str, ...],
+        named: tuple[str, int] | None = None,
+    ) -> bool:
         """Whether earlier items took every listed value of one of the
-        item's identifying keys (item_identities.py): the list's source is
-        used up, so it ends."""
+        item's identifying keys, or of its `named` enum key (item_identities.py):
+        the list's source is used up, so it ends. The grammar lists only the
+        members the request names: another item could only repeat one."""
         props = items.get("properties", {})
-        for key in identity_keys(items):
+        for key in [*identity_keys(items), *(named[:1] if named else ())]:
             path = (*item_path, key)
             listed = self.grammars.choices(tool, key, path, props[key])
             if listed and not self.identities.free(path, listed):

@@ -585,6 +585,8 @@ class LlamaServerBackend:
         )
         grammars = piece_grammars(**_value_pools(request))
         grammars.parallel, grammars.entry_numbers = request.parallel, request.entry_numbers
+        grammars.item_context = request.item_context
+        grammars.item_segments = request.item_segments
         rng = random.Random() if request.temperature > 0 else None
         tools = allowed_tools(request)
         write = requests.generate, requests.emit, request.max_tokens, requests.next_tokens, rng
