@@ -212,7 +212,7 @@ def test_repeated_items_of_a_list_are_dropped_where_the_schema_allows() -> None:
 def test_an_item_that_restates_an_earlier_one_with_new_numbers_is_dropped() -> None:
     from forge_core.guardrails.coercion import drop_restated_items
 
-    person = {
+    person: dict[str, Any] = {
         "type": "object",
         "properties": {
             "name": {"type": "string"},
@@ -227,7 +227,7 @@ def test_an_item_that_restates_an_earlier_one_with_new_numbers_is_dropped() -> N
             "age": {"type": "integer"},
         },
     }
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "people": {"type": "array", "items": person},
@@ -254,6 +254,6 @@ def test_an_item_that_restates_an_earlier_one_with_new_numbers_is_dropped() -> N
     assert fixed["tickets"] == args["tickets"]
     assert [c.path for c in applied] == ["/people"]
     # Not where the shorter list would break a valid call.
-    strict = {**schema, "properties": {"people": {**schema["properties"]["people"], "minItems": 2}}}
+    strict = {**schema, "properties": {"people": {"type": "array", "items": person, "minItems": 2}}}
     two = {"people": args["people"][:2]}
     assert drop_restated_items(Draft202012Validator(strict), strict, two) == (two, [])

@@ -538,10 +538,11 @@ def test_the_items_of_a_list_of_objects_are_named_by_their_gist_too() -> None:
     """An item's enum member is named as a list's members are ("the swans"
     for `swan_pair`), but not by a qualifier ("only") nor by a word of the
     tool's own name ("carve" asks `carve_order` for no `carved_bowl`)."""
+    design: dict[str, Any] = {"type": "string", "enum": ["swan_pair", "vodka_luge", "carved_bowl"]}
     piece = {
         "type": "object",
         "properties": {
-            "design": {"type": "string", "enum": ["swan_pair", "vodka_luge", "carved_bowl"]},
+            "design": design,
             "ticket": {"type": "string", "enum": ["standard", "collect_only"]},
         },
         "required": ["design"],
@@ -552,7 +553,7 @@ def test_the_items_of_a_list_of_objects_are_named_by_their_gist_too() -> None:
     assert got["carve_order.design"] == ["swan_pair", "vodka_luge"]
     assert "carve_order.ticket" not in got
     # Outside a list of objects a member is named only by its own words.
-    single = tool("carve_one", "Order one ice carving", design=piece["properties"]["design"])
+    single = tool("carve_one", "Order one ice carving", design=design)
     alone = preferred_values(facts([single], "Please carve the swans, and the vodka luge."))
     assert alone.values["carve_one.design"] == ["vodka_luge"]
 
