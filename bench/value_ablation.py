@@ -33,7 +33,8 @@ error_statuses, blamed_arguments, place_prepositions, verb_asks: §33;
 item_identities, entry_numbers, units_and_years, error_prefixes,
 carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34;
 named_periods, clock_bounds, amount_bounds, refusals, differing_labels,
-exact_lists, unfounded_keys: §35; the
+exact_lists, unfounded_keys: §35; named_members, item_gist, item_context,
+item_segments, restated_items, postal_parts, exact_counts: §36; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -159,6 +160,14 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "differing_labels": ("entries", "_shared", lambda entry, said, wanted: said & wanted),
     "exact_lists": ("listings", "EXACT_LISTS", False),
     "unfounded_keys": ("values", "without_unfounded", lambda tool, texts: tool),
+    # Round 3, session 11 (bench/RESULTS.md §36).
+    "named_members": ("", "named_key", None),
+    "item_gist": ("mentions", "_with_gist", lambda members, named, requests, tool_name: named),
+    "item_context": ("id_grounding", "item_context", lambda tools, requests: {}),
+    "item_segments": ("id_grounding", "request_segments", lambda requests: []),
+    "restated_items": ("arguments", "drop_restated_items", lambda check, schema, args: (args, [])),
+    "postal_parts": ("addresses", "prefer_postal_parts", lambda facts, out, tool, source: None),
+    "exact_counts": ("values", "EXACT_COUNTS", False),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
@@ -257,6 +266,11 @@ def _take_out(mechanism: str) -> None:
 
         for module in (item_identities, pieces):
             setattr(module, "identity_keys", lambda items: [])  # noqa: B010 (a patch)
+        return
+    if mechanism == "named_members":
+        from forge_core.backends.llama import pieces
+
+        setattr(pieces, "named_key", lambda items, listed: None)  # noqa: B010 (a patch)
         return
     if mechanism == "label_narrows":
         from forge_core import grammar_builder

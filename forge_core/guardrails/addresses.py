@@ -18,7 +18,10 @@ id rule knows either. Here:
   country names (phones.py), results after the request;
 - a string parameter for a street line (`line1`, `address_line`, `street`)
   takes the street addresses the request writes ("8 Mill Lane": a house
-  number, capitalised words and a street word), results after the request.
+  number, capitalised words and a street word), results after the request;
+- first, an object holding a postal address (a postcode and a line or a
+  town) takes its parts from the address written around a postcode
+  (postal_addresses.py).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 from forge_core.guardrails import Preferred, TurnFacts, decide, first_found, parameters, undecided
 from forge_core.guardrails.phones import country_names
+from forge_core.guardrails.postal_addresses import prefer_postal_parts
 from forge_core.guardrails.text import words
 from forge_core.schema_rules import text_fits
 
@@ -130,6 +134,8 @@ class Addresses:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         results = [text for _, text in reversed(facts.results)]
         for tool in facts.workflow.tools:
+            # An address object's parts, from the address the user wrote.
+            prefer_postal_parts(facts, out, tool, self.name)
             for name, schema in parameters(tool):
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from forge_core.run_state import RunState
 
 
+# A count the request writes is the array's length, not only its most
+# (bench.value_ablation `exact_counts`).
+EXACT_COUNTS = True
+
+
 def bounded(tool: ToolSpec, counts: dict[str, int]) -> ToolSpec:
     """`tool` with each array of objects the request counts ("two
     children") taking that many items (its `maxItems` and `minItems`):
@@ -42,7 +47,8 @@ def bounded(tool: ToolSpec, counts: dict[str, int]) -> ToolSpec:
         for name, sub in (schema.get("properties") or {}).items():
             if isinstance(sub, dict) and name in mine and sub.get("type") == "array":
                 sub["maxItems"] = min(int(sub.get("maxItems", mine[name])), mine[name])
-                sub["minItems"] = sub["maxItems"]
+                low = int(sub.get("minItems", 0))
+                sub["minItems"] = sub["maxItems"] if EXACT_COUNTS else min(low, sub["maxItems"])
             walk(sub)
         walk(schema.get("items"))
 
