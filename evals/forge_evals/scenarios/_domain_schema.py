@@ -133,6 +133,10 @@ HELDOUT10_TAG = "heldout10"
 # companion modules): written from the user's side only after heldout10 had
 # been looked at, run once before any tuning for it.
 HELDOUT11_TAG = "heldout11"
+# The twelfth held-out group (heldout12 and heldout12_part2, with their
+# companion modules): written from the user's side only after heldout11 had
+# been looked at, run once before any tuning for it.
+HELDOUT12_TAG = "heldout12"
 
 
 # Value checks the held-out groups share.
