@@ -111,11 +111,28 @@ _ARTICLES = frozenset(("the", "a", "an"))
 _CONTRACTION = re.compile(r"['\u2019](?:s|t|d|m|ll|re|ve)\b", re.IGNORECASE)
 
 
+# A part of the day names the half of it an `am`/`pm` enum means ("on the
+# morning of the 3rd" is `am`); a greeting ("Morning, it's Rob") names none.
+_DAY_PART = re.compile(r"\b(morning|afternoon|evening)\b", re.I)
+
+
+def _day_halves(text: str) -> str:
+    def said(m: re.Match[str]) -> str:
+        before = text[: m.start()].strip().lower()
+        if before in ("", "good") or before.endswith(("good", ".", "!")):
+            return m.group(0)
+        return f"{m.group(0)} {'am' if m.group(1).lower() == 'morning' else 'pm'}"
+
+    return _DAY_PART.sub(said, text)
+
+
 def named_members(members: list[Any], text: str) -> list[Any]:
     """The members of an enum that `text` names, in the enum's order."""
     for phrase, said in _FREQUENCIES:
         # The phrase becomes the enum's words: "every other week" names no `weekly`.
         text = phrase.sub(said, text)
+    if any(isinstance(m, str) and m.lower() in ("am", "pm") for m in members):
+        text = _day_halves(text)
     # What a contraction leaves is no word: "Dana's" names no size `S`.
     text_stems = stems(_CONTRACTION.sub("", text))
     bare = tuple(s for s in text_stems if s not in _ARTICLES)

@@ -711,3 +711,14 @@ def test_an_error_about_one_argument_does_not_blame_the_others() -> None:
         facts([lookup, book], request, [("find_site", listing)], failures=[vague])
     )
     assert got.values["book_visit.unit_id"] == ["unit_B2"]
+
+
+def test_a_part_of_the_day_names_am_or_pm_but_a_greeting_does_not() -> None:
+    half = {"type": "string", "enum": ["am", "pm"]}
+    visit = tool("book_visit", "Book a survey visit", date=STR, slot=half)
+    said = preferred_values(facts([visit], "Could you come on the morning of Friday 6 March?"))
+    assert said.values["book_visit.slot"] == ["am"]
+    later = preferred_values(facts([visit], "Hi, Friday afternoon suits us best."))
+    assert later.values["book_visit.slot"] == ["pm"]
+    greeting = preferred_values(facts([visit], "Good morning! Can someone visit on Friday?"))
+    assert "book_visit.slot" not in greeting.values
