@@ -34,7 +34,8 @@ item_identities, entry_numbers, units_and_years, error_prefixes,
 carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34;
 named_periods, clock_bounds, amount_bounds, refusals, differing_labels,
 exact_lists, unfounded_keys: §35; named_members, item_gist, item_context,
-item_segments, restated_items, postal_parts, exact_counts, day_halves: §36; the
+item_segments, restated_items, postal_parts, exact_counts, day_halves,
+echoed_lines: §36; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -169,6 +170,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "postal_parts": ("addresses", "prefer_postal_parts", lambda facts, out, tool, source: None),
     "exact_counts": ("values", "EXACT_COUNTS", False),
     "day_halves": ("mentions", "_day_halves", lambda text: text),
+    "echoed_lines": ("arguments", "drop_echoed_lines", lambda check, schema, args: (args, [])),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),

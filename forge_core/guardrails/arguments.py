@@ -19,6 +19,7 @@ from forge_core.guardrails import nudges
 from forge_core.guardrails.coercion import (
     coerce_arguments,
     cut_runaways,
+    drop_echoed_lines,
     drop_repeated_items,
     drop_restated_items,
 )
@@ -61,7 +62,9 @@ class Arguments(BaseGuardrail):
                 args, dropped = drop_repeated_items(spec.validator, call.args)
                 # ... or restating one thing with its numbers counted up.
                 args, restated = drop_restated_items(spec.validator, spec.parameters, args)
-                dropped = [*dropped, *restated]
+                # ... and a second line that echoes the first is none.
+                args, echoed = drop_echoed_lines(spec.validator, spec.parameters, args)
+                dropped = [*dropped, *restated, *echoed]
                 if dropped:
                     coerced = (*call.coercions, *dropped)
                     call = infos[i] = replace(call, args=args, coercions=coerced)

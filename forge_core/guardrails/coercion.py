@@ -195,6 +195,51 @@ def drop_restated_items(
     return fixed, applied
 
 
+_NUMBERED = re.compile(r"^(.*?)_?(\d+)$")
+
+
+def drop_echoed_lines(
+    validator: Draft202012Validator, schema: dict[str, Any], args: dict[str, Any]
+) -> tuple[dict[str, Any], list[Coercion]]:
+    """`args` less each optional string whose key is a numbered sibling of
+    another (`line2` beside `line1`, `phone_2` beside `phone_1`) and whose
+    value repeats it: a second address line that echoes the first is no
+    line. Left alone where the schema would no longer accept the call."""
+    applied: list[Coercion] = []
+
+    def walk(value: Any, sub: Any, pointer: str) -> Any:
+        sub = sub if isinstance(sub, dict) else {}
+        if isinstance(value, list):
+            return [walk(v, sub.get("items"), f"{pointer}/{i}") for i, v in enumerate(value)]
+        if not isinstance(value, dict):
+            return value
+        props = sub.get("properties") or {}
+        required = set(sub.get("required") or [])
+        out = {k: walk(v, props.get(k), f"{pointer}/{_escape(str(k))}") for k, v in value.items()}
+        for key in list(out):
+            if key in required or not isinstance(out[key], str):
+                continue
+            if any(_siblings(key, other) and out.get(other) == out[key] for other in out):
+                applied.append(Coercion(f"{pointer}/{_escape(key)}", out.pop(key), None))
+        return out
+
+    fixed = walk(args, schema, "")
+    if not applied or (validator.is_valid(args) and not validator.is_valid(fixed)):
+        return args, []
+    return fixed, applied
+
+
+def _siblings(key: str, other: str) -> bool:
+    """Two keys that differ only by their trailing number, `key` the later."""
+    mine, theirs = _NUMBERED.match(key), _NUMBERED.match(other)
+    return bool(
+        mine
+        and theirs
+        and mine.group(1) == theirs.group(1)
+        and int(theirs.group(2)) < int(mine.group(2))
+    )
+
+
 def _what_it_is(item: Any, schema: Any) -> str | None:
     """An object item's values less its numbers (JSON), where one of them is
     an open string (no enum member); else None."""

@@ -257,3 +257,25 @@ def test_an_item_that_restates_an_earlier_one_with_new_numbers_is_dropped() -> N
     strict = {**schema, "properties": {"people": {"type": "array", "items": person, "minItems": 2}}}
     two = {"people": args["people"][:2]}
     assert drop_restated_items(Draft202012Validator(strict), strict, two) == (two, [])
+
+
+def test_a_second_line_that_echoes_the_first_is_dropped() -> None:
+    from forge_core.guardrails.coercion import drop_echoed_lines
+
+    address = {
+        "type": "object",
+        "properties": {"line1": {"type": "string"}, "line2": {"type": "string"}},
+        "required": ["line1"],
+    }
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"address": address, "email": {"type": "string"}},
+    }
+    checker = Draft202012Validator(schema)
+    args = {"address": {"line1": "4 Elm Row", "line2": "4 Elm Row"}, "email": "4 Elm Row"}
+    fixed, applied = drop_echoed_lines(checker, schema, args)
+    # Only the numbered sibling goes; another key with the same text stays.
+    assert fixed == {"address": {"line1": "4 Elm Row"}, "email": "4 Elm Row"}
+    assert [c.path for c in applied] == ["/address/line2"]
+    differs = {"address": {"line1": "Flat 2", "line2": "4 Elm Row"}}
+    assert drop_echoed_lines(checker, schema, differs) == (differs, [])
