@@ -8,7 +8,8 @@ results for reports, and codes a description defines), codes the user wrote (pos
 domains and countries' codes, then ids by their labels, names shaped like
 the schema's example, files and their edits, the names the user wrote,
 where a lookup's thing is (the words before it), then lists by their
-listing.
+listing, and last a reply's free-text message from the result parts that
+answer the user's questions (reply_messages.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from forge_core.guardrails.phones import PhoneNumbers
 from forge_core.guardrails.proper_names import ProperNames
 from forge_core.guardrails.provenance import IdentifierProvenance
 from forge_core.guardrails.quantities import Quantities
+from forge_core.guardrails.reply_messages import ReplyMessages
 from forge_core.guardrails.times import ClockTimes
 from forge_core.guardrails.yes_no import StatedBooleans
 
@@ -50,6 +52,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     ProperNames(),
     ObjectModifiers(),
     Listings(),
+    ReplyMessages(),
 )
 
 NAMES = tuple(g.name for g in VALUE_GUARDRAILS)
