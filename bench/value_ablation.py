@@ -8,7 +8,8 @@ value guardrails (forge_core/guardrails/registry.py: error_values,
 stated_booleans, quantities, dates, enum_mentions, identifier_provenance,
 example_shapes, file_edits, proper_names, listings, written_codes,
 clock_times, legend_codes, reply_messages), two loop rules:
-`destructive_inference` (only marked tools are destructive) and `decline` (no decline path), `listing_entries`
+`destructive_inference` (only marked tools are destructive) and `decline`
+(no decline path), `listing_entries`
 (ids and id lists no longer narrowed to the listing entries the request
 describes: guardrails/entries.py), and round 3's single mechanisms inside
 those guardrails (`MECHANISMS`: money_routing, relative_dates,
