@@ -38,6 +38,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout9",
         "heldout10",
         "heldout11",
+        "heldout12",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -130,6 +131,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "radio_sponsor_spot_rrule_format",
         "cheese_cave_make_batch_format",
         "coach_charter_pickup_window_format",
+        "drystone_practice_gap_grid_ref_format",
+        "kitesurf_taster_emergency_phone_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

@@ -11,8 +11,9 @@ at; heldout7 and heldout7_part2), heldout8 (written after heldout7 had
 been looked at; heldout8 and heldout8_part2) and heldout9 (written after
 heldout8 had been looked at; heldout9 and heldout9_part2), heldout10
 (written after heldout9 had been looked at; heldout10 and heldout10_part2)
-and heldout11 (written after heldout10 had been looked at; heldout11 and
-heldout11_part2)."""
+heldout11 (written after heldout10 had been looked at; heldout11 and
+heldout11_part2) and heldout12 (written after heldout11 had been looked
+at; only its second half, heldout12_part2, was delivered)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from forge_evals.scenarios import (
     heldout10_part2,
     heldout11,
     heldout11_part2,
+    heldout12_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -65,6 +67,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout10_part2.SCENARIOS,
     *heldout11.SCENARIOS,
     *heldout11_part2.SCENARIOS,
+    *heldout12_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
