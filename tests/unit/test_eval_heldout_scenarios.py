@@ -1,9 +1,10 @@
 """The held-out groups (`heldout` to `heldout12`): sixteen
 scenarios each (heldout12: eight, its second half) in businesses no earlier
-group covers, selectable on their own (`--tags heldout`), two per kind of failure; and the heldout, heldout3 and
-heldout4 groups strict about the wrong values they are there to catch
-(heldout2's: test_eval_heldout2_scenarios; heldout3_part2's:
-test_eval_heldout3_part2; heldout4_part2's: test_eval_heldout4_part2).
+group covers, selectable on their own (`--tags heldout`), two per kind of
+failure; and the heldout, heldout3 and heldout4 groups strict about the
+wrong values they are there to catch (heldout2's:
+test_eval_heldout2_scenarios; heldout3_part2's: test_eval_heldout3_part2;
+heldout4_part2's: test_eval_heldout4_part2).
 (That a perfect model passes each of them through the real server is checked
 with every scenario in test_eval_scenarios.)"""
 
