@@ -13,7 +13,7 @@ heldout8 had been looked at; heldout9 and heldout9_part2), heldout10
 (written after heldout9 had been looked at; heldout10 and heldout10_part2)
 heldout11 (written after heldout10 had been looked at; heldout11 and
 heldout11_part2) and heldout12 (written after heldout11 had been looked
-at; only its second half, heldout12_part2, was delivered)."""
+at; heldout12 and heldout12_part2)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from forge_evals.scenarios import (
     heldout10_part2,
     heldout11,
     heldout11_part2,
+    heldout12,
     heldout12_part2,
     model_quality,
     outside_domains,
@@ -67,6 +68,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout10_part2.SCENARIOS,
     *heldout11.SCENARIOS,
     *heldout11_part2.SCENARIOS,
+    *heldout12.SCENARIOS,
     *heldout12_part2.SCENARIOS,
 )
 
