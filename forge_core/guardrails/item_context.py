@@ -16,7 +16,7 @@ item about Arjun Nair the numbers of the part that names him
 (`request_segments`, read by the writer once an item has taken a name).
 
 A member is named here as mentions.py names an item's member: by its words
-or by its gist ("the swans" for `swan_pair`), never by a word of the tool's
+or by its gist ("the owls" for `owl_pair`), never by a word of the tool's
 own name. Only the request's sentences count, and only where the pairing
 tells: a sentence naming every member of a key says nothing about which
 goes with which.

@@ -329,10 +329,10 @@ def _with_gist(
     members: list[Any], named: list[Any], requests: list[str], tool_name: str
 ) -> list[Any]:
     """The members of an enum key of a list's items that the request names,
-    also by their gist ("the swans" for `swan_pair`; `partly_named`), less
+    also by their gist ("the owls" for `owl_pair`; `partly_named`), less
     those it says no to: as for a list of enum members, each item is named
     the way people name the things they list. A word of the tool's name is
-    no gist: "print our poster" asks `quote_print_job` for no `framed_print`."""
+    no gist: "carve our logo" asks `carve_order` for no `carved_bowl`."""
     partly = partly_named(members, requests, frozenset(stems(tool_name)))
     denied = _denied(members, requests)
     return [m for m in members if (m in named or m in partly) and m not in denied]

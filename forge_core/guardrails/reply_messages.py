@@ -1,7 +1,7 @@
 """A reply's free-text message says what the results say to the user's questions.
 
-A terminal tool that writes back to the user (`reply_to_customer`,
-`send_estimate`) often takes a free-text `message` beside its structured
+A terminal tool that writes back to the user (`reply_to_guest`,
+`send_hire_update`) often takes a free-text `message` beside its structured
 fields. The bundled model writes it from its own ideas ("1", "Please reply
 to customer", "No guest"), where the results the run found state the
 answers: "Insurance (replacement) value: 6,500.00 GBP." So the message is
