@@ -137,6 +137,10 @@ HELDOUT11_TAG = "heldout11"
 # companion modules): written from the user's side only after heldout11 had
 # been looked at, run once before any tuning for it.
 HELDOUT12_TAG = "heldout12"
+# The thirteenth held-out group (heldout13 and heldout13_part2, with their
+# companion modules): written from the user's side only after heldout12 had
+# been looked at, run once before any tuning for it.
+HELDOUT13_TAG = "heldout13"
 
 
 # Value checks the held-out groups share.
