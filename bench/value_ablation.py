@@ -36,7 +36,8 @@ carried_ids, labelled_amounts, shared_month_days, tool_text_times: §34;
 named_periods, clock_bounds, amount_bounds, refusals, differing_labels,
 exact_lists, unfounded_keys: §35; named_members, item_gist, item_context,
 item_segments, restated_items, postal_parts, exact_counts, day_halves,
-echoed_lines: §36; the
+echoed_lines: §36; ended_records, waiting_records, described_shapes,
+day_part_hours: §37; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -172,6 +173,11 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "exact_counts": ("values", "EXACT_COUNTS", False),
     "day_halves": ("mentions", "_day_halves", lambda text: text),
     "echoed_lines": ("arguments", "drop_echoed_lines", lambda check, schema, args: (args, [])),
+    # Round 3, session 12 (bench/RESULTS.md §37).
+    "ended_records": ("entries", "live_records", lambda values, entries, requests: values),
+    "waiting_records": ("entries", "waiting_on_user", lambda values, entries: values),
+    "described_shapes": ("provenance", "own_prefixes", lambda param, schema, nouns: set()),
+    "day_part_hours": ("times", "_AT_PART_OF_DAY", _NEVER),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),

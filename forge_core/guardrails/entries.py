@@ -19,7 +19,10 @@ a quantity with a unit matches however it is written: "5 kg"). A word
 the entry negates ("no crane hook") is not shared, and an
 entry that says what the request leaves out ("apart from the milk") is
 not meant; nor is one whose availability ("sold out") is not the one the
-request asks for ("still free"; availability.py). Before words, a clock
+request asks for ("still free"; availability.py), nor one whose record
+is over ("CANCELLED", "SUPERSEDED"; record_states.py); where words tell
+none apart, the one that waits on the user ("awaiting the customer's
+approval") is meant. Before words, a clock
 time the request states picks the entries that write it ("the half past
 two tour": "14:30 tour T-2"). The request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
@@ -45,6 +48,7 @@ from forge_core.guardrails.entry_filters import (
     within_labelled_ranges,
 )
 from forge_core.guardrails.quantities import measured_as, measures, quantities
+from forge_core.guardrails.record_states import live_records, waiting_on_user
 from forge_core.guardrails.text import stem, stems
 from forge_core.guardrails.times import times_in
 
@@ -461,6 +465,7 @@ def described(
     excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore
     values = _not_excluded(values, texts, excluded)
     values = by_availability(values, _own_entries(values, texts), requests)
+    values = live_records(values, _own_entries(values, texts), requests)
     for wanted in _request_words(requests, topic):
         wanted = wanted - ignore - excluded
         for text in texts:
@@ -481,4 +486,6 @@ def described(
                     # What else the request says may tell those apart too
                     # ("five kilos" and then "the organic one").
                     return described(best, texts, requests, ignore, topic, whole_list)
+    if whole_list is None:
+        values = waiting_on_user(values, _own_entries(values, texts))
     return values

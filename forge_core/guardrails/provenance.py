@@ -47,6 +47,7 @@ from forge_core.guardrails import (
 )
 from forge_core.guardrails.addresses import street_addresses
 from forge_core.guardrails.codes import codes_in
+from forge_core.guardrails.described_shapes import described_prefixes, own_prefixes, shaped
 from forge_core.guardrails.entries import described
 from forge_core.guardrails.grounding import (
     emails_only,
@@ -321,11 +322,19 @@ class _Conversation:
             for n, s in parameters(t)
             if _free_string(s) and id_param(n, s) and topic_stems(n)
         }
+        nouns = described_prefixes(tools)
+        shapes = {
+            topic_stems(n): own_prefixes(n, s, nouns)
+            for t in tools
+            for n, s in parameters(t)
+            if topic_stems(n) in topics
+        }
         kinds = {
             v: {
                 topic
                 for topic, n in topics.items()
                 if _abbreviates(n, v, phrases)
+                or shaped(v, shapes.get(topic, set()))
                 or any(_label_score(n, v, t, frozenset()) == LABEL for t in texts)
             }
             for v in candidates
@@ -440,6 +449,7 @@ class IdentifierProvenance:
 
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         talk = _Conversation.of(facts)
+        shape_nouns = described_prefixes(facts.workflow.tools)
         for tool in facts.workflow.tools:
             params = [(n, s) for n, s in parameters(tool) if _free_string(s) and id_param(n, s)]
             required = set(tool.parameters.get("required") or [])
@@ -450,6 +460,11 @@ class IdentifierProvenance:
                 )
                 for n, s in params
             }
+            for n, s in params:
+                # An id of the shape the descriptions give this parameter's
+                # noun ("booking refs (ESC-.....)") is labelled as its own.
+                prefixes = own_prefixes(n, s, shape_nouns)
+                scores[n].update({v: LABEL for v in talk.candidates if shaped(v, prefixes)})
             for name, schema in params:
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):

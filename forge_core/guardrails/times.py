@@ -81,6 +81,14 @@ _HOUR_RANGE = re.compile(
     r"|\w+day\b))",
     re.I,
 )
+# "at seven in the morning", "by 6 in the evening": an hour and its part of
+# the day, after a word that places it in time (not "a table for 6 in the
+# evening").
+_AT_PART_OF_DAY = re.compile(
+    r"\b(?:at|around|about|by|from|until|till|before|after)\s+(?P<h>\d{1,2})"
+    rf"(?:\s*o'?\s?clock)?(?:{_LATER}|{_EARLIER})",
+    re.I,
+)
 _EVENING = re.compile(r"\b(?:tonight|evening|dinner|supper|night)\b", re.I)
 # "move/change/reschedule ... to": what follows the "to" is the new value.
 _CHANGE_TO = re.compile(
@@ -166,6 +174,8 @@ def _spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         minutes = 15 if q == "quarter" else int(q)
         hour = (_spoken_hour(int(m.group("h")), m, evening) - 1) % 24
         found.append((m.start(), m.end(), (hour, 60 - minutes)))
+    for m in _AT_PART_OF_DAY.finditer(text):
+        found.append((m.start("h"), m.end(), (_hour(int(m.group("h")), m), 0)))
     for m in _AT_HOUR.finditer(text):
         if (spoken := _business_hour(int(m.group("h")), evening)) is not None:
             found.append((m.start(), m.end(), (spoken, 0)))
