@@ -37,7 +37,10 @@ named_periods, clock_bounds, amount_bounds, refusals, differing_labels,
 exact_lists, unfounded_keys: §35; named_members, item_gist, item_context,
 item_segments, restated_items, postal_parts, exact_counts, day_halves,
 echoed_lines: §36; ended_records, waiting_records, described_shapes,
-day_part_hours: §37; the
+day_part_hours, comparatives, refused_days, room_for_party, strict_bounds,
+bounds_not_words, question_numbers, counting_heads, parent_labels,
+parent_dates, dates_apart, spoken_counts, start_words, asked_times,
+clock_questions, listed_members: §37; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -178,6 +181,21 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "waiting_records": ("entries", "waiting_on_user", lambda values, entries: values),
     "described_shapes": ("provenance", "own_prefixes", lambda param, schema, nouns: set()),
     "day_part_hours": ("times", "_AT_PART_OF_DAY", _NEVER),
+    "comparatives": ("entries", "compared", lambda values, entries, requests: values),
+    "refused_days": ("entries", "not_on_refused_days", lambda values, own, requests: values),
+    "room_for_party": ("entries", "with_room_for", lambda values, own, party: values),
+    "strict_bounds": ("entry_filters", "_STRICT", frozenset()),
+    "bounds_not_words": ("entries", "without_bounds", lambda text: text),
+    "question_numbers": ("quantities", "_statements", lambda text: text),
+    "counting_heads": ("quantities", "_counting_head", lambda name, found, results: []),
+    "parent_labels": ("quantities", "parent_keys", lambda tool: {}),
+    "parent_dates": ("dates", "parent_keys", lambda tool: {}),
+    "dates_apart": ("dates", "_apart", lambda out, keys, reason: None),
+    "spoken_counts": ("quantities", "plain_counts", lambda text: text),
+    "start_words": ("times", "starts", lambda text: []),
+    "asked_times": ("times", "asked_about", lambda found, results, requests, read: found),
+    "clock_questions": ("reply_messages", "_ASKS_CLOCK", _NEVER),
+    "listed_members": ("", "_listed_members", None),
     "labelled_numbers": ("entries", "labelled_numbers", lambda text: set()),
     "short_bare_ids": ("listings", "MIN_BARE_ID", 0),
     "day_month_ids": ("listings", "_DAY_MONTH", _NEVER),
@@ -276,6 +294,14 @@ def _take_out(mechanism: str) -> None:
 
         for module in (item_identities, pieces):
             setattr(module, "identity_keys", lambda items: [])  # noqa: B010 (a patch)
+        return
+    if mechanism == "listed_members":
+        from forge_core.guardrails import provenance
+
+        def _none(self: Any, facts: Any, out: Any, talk: Any) -> None:
+            return None
+
+        provenance.IdentifierProvenance._listed_members = _none  # type: ignore[method-assign]
         return
     if mechanism == "named_members":
         from forge_core.backends.llama import pieces

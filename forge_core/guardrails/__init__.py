@@ -128,6 +128,28 @@ def parameters(tool: ToolSpec, depth: int = 0) -> list[tuple[str, dict[str, Any]
     return out
 
 
+def parent_keys(tool: ToolSpec) -> dict[str, str]:
+    """Each nested property's object key, where one object holds it:
+    `amount` -> `balance_due` for a `balance_due: {amount, currency}`."""
+    out: dict[str, str] = {}
+    shared: set[str] = set()
+
+    def walk(schema: Any, parent: str, level: int) -> None:
+        if not isinstance(schema, dict) or level > 8:
+            return
+        for name, sub in (schema.get("properties") or {}).items():
+            if not isinstance(sub, dict):
+                continue
+            if parent:
+                if name in out and out[name] != parent:
+                    shared.add(name)
+                out.setdefault(name, parent)
+            walk(sub, name, level + 1)
+
+    walk(tool.parameters, "", 0)
+    return {k: v for k, v in out.items() if k not in shared}
+
+
 def flat_args(args: dict[str, object], depth: int = 0) -> dict[str, object]:
     """A call's arguments with those of its nested objects beside them, by
     their own names as the grammar keys them (`permit.reference` is

@@ -30,6 +30,7 @@ from forge_core.guardrails import (
     first_found,
     flat_args,
     parameters,
+    parent_keys,
     sent_elsewhere,
     undecided,
 )
@@ -205,6 +206,17 @@ def _in_the_past(written: str, today: date) -> str:
     return earlier.isoformat() if earlier <= today else written
 
 
+_AND = re.compile(r"\s+(?:and|then)\s+", re.IGNORECASE)
+
+
+def _sharing(topic: set[str], said: set[str]) -> bool:
+    """A stem of the topic is said, or one with its first five letters
+    ("delivery" is "deliveri", "delivered" is "deliv")."""
+    return bool(topic & said) or any(
+        len(t) >= 5 and len(s) >= 5 and t[:5] == s[:5] for t in topic for s in said
+    )
+
+
 def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> list[str]:
     """Of several dates, those the request writes in a clause about the
     parameter's own topic ("the contract was signed on 3 March" for
@@ -213,15 +225,15 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     topic = set(stems(" ".join(words(param)))) - _DATE_WORDS
     if not topic:
         return found
-    about = [
-        d
-        for text in requests
-        for clause in clauses(text)
-        if topic & set(stems(clause))
-        for d in read(clause)
-    ]
-    kept = [d for d in found if d in about]
-    return kept if 0 < len(kept) < len(found) else found
+    parts = [clause for text in requests for clause in clauses(text)]
+    # Then the clauses' parts joined by "and": "delivered on Friday the
+    # 28th and picked up again on the Tuesday after".
+    for level in (parts, [p for c in parts for p in _AND.split(c)]):
+        about = [d for part in level if _sharing(topic, set(stems(part))) for d in read(part)]
+        kept = [d for d in found if d in about]
+        if 0 < len(kept) < len(found):
+            return kept
+    return found
 
 
 def _errors_about(facts: TurnFacts, tool: str, param: str) -> list[str]:
@@ -428,6 +440,7 @@ class Dates:
         # ("the March payroll"), from the conversation's latest date.
         stated = stated_today(facts.workflow.system_prompt) is not None
         day_base = _base([], today) if stated else latest
+        parents = {tool.name: parent_keys(tool) for tool in facts.workflow.tools}
         for key, kind in wanted:
             if not undecided(out, key):
                 continue
@@ -450,6 +463,9 @@ class Dates:
                 found = [d for d in found if d in due] or found
             if kind == "date" and len(found) > 1:
                 found = _by_topic(param, found, facts.requests, read)
+            if kind == "date" and len(found) > 1 and param in parents.get(tool_name, {}):
+                # `delivery.date`: "delivered on Friday the 28th".
+                found = _by_topic(parents[tool_name][param], found, facts.requests, read)
             if kind == "date" and set(words(param)) & _PAST_WORDS:
                 found = list(dict.fromkeys(_in_the_past(d, today) for d in found))
             if kind == "date":
@@ -467,3 +483,23 @@ class Dates:
                 # "from Friday the 19th until Monday the 22nd": a range's ends.
                 found = found[:1] if role == "start" else found[1:]
             decide(out, key, found, self.name)
+        _apart(out, [key for key, kind in wanted if kind == "date"], self.name)
+
+
+def _apart(out: Preferred, keys: list[str], reason: str) -> None:
+    """Two dates of one tool are two days: a parameter offered several
+    keeps those a sibling did not settle on (`delivery_date` took the
+    28th, so `collection_date` is the other day the request wrote)."""
+    for key in keys:
+        tool = key.split(".", 1)[0]
+        values = out.values.get(key, [])
+        if len(values) < 2 or out.reasons.get(key) != reason:
+            continue
+        settled = {
+            out.values[k][0]
+            for k in keys
+            if k != key and k.split(".", 1)[0] == tool and len(out.values.get(k, [])) == 1
+        }
+        kept = [v for v in values if v not in settled]
+        if 0 < len(kept) < len(values):
+            out.values[key] = kept

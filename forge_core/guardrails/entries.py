@@ -22,7 +22,8 @@ not meant; nor is one whose availability ("sold out") is not the one the
 request asks for ("still free"; availability.py), nor one whose record
 is over ("CANCELLED", "SUPERSEDED"; record_states.py); where words tell
 none apart, the one that waits on the user ("awaiting the customer's
-approval") is meant. Before words, a clock
+approval") is meant, or the one a comparative picks ("the bigger one",
+"the cheapest"; comparatives.py). Before words, a clock
 time the request states picks the entries that write it ("the half past
 two tour": "14:30 tour T-2"). The request's sentences that name the list's kind ("send the Saturday
 *tickets*") speak first: a request often names what it does not want
@@ -38,16 +39,20 @@ import re
 from collections.abc import Iterable
 
 from forge_core.guardrails.availability import by_availability
+from forge_core.guardrails.comparatives import compared
 from forge_core.guardrails.entry_filters import (
     ListReading,
     in_named_periods,
     negation_free,
+    not_on_refused_days,
     not_said_no_to,
+    with_room_for,
     within_amount_bounds,
     within_clock_bounds,
     within_labelled_ranges,
+    without_bounds,
 )
-from forge_core.guardrails.quantities import measured_as, measures, quantities
+from forge_core.guardrails.quantities import measured_as, measures, party_size, quantities
 from forge_core.guardrails.record_states import live_records, waiting_on_user
 from forge_core.guardrails.text import stem, stems
 from forge_core.guardrails.times import times_in
@@ -211,7 +216,9 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
     every = {s for text in requests for s in stems(text) if not s.isdigit()} - article - _FUNCTION
     # "five kilos" describes the entry "5 kg"; "a size 9" the entry "size 9".
     every |= {
-        m for text in requests for m in measures(text) | labelled_numbers(text) | bare_numbers(text)
+        m
+        for text in requests
+        for m in measures(without_bounds(text)) | labelled_numbers(text) | bare_numbers(text)
     }
     out: list[set[str]] = []
     if topic:
@@ -230,7 +237,7 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
                 for text in requests
                 for part in _outside_parentheses(text, separators)
                 if topic[-1] in stems(part)
-                for m in measures(part)
+                for m in measures(without_bounds(part))
             }
             if naming and naming not in out:
                 out.append(naming)
@@ -438,6 +445,8 @@ def _filtered(
     values = within_clock_bounds(values, own, wanting)
     values = within_labelled_ranges(values, own, wanting)
     values = within_amount_bounds(values, own, requests)
+    values = not_on_refused_days(values, own, requests)
+    values = with_room_for(values, own, party_size(requests))
     if reading.refusals:
         values = not_said_no_to(values, own, requests, lambda entry: _affirmed(entry, values))
     return values
@@ -488,4 +497,5 @@ def described(
                     return described(best, texts, requests, ignore, topic, whole_list)
     if whole_list is None:
         values = waiting_on_user(values, _own_entries(values, texts))
+        values = compared(values, _own_entries(values, texts), requests)
     return values

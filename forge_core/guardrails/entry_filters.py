@@ -281,21 +281,38 @@ _AMOUNT_BOUND = re.compile(
 _UPPER = frozenset(
     {"under", "less than", "below", "at most", "up to", "max", "maximum", "cheaper than", "within"}
 )
+# Bounds that leave their own number out: "under twenty pounds" is no
+# 20.00 GBP; "nothing over thirty" (negated) keeps 30.
+_STRICT = frozenset({"under", "less than", "below", "cheaper than", "over", "more than", "above"})
 _MEASURE = re.compile(r"^(-?[\d.]+)([a-z]+)$")
 
 
-def amount_bounds(requests: list[str]) -> list[tuple[bool, float, str]]:
-    """(is an upper bound, number, unit family) for each bound the request
-    puts on an amount with a unit."""
+def amount_bounds(requests: list[str]) -> list[tuple[bool, float, str, bool]]:
+    """(is an upper bound, number, unit family, leaves the number out) for
+    each bound the request puts on an amount with a unit."""
     out = []
     for text in requests:
         for m in _AMOUNT_BOUND.finditer(text):
-            upper = (m.group("word").lower() in _UPPER) != bool(m.group("no"))
+            word = m.group("word").lower()
+            upper = (word in _UPPER) != bool(m.group("no"))
+            strict = word in _STRICT and not m.group("no")
             for token in measures(m.group("amount")):
                 parsed = _MEASURE.match(token)
                 if parsed:
-                    out.append((upper, float(parsed.group(1)), parsed.group(2)))
+                    out.append((upper, float(parsed.group(1)), parsed.group(2), strict))
     return out
+
+
+def without_bounds(text: str) -> str:
+    """`text` without the bounds it puts on amounts: "under twenty pounds"
+    describes no entry of 20.00 GBP."""
+    return _AMOUNT_BOUND.sub(" ", text)
+
+
+def _within(amount: float, upper: bool, limit: float, strict: bool) -> bool:
+    if strict and amount == limit:
+        return False
+    return amount <= limit if upper else amount >= limit
 
 
 def within_amount_bounds(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
@@ -311,8 +328,8 @@ def within_amount_bounds(values: list[str], own: dict[str, str], requests: list[
             (float(p.group(1)), p.group(2)) for t in measures(entry) if (p := _MEASURE.match(t))
         ]
         verdicts = [
-            amount <= limit if upper else amount >= limit
-            for upper, limit, family in bounds
+            _within(amount, upper, limit, strict)
+            for upper, limit, family, strict in bounds
             for amount, unit in amounts
             if unit == family
         ]
@@ -348,5 +365,50 @@ def within_labelled_ranges(
             if (label := stems(word)[0] if stems(word) else "") in asked
         ]
         return all(verdicts) if verdicts else None
+
+    return _fitting(values, own, fits)
+
+
+# "Not the one on the 17th", "except the 3rd": a day of the month said no to.
+_REFUSED_DAY = re.compile(
+    r"\b(?:not|except(?: for)?|apart from|other than|excluding|but not|skip)\b[^.;!?]{0,30}?"
+    r"\b(\d{1,2})(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-(\d{2})\b")
+
+
+def not_on_refused_days(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
+    """`values` less those whose entry is dated on a day of the month the
+    request says no to ("not the one on the 17th" for "Sat 2026-10-17");
+    all of them when every one would go."""
+    refused = {int(m.group(1)) for text in requests for m in _REFUSED_DAY.finditer(text)}
+    if not refused:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        days = {int(d) for d in _ISO_DAY.findall(entry)}
+        return not days & refused if days else None
+
+    return _fitting(values, own, fits)
+
+
+# What an entry has room for: "8 places left", "3 seats remaining".
+_ROOM = re.compile(
+    r"\b(\d{1,4})\s+(?:places?|seats?|spaces?|spots?|tickets?|berths?|pitches?)\s+"
+    r"(?:left|remaining|available|free)\b",
+    re.IGNORECASE,
+)
+
+
+def with_room_for(values: list[str], own: dict[str, str], party: int | None) -> list[str]:
+    """`values` whose entry has room for the request's party ("8 places
+    left" is no tour for twelve of us); all of them when every one would go."""
+    if not party:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        rooms = [int(n) for n in _ROOM.findall(entry)]
+        return min(rooms) >= party if rooms else None
 
     return _fitting(values, own, fits)

@@ -235,16 +235,17 @@ def _named_in(
 ) -> list[Any]:
     for source in sources:
         found = {m for text in source for m in named_members(members, text)}
-        if len(found) > 1 and dated and (latest := latest_dated(members, source)) is not None:
-            # A report tells where things stand now: the latest entry.
-            found = {latest}
         for label in labels if len(found) > 1 else ():
             # "Status awaiting_parts" for `status`, "Highchair: PENDING" for
-            # `highchair_status`: the member a word of its name labels.
+            # `highchair_status`: the member a word of its name labels,
+            # over the latest entry of a list of other records.
             kept = {m for m in found if any(_labelled(m, label, t) for t in source)}
             if kept:
                 found = kept
                 break
+        if len(found) > 1 and dated and (latest := latest_dated(members, source)) in found:
+            # A report tells where things stand now: the latest entry.
+            found = {latest}
         if len(found) > 1 and subjects:
             about = {
                 m

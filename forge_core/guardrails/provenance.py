@@ -450,6 +450,7 @@ class IdentifierProvenance:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         talk = _Conversation.of(facts)
         shape_nouns = described_prefixes(facts.workflow.tools)
+        self._listed_members(facts, out, talk)
         for tool in facts.workflow.tools:
             params = [(n, s) for n, s in parameters(tool) if _free_string(s) and id_param(n, s)]
             required = set(tool.parameters.get("required") or [])
@@ -498,6 +499,29 @@ class IdentifierProvenance:
                 ):
                     # No id of its kind yet: a lookup has to find one first.
                     out.blocked.add(tool.name)
+
+    def _listed_members(self, facts: TurnFacts, out: Preferred, talk: _Conversation) -> None:
+        """An enum of ids ("HT-INF4", "HT-INF6") whose members a result
+        lists with their details: the members whose entries the request
+        describes ("the bigger of your inflatable ones"), as for a free id."""
+        results = talk.texts[talk.requests :]
+        for tool in facts.workflow.tools:
+            for name, schema in parameters(tool):
+                key = f"{tool.name}.{name}"
+                members = schema.get("enum")
+                if not isinstance(members, list) or not undecided(out, key):
+                    continue
+                listed = [
+                    m
+                    for m in members
+                    if isinstance(m, str) and _id_shaped(m) and any(m in t for t in results)
+                ]
+                if len(listed) < 2:
+                    continue
+                best = self._closest(listed, results, talk, name)
+                if len(best) < len(listed):
+                    out.values[key] = best
+                    out.reasons[key] = self.name
 
     def _choose(
         self,

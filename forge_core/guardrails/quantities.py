@@ -28,9 +28,11 @@ from forge_core.guardrails import (
     decide,
     first_found,
     parameters,
+    parent_keys,
     undecided,
 )
 from forge_core.guardrails.addresses import street_addresses
+from forge_core.guardrails.mentions import reports
 from forge_core.guardrails.text import GENERIC, stem, words
 from forge_core.schema_rules import text_fits
 
@@ -80,6 +82,13 @@ _WE_COUNT = re.compile(
     r"\b(\d+)\s+of\s+us\b|\bparty\s+of\s+(\d+)\b|\bwe(?:'re|\s+are|\s+will\s+be)\s+(\d+)\b",
     re.IGNORECASE,
 )
+
+
+def party_size(requests: list[str]) -> int | None:
+    """How many people the request says it is for ("twelve of us", "a
+    party of 6", "4 people"), where it says one number."""
+    found = {n for text in requests for n in quantities(text, set(), set(_PEOPLE), True)}
+    return int(next(iter(found))) if len(found) == 1 else None
 
 
 def _as_people(text: str) -> str:
@@ -278,6 +287,31 @@ def _number(raw: str, integer: bool) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
+# How people count without numbers, and the nouns they count with in
+# speech: "a couple of llamas", "half a dozen eggs", "three grown-ups and
+# our two kids".
+_SPOKEN_COUNTS = (
+    (re.compile(r"\bhalf an? dozen\b", re.IGNORECASE), "6"),
+    (re.compile(r"\b(?:an? )?dozen\b(?! \d)", re.IGNORECASE), "12"),
+    (re.compile(r"\b(?:an? )?(?:couple|pair) of\b", re.IGNORECASE), "2"),
+    (re.compile(r"\bgrown[- ]?ups\b", re.IGNORECASE), "adults"),
+    (re.compile(r"\bgrown[- ]?up\b", re.IGNORECASE), "adult"),
+    (
+        re.compile(r"\b(?<=\d )kids\b|\bkids\b(?= (?:aged|who|under|over))", re.IGNORECASE),
+        "children",
+    ),
+)
+
+
+def plain_counts(text: str) -> str:
+    """`text` with counts said without numbers, and the nouns said for
+    adults and children, written plainly: "a couple of llamas" -> "2
+    llamas", "2 kids" -> "2 children"."""
+    for pattern, plain in _SPOKEN_COUNTS:
+        text = pattern.sub(plain, text)
+    return text
+
+
 def measured_as(unit: str) -> tuple[set[str], set[str]]:
     """The unit families and counted nouns a unit word stands for: "m" and
     "metres" are metres, "guests" counts people ("six people" too)."""
@@ -295,7 +329,7 @@ def quantities(
     """The numbers `text` writes with one of `families`' units, or right
     before one of the `counted` nouns."""
     out: list[Any] = []
-    text = in_digits(text)
+    text = plain_counts(in_digits(text))
     if counted & _PEOPLE:
         text = _as_people(text)
     if ANY_NOUN in counted:
@@ -349,6 +383,7 @@ class Quantities:
     def prefer(self, facts: TurnFacts, out: Preferred) -> None:
         results = [text for _, text in reversed(facts.results)]
         for tool in facts.workflow.tools:
+            parents = parent_keys(tool)
             for name, schema in parameters(tool):
                 kind = schema.get("type")
                 key = f"{tool.name}.{name}"
@@ -379,7 +414,12 @@ class Quantities:
                     integer=kind == "integer",
                     fraction=fraction,
                 )
-                found = first_found((facts.requests, results), read)
+                requests = facts.requests
+                if reports(facts, tool.name):
+                    # "How many of our six adults come free?" asks; the
+                    # result's "4 free places" answers.
+                    requests = [_statements(text) for text in requests]
+                found = first_found((requests, results), read)
                 if _NUMBERED.search(name):
                     # `locker_number`: "locker 31" names it, not "31 lockers".
                     found = (
@@ -392,7 +432,42 @@ class Quantities:
                     found = [v for v in found if v in schema["enum"]]
                 if len(found) > 1:
                     found = _in_labelled_clauses(name, found, facts, read) or found
+                if len(found) > 1 and name in parents:
+                    # `balance_due.amount`: "balance 177.00 GBP due by ...".
+                    found = _in_labelled_clauses(parents[name], found, facts, read) or found
+                if len(found) > 1 and reports(facts, tool.name) and not families:
+                    found = _counting_head(name, found, results) or found
                 decide(out, key, found, self.name)
+
+
+def _counting_head(name: str, found: list[Any], results: list[str]) -> list[Any]:
+    """Of several numbers a report could take, those the results write
+    before the name's head noun, with at most two words between: "4 free
+    places" for `free_adult_places`, not "One adult free per 8 pupils";
+    [] where none, or every one, is."""
+    heads = [stem(w) for w in words(name) if w not in GENERIC and len(w) > 2][-1:]
+    if not heads:
+        return []
+    kept = [
+        value
+        for text in results
+        for m in re.finditer(r"(?<![\d.,])(\d+(?:\.\d+)?)((?:\s+[A-Za-z-]+){1,3})", in_digits(text))
+        if heads[0] in {stem(w) for w in words(m.group(2))}
+        for value in found
+        if str(value) == m.group(1)
+    ]
+    kept = list(dict.fromkeys(kept))
+    return kept if 0 < len(kept) < len(found) else []
+
+
+# A question's sentence: up to its question mark.
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _statements(text: str) -> str:
+    """`text` without its questions: what a reply reports is not the
+    number a question asks about."""
+    return _QUESTION.sub(" ", text)
 
 
 # A share in words, as a percentage: "half now", "three quarters of it".

@@ -71,6 +71,10 @@ _ASKS_AMOUNT = re.compile(
     r"\b(?:how much|cost|costs|price|pay|owe|fee|fees|charge|donation|balance|total)\b", re.I
 )
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b")
+# "What time do I need to turn up?" asks for a clock time, which no date
+# (the balance's due date) answers.
+_ASKS_CLOCK = re.compile(r"\b(?:what time|which time|how early|what hour)\b", re.I)
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
 _AMOUNT = re.compile(r"\d[\d,]*\.\d{2}\b|[£$€]\s?\d|\b\d+(?:\.\d+)?\s?(?:GBP|EUR|USD)\b")
 _AMOUNT_KINDS = (
     (
@@ -87,11 +91,14 @@ _LEADING_ID = re.compile(r"^([A-Za-z]{2,}[-_][\w-]*\d[\w-]*)\s*[:,]")
 
 
 def _kinds(part: str, questions: str) -> set[str]:
-    """What a part answers of what the questions ask for: a time, an amount
-    (what is left to pay: a balance; what it comes to: a total)."""
+    """What a part answers of what the questions ask for: a time (a clock
+    time where the question says "what time"), an amount (what is left to
+    pay: a balance; what it comes to: a total)."""
     out = set()
     if _ASKS_WHEN.search(questions) and _WHEN.search(part):
         out.add("when")
+    if _ASKS_CLOCK.search(questions) and _CLOCK.search(part):
+        out.add("clock")
     if _ASKS_AMOUNT.search(questions) and _AMOUNT.search(part):
         out.add("amount")
         for asks, answers in _AMOUNT_KINDS:
@@ -116,9 +123,15 @@ def answering_parts(requests: list[str], results: list[str], sent: set[str]) -> 
     taken: list[int] = []
     while len(taken) < MAX_PARTS:
         # A word or a kind no part covers yet counts twice; a time or an
-        # amount covered already still counts (a second date may be asked).
+        # amount covered already still counts (a second date may be asked),
+        # a clock time not (the one asked for is the first the results give).
         gains = [
-            (2 * len(words - covered) + 2 * len(kinds - covered) + len(kinds & covered), -i)
+            (
+                2 * len(words - covered)
+                + 2 * len(kinds - covered)
+                + len(kinds & covered - {"clock"}),
+                -i,
+            )
             for i, (words, kinds) in enumerate(said)
             if i not in taken
         ]

@@ -240,6 +240,18 @@ def deadlines(text: str) -> list[tuple[int, int]]:
     return [t for m in _DEADLINE.finditer(text) for t in times_in(text[m.end() : m.end() + 12])[:1]]
 
 
+_START_WORD = re.compile(
+    r"\b(?:starts?|starting|begins?|beginning|opens?)\s+(?:at\s+)?(?=\d)", re.I
+)
+
+
+def starts(text: str) -> list[tuple[int, int]]:
+    """The clock times `text` writes right after "starts", "begins", "opens"."""
+    return [
+        t for m in _START_WORD.finditer(text) for t in times_in(text[m.end() : m.end() + 12])[:1]
+    ]
+
+
 def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
     """The times `text` writes in the schema's form; for a range's end
     (`role`), that end of the ranges it writes, where it writes any."""
@@ -249,6 +261,9 @@ def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
         if role == "end":
             # "Music must end by 22:30": a deadline is an end too.
             seconds = [*deadlines(text), *seconds]
+        else:
+            # "the show starts 10:30" starts something as "10:30-11:10" does.
+            firsts = [*starts(text), *firsts]
         found = list(dict.fromkeys(firsts if role == "start" else seconds)) or found
     out = []
     for hour, minute in found:
@@ -275,7 +290,11 @@ class ClockTimes:
                 role = "start" if said & _STARTS else "end" if said & _ENDS else ""
                 read = functools.partial(_written, schema, role)
                 requests = facts.requests if tool.read_only else _new_sides(facts.requests)
-                decide(out, key, first_found((requests, results), read), self.name)
+                found = first_found((requests, results), read)
+                if facts.is_terminal(tool.name) and not first_found((requests,), read):
+                    # A report's time: the one said beside what the user asked about.
+                    found = asked_about(found, results, facts.requests, read)
+                decide(out, key, found, self.name)
 
 
 def _new_sides(requests: list[str]) -> list[str]:
@@ -287,3 +306,29 @@ def _new_sides(requests: list[str]) -> list[str]:
         after = text[change.end() :] if change else ""
         out.append(after if after and times_in(after) else text)
     return out
+
+
+_SEGMENT = re.compile(r"[;\n]|(?<=[.!?])\s+")
+# Words of a question about time that name no thing ("what time does it start").
+_TIME_WORDS = frozenset(stems("time what when does start starts begin the itself please just"))
+
+
+def asked_about(found: list[str], results: list[str], requests: list[str], read: Any) -> list[str]:
+    """Of several times the results write, those written in a part (a line,
+    a sentence, a `;` part) that shares a word of four letters or more
+    with the request: "what time does the show itself start" asks for
+    "dome show starts 10:30", not "rocket workshop 11:20-12:10". All of
+    them where no part, or every one, does."""
+    if len(found) < 2:
+        return found
+    asked = {s for text in requests for s in stems(text) if len(s) >= 4} - _TIME_WORDS
+    near = [
+        value
+        for text in results
+        for part in _SEGMENT.split(text)
+        if asked & set(stems(part))
+        for value in read(part)
+        if value in found
+    ]
+    kept = [v for v in found if v in near]
+    return kept if 0 < len(kept) < len(found) else found

@@ -81,8 +81,15 @@ def test_a_bound_on_the_clock() -> None:
 
 
 def test_a_bound_on_an_amount() -> None:
-    assert amount_bounds(["nothing over thirty quid, mind"]) == [(True, 30.0, "gbp")]
-    assert amount_bounds(["at least 20 GBP each"]) == [(False, 20.0, "gbp")]
+    # (upper, number, family, leaves its own number out)
+    assert amount_bounds(["nothing over thirty quid, mind"]) == [(True, 30.0, "gbp", False)]
+    assert amount_bounds(["at least 20 GBP each"]) == [(False, 20.0, "gbp", False)]
+    assert amount_bounds(["under twenty pounds a head"]) == [(True, 20.0, "gbp", True)]
+    tours = "- VT-1: cellar tour, 18.00 GBP\n- VT-2: cellar tour, 20.00 GBP"
+    under = ["every cellar tour that costs under twenty pounds a head"]
+    assert described(["VT-1", "VT-2"], [tours], under, set(), (), LIST) == ["VT-1"]
+    most = ["every cellar tour that costs at most twenty pounds"]
+    assert described(["VT-1", "VT-2"], [tours], most, set(), (), LIST) == ["VT-1", "VT-2"]
     stock = (
         "- SD-11 runner beans, 4.50 GBP\n- SD-12 heritage tomato, 12.00 GBP\n- SD-13 kale, 3.20 GBP"
     )

@@ -1,0 +1,184 @@
+"""Entries picked by comparison, by the party's size and the days said no
+to; numbers and times a reply reports; counts said in words; a nested
+object's date by its key (forge_core/guardrails/: comparatives,
+entry_filters, quantities, times, dates, mentions, reply_messages,
+provenance).
+
+Pure logic on hand-made workflows (a canoe hire, a ghost-walk company, a
+pottery open day): no model is needed to say which values a parameter may
+take.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from forge_core.guardrails import TurnFacts
+from forge_core.guardrails.comparatives import compared
+from forge_core.guardrails.entries import described
+from forge_core.guardrails.entry_filters import ListReading
+from forge_core.guardrails.quantities import party_size, plain_counts
+from forge_core.guardrails.registry import preferred_values
+from forge_core.guardrails.reply_messages import answering_parts
+from forge_core.workflow import ToolSpec, Workflow
+
+STR: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+LIST = ListReading(None, refusals=True)
+
+CANOES = {
+    "CN-2": "CN-2: open canoe, 2 seats, 40.00 GBP a day, 4.5 m",
+    "CN-3": "CN-3: open canoe, 3 seats, 55.00 GBP a day, 5.2 m",
+    "KY-1": "KY-1: sit-on kayak, 1 seat, 25.00 GBP a day, 3.1 m",
+}
+
+
+def test_a_comparative_picks_the_least_or_the_most_of_what_it_compares() -> None:
+    values = list(CANOES)
+    assert compared(values, CANOES, ["The bigger one, please."]) == ["CN-3"]
+    assert compared(values, CANOES, ["Whichever is cheapest."]) == ["KY-1"]
+    assert compared(values, CANOES, ["The shortest boat you have."]) == ["KY-1"]
+    # The plain form compares nothing: "a small group", "a long weekend".
+    assert compared(values, CANOES, ["We're a small group on a long weekend."]) == values
+    # Where an entry does not write the quantity, nothing is compared.
+    unpriced = {**CANOES, "KY-1": "KY-1: sit-on kayak"}
+    assert compared(values, unpriced, ["Whichever is cheapest."]) == values
+
+
+def test_words_narrow_first_then_the_comparative_decides() -> None:
+    listing = "\n".join(f"- {entry}" for entry in CANOES.values())
+    got = described(list(CANOES), [listing], ["The bigger of your canoes, please."], set())
+    assert got == ["CN-3"]
+
+
+GHOST_WALKS = """Walks this autumn:
+- GW-1003: Sat 2026-10-03, Old Town ghost walk, 12.00 GBP, 20 places left
+- GW-1010: Sat 2026-10-10, Old Town ghost walk, 12.00 GBP, 6 places left
+- GW-1017: Sat 2026-10-17, Old Town ghost walk, 12.00 GBP, 30 places left
+- GW-1024: Sat 2026-10-24, Old Town ghost walk, 12.00 GBP, 15 places left"""
+
+
+def test_a_list_leaves_out_the_days_said_no_to_and_those_without_room() -> None:
+    values = ["GW-1003", "GW-1010", "GW-1017", "GW-1024"]
+    request = [
+        "Please book the nine of us on every Old Town walk in October. "
+        "Not the one on the 17th though, we're away."
+    ]
+    got = described(values, [GHOST_WALKS], request, set(), (), LIST)
+    assert got == ["GW-1003", "GW-1024"]
+    # Without a party or a day said no to, all of them.
+    plain = ["Please book me on every Old Town walk in October."]
+    assert described(values, [GHOST_WALKS], plain, set(), (), LIST) == values
+
+
+def test_counts_said_in_words_and_the_nouns_for_adults_and_children() -> None:
+    assert plain_counts("a couple of llamas") == "2 llamas"
+    assert plain_counts("half a dozen eggs and a dozen rolls") == "6 eggs and 12 rolls"
+    assert plain_counts("3 grown-ups and our 2 kids") == "3 adults and our 2 children"
+    assert party_size(["Hold places for twelve of us."]) == 12
+    assert party_size(["Two of us on Saturday, four of us on Sunday."]) is None
+
+
+def tool(tool_name: str, description: str, /, **props: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        tool_name, description, {"type": "object", "properties": props, "required": list(props)}
+    )
+
+
+def facts(tools: list[ToolSpec], request: str, results: list[tuple[str, str]]) -> TurnFacts:
+    wf = Workflow("wf", tools, terminal_tools=[tools[-1].name])
+    return TurnFacts(wf, [request], results, [], [(name, {}) for name, _ in results])
+
+
+def test_a_booking_counts_what_the_user_says_in_words() -> None:
+    book = tool("book_canoe_trip", "Book a trip", adults=INT, children=INT, canoes=INT)
+    f = facts([book], "Three grown-ups and our two kids; a couple of canoes will do.", [])
+    preferred = preferred_values(f).values
+    assert preferred["book_canoe_trip.adults"] == [3]
+    assert preferred["book_canoe_trip.children"] == [2]
+    assert preferred["book_canoe_trip.canoes"] == [2]
+
+
+MONEY = {
+    "type": "object",
+    "properties": {"amount": {"type": "number"}, "currency": STR},
+}
+VISIT = (
+    "OD-31: pottery open day, Sat 2026-05-09. Status CONFIRMED.\n"
+    "Timetable: doors 10:00; wheel demo starts 10:30 (40 min); glazing class 11:20-12:10.\n"
+    "Group: 18 pupils, 5 adults. One adult free per 6 pupils (3 free places).\n"
+    "Total 126.00 GBP; deposit 30.00 GBP paid; balance 96.00 GBP due by 2026-05-01."
+)
+
+
+def test_a_reply_reports_the_results_numbers_not_the_questions() -> None:
+    find = tool("get_open_day_visit", "A group visit", booking_ref=STR)
+    reply = tool(
+        "reply_open_day_group",
+        "Reply to the group leader",
+        status={"type": "string", "enum": ["CONFIRMED", "PROVISIONAL", "COMPLETED"]},
+        demo={"type": "object", "properties": {"start_time": {"type": "string", "format": "time"}}},
+        free_adult_places=INT,
+        balance_due=MONEY,
+    )
+    request = (
+        "Is our open day definitely confirmed, what time does the wheel demo itself start, "
+        "how many of our five adults come free, and what do we still owe?"
+    )
+    listing = (
+        "- OD-12: Sat 2025-05-10, COMPLETED\n- OD-31: Sat 2026-05-09, CONFIRMED\n"
+        "- OD-40: Tue 2026-06-09, PROVISIONAL"
+    )
+    f = facts(
+        [find, reply], request, [("find_open_day_visits", listing), ("get_open_day_visit", VISIT)]
+    )
+    preferred = preferred_values(f).values
+    # The label "Status CONFIRMED" over the latest-dated record's state.
+    assert preferred["reply_open_day_group.status"] == ["CONFIRMED"]
+    # The time said beside what was asked ("wheel demo starts 10:30").
+    assert preferred["reply_open_day_group.start_time"] == ["10:30"]
+    # "how many of our five adults" asks; "3 free places" answers.
+    assert preferred["reply_open_day_group.free_adult_places"] == [3]
+    # `balance_due.amount`: the amount its object's key labels.
+    assert preferred["reply_open_day_group.amount"] == [96]
+
+
+def test_a_reply_message_answers_what_time_with_a_clock_time() -> None:
+    result = (
+        "Booked 2026-01-10 online.\n"
+        "Deposit 160.00 GBP paid 2026-01-19; balance 185.00 GBP due by 2026-03-07.\n"
+        "Kit list sent 2026-02-01.\nCertificate posted 2026-03-20.\n"
+        "Arrive by 08:45 for the safety talk."
+    )
+    parts = answering_parts(
+        ["What time do I need to turn up, and how much is left to pay?"], [result], set()
+    )
+    # A date answers no "what time": the clock time is taken over the dated parts.
+    assert "Arrive by 08:45 for the safety talk." in parts
+    assert any("balance 185.00 GBP" in p for p in parts)
+
+
+def test_a_nested_date_takes_the_day_its_objects_key_is_said_with() -> None:
+    book = tool(
+        "book_marquee",
+        "Book a marquee. Dates YYYY-MM-DD.",
+        delivery={"type": "object", "properties": {"date": {"type": "string", "format": "date"}}},
+        collection_date={"type": "string", "format": "date"},
+    )
+    request = "Delivered on 2026-08-28 and picked up again on 2026-09-01, please."
+    preferred = preferred_values(facts([book], request, [])).values
+    assert preferred["book_marquee.date"] == ["2026-08-28"]
+    # Two dates of one tool are two days.
+    assert preferred["book_marquee.collection_date"] == ["2026-09-01"]
+
+
+def test_an_enum_of_listed_ids_takes_the_entry_the_request_describes() -> None:
+    check = tool("check_canoes", "Canoes free on a date", date=STR)
+    book = tool(
+        "book_canoe",
+        "Book a canoe",
+        canoe={"type": "string", "enum": list(CANOES)},
+    )
+    listing = "\n".join(f"- {entry}" for entry in CANOES.values())
+    f = facts([check, book], "The bigger of your open canoes, please.", [("check_canoes", listing)])
+    assert preferred_values(f).values["book_canoe.canoe"] == ["CN-3"]
