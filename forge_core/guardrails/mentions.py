@@ -315,6 +315,26 @@ def partly_named(
     return out
 
 
+# Clauses that say no, or what the user would rather not: "rather than me
+# collecting it".
+_NOT_THIS = re.compile(rf"{NEGATION.pattern}|\b(?:rather than|instead of)\b", re.IGNORECASE)
+
+
+def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[Any]:
+    """The members the request names by their gist only (`partly_named`:
+    "could you courier it back" for `tracked_courier`), in clauses that do
+    not say no to them ("rather than me collecting it" names no
+    `collect_in_workshop`)."""
+    not_gists = frozenset(stems(tool_name))
+    said: set[Any] = set()
+    denied: set[Any] = set()
+    for text in requests:
+        for clause in clauses(text):
+            named = set(partly_named(members, [clause], not_gists))
+            (denied if _NOT_THIS.search(clause) else said).update(named)
+    return [m for m in members if m in said - denied]
+
+
 def _item_keys(tool: Any) -> set[str]:
     """The names of the keys of the items of a tool's arrays of objects."""
     out: set[str] = set()
@@ -371,6 +391,11 @@ class EnumMentions:
                     named = _named_in(members, sources, about, labels, reports(facts, tool.name))
                     if name in item_keys and not reports(facts, tool.name):
                         named = _with_gist(members, named, facts.requests, tool.name)
+                    elif not reports(facts, tool.name) and not _named_in(members, [facts.requests]):
+                        # The user's gist ("could you courier it back") over
+                        # what a record says now ("Return: collect in the
+                        # workshop").
+                        named = gist_named(members, facts.requests, tool.name) or named
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name

@@ -463,9 +463,16 @@ class IdentifierProvenance:
             }
             for n, s in params:
                 # An id of the shape the descriptions give this parameter's
-                # noun ("booking refs (ESC-.....)") is labelled as its own.
+                # noun ("booking refs (ESC-.....)") is of its kind, as an
+                # abbreviation says: not which one of them.
                 prefixes = own_prefixes(n, s, shape_nouns)
-                scores[n].update({v: LABEL for v in talk.candidates if shaped(v, prefixes)})
+                scores[n].update(
+                    {
+                        v: max(scores[n].get(v, 0), ABBREVIATION)
+                        for v in talk.candidates
+                        if shaped(v, prefixes)
+                    }
+                )
             for name, schema in params:
                 key = f"{tool.name}.{name}"
                 if not undecided(out, key):
@@ -543,10 +550,12 @@ class IdentifierProvenance:
             mine = fresh
         top = max(mine.values(), default=0)
         carried = _sent_as(talk.facts, tool, name, admissible)
-        if carried and top < ABBREVIATION and id_param(name):
+        if carried and id_param(name) and (top < ABBREVIATION or mine.get(carried[-1]) == top):
             # The id another call that ran sent as this same parameter (the
             # lookup's `item_id`, then the reply's): carried forward, over
-            # a noun of the tool's name labelling some other id.
+            # a noun of the tool's name labelling some other id, and over
+            # the other ids with as much evidence (every job id a listing
+            # holds is of the kind; the quotes were looked up for one).
             return carried[-1:]
         if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]

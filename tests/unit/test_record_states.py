@@ -176,3 +176,40 @@ def test_an_hour_with_its_part_of_the_day_is_a_clock_time() -> None:
     assert times_in("Could it be ready by six in the evening?") == [(18, 0)]
     # A number of people is no hour.
     assert times_in("A table for 6 in the evening, please.") == []
+
+
+def test_a_write_takes_the_users_gist_over_what_the_record_says_now() -> None:
+    job = tool("get_clock_job", "A repair job", job_number=STR)
+    add = tool(
+        "add_clock_work",
+        "Add work to a job",
+        job_id=STR,
+        return_method={"type": "string", "enum": ["collect_in_workshop", "tracked_courier"]},
+    )
+    request = (
+        "Job KW-22: please go ahead. And rather than me collecting it, could you courier it back?"
+    )
+    f = facts(
+        [job, add],
+        request,
+        [("get_clock_job", "Job KW-22, job job_2Fk8. Return: collect in the workshop.")],
+        [("get_clock_job", {"job_number": "KW-22"})],
+    )
+    assert preferred_values(f).values["add_clock_work.return_method"] == ["tracked_courier"]
+
+
+def test_the_id_a_lookup_took_is_carried_over_others_of_its_described_shape() -> None:
+    jobs = tool("find_bike_jobs", "Repair jobs under an email, with job ids (BK-..)", email=STR)
+    quotes = tool("get_bike_quotes", "A job's quotes", job_id=STR)
+    approve = tool("approve_bike_quote", "Approve a quote", job_id=STR, quote_id=STR)
+    listed = "- BK-61: road bike service; READY\n- BK-73: wheel rebuild; QUOTED"
+    f = facts(
+        [jobs, quotes, approve],
+        "Hi, jo@spokes.example here. Happy with the new price, go ahead.",
+        [("find_bike_jobs", listed), ("get_bike_quotes", "BK-73:\n- QT-7-B: 120.00 GBP")],
+        [
+            ("find_bike_jobs", {"email": "jo@spokes.example"}),
+            ("get_bike_quotes", {"job_id": "BK-73"}),
+        ],
+    )
+    assert preferred_values(f).values["approve_bike_quote.job_id"] == ["BK-73"]
