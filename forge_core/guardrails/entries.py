@@ -78,6 +78,9 @@ _LIMIT = re.compile(
 _LETTER_A = re.compile(r"(?<![.!?]\s)(?<!^)\bA\b")
 # A code that mixes letters and digits: "A3-07", "x2", "B1-12".
 _CODE = re.compile(r"\b(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*\b")
+# The longest code ("v3", "B12") that describes an entry when a request
+# writes it too.
+SHORT_CODE = 4
 # A list's heading: "Batch B-7, 6 samples: ...", "Dock House (S-2): ...".
 _HEADING = re.compile(r"^(?:[^:()]|\([^()]*\)){0,80}:\s+")
 
@@ -126,13 +129,16 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
     sizes = measures(entry)
     for value in values:
         entry = entry.replace(value, " ")
-    # Codes of letters and digits ("bin A3-07") say nothing of the entry;
-    # a letter on its own does ("lift B").
+    # Codes of letters and digits ("bin A3-07") say nothing of the entry
+    # as words; a letter on its own does ("lift B"). A short code is kept
+    # whole, for a request that writes it ("the v3 one").
+    codes = {c.lower() for c in _CODE.findall(entry) if len(c) <= SHORT_CODE}
     entry = _CODE.sub(" ", entry)
     # "Tue 2026-03-10" is Tuesday's.
     entry = _DAY_ABBREVIATION.sub(lambda m: _DAY_NAMES[m.group(0)[:3].lower()], entry)
     said = {w for w in stems(entry) if not w.isdigit()} - _NEGATORS
     said |= bare_numbers(entry)
+    said |= codes
     return (said | _day_parts(entry) | sizes | labelled_numbers(entry)) - _negated_words(entry)
 
 
@@ -220,6 +226,8 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
         for text in requests
         for m in measures(without_bounds(text)) | labelled_numbers(text) | bare_numbers(text)
     }
+    # "the v3 one" describes the entry "(v3, 2026-11-27)".
+    every |= {c.lower() for text in requests for c in _CODE.findall(text) if len(c) <= SHORT_CODE}
     out: list[set[str]] = []
     if topic:
         for separators in (_CLAUSE_END, _SENTENCE_END):

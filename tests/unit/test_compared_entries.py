@@ -182,3 +182,12 @@ def test_an_enum_of_listed_ids_takes_the_entry_the_request_describes() -> None:
     listing = "\n".join(f"- {entry}" for entry in CANOES.values())
     f = facts([check, book], "The bigger of your open canoes, please.", [("check_canoes", listing)])
     assert preferred_values(f).values["book_canoe.canoe"] == ["CN-3"]
+
+
+def test_a_short_code_the_request_writes_describes_the_entry_that_writes_it() -> None:
+    mixes = (
+        "- mx_4f2b: Harbour Lights (v2, 2026-11-20)\n"
+        "- mx_4f7e: Harbour Lights (v3, 2026-11-27, approved)\n- mx_4a1n: Low Tide (v1)"
+    )
+    request = ["Please master Harbour Lights, the v3 one, not the older version."]
+    assert described(["mx_4f2b", "mx_4f7e", "mx_4a1n"], [mixes], request, set()) == ["mx_4f7e"]
