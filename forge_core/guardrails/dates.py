@@ -206,7 +206,7 @@ def _in_the_past(written: str, today: date) -> str:
     return earlier.isoformat() if earlier <= today else written
 
 
-_AND = re.compile(r"\s+(?:and|then)\s+", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and|then|so)\s+", re.IGNORECASE)
 
 
 def _sharing(topic: set[str], said: set[str]) -> bool:
@@ -225,15 +225,33 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     topic = set(stems(" ".join(words(param)))) - _DATE_WORDS
     if not topic:
         return found
-    parts = [clause for text in requests for clause in clauses(text)]
+    parts = [(text, clause) for text in requests for clause in clauses(text)]
     # Then the clauses' parts joined by "and": "delivered on Friday the
     # 28th and picked up again on the Tuesday after".
-    for level in (parts, [p for c in parts for p in _AND.split(c)]):
-        about = [d for part in level if _sharing(topic, set(stems(part))) for d in read(part)]
+    finer = [(text, p) for text, c in parts for p in _AND.split(c)]
+    for level in (parts, finer):
+        about = [
+            d
+            for text, part in level
+            if _sharing(topic, set(stems(part)))
+            for d in _read_in_place(text, part, read)
+        ]
         kept = [d for d in found if d in about]
         if 0 < len(kept) < len(found):
             return kept
     return found
+
+
+def _read_in_place(text: str, part: str, read: Any) -> list[str]:
+    """The dates `part` writes, read where it stands in `text`: "I'll
+    collect it the day before" after "we fly out on the 23rd" is the 22nd.
+    The dates the text up to the part's end writes that the text before
+    it does not."""
+    start = text.find(part)
+    if start < 0:
+        return list(read(part))
+    before = set(read(text[:start])) if start else set()
+    return [d for d in read(text[: start + len(part)]) if d not in before] or list(read(part))
 
 
 def _errors_about(facts: TurnFacts, tool: str, param: str) -> list[str]:

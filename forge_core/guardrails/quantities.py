@@ -172,6 +172,9 @@ def _a_counted_noun(unit: str) -> bool:
 _DOERS = re.compile(r"[a-z]{3,}ers")
 
 
+_NOT_UNIT = re.compile(r"\b(?:not|never|no|rather than|instead of)\s+(?:in\s+)?[A-Za-z%°]+", re.I)
+
+
 def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     """The unit families a parameter names, and the stems of the nouns it
     counts (`crates`, `nights`)."""
@@ -181,7 +184,9 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
         fam = _BY_WORD.get(w)
         if fam and (len(w) > 1 or i == len(name_words) - 1):
             families.add(fam)
-    described = str(schema.get("description", ""))
+    # "How much of the foreign currency (not pounds)": a unit said no to
+    # is not the parameter's.
+    described = _NOT_UNIT.sub(" ", str(schema.get("description", "")))
     for w in re.findall(r"°[cCfF]|%|[A-Za-z]{2,}", described):
         fam = _BY_WORD.get(w.lower())
         # "in Celsius", "in euros", "minutes": a unit word of two letters or more.

@@ -10,7 +10,8 @@ weekday alone or with "next"/"on"/"coming" is the first such day after
 today; "this Friday" may be today; "Friday next week" is the Friday of
 the week after this one, "Friday week" a week after the coming Friday;
 "the Friday after" (or "the following
-Friday") is the first Friday after the date written before it; "Friday 14 August" is the absolute
+Friday") is the first Friday after the date written before it, "the day
+before" the day before it; "on the 23rd", alone, the next 23rd; "Friday 14 August" is the absolute
 date dates.py reads, not a relative one; "Friday the 19th", with no month,
 is the next 19th that is a Friday. Plurals ("on Mondays", "weekdays") are
 recurring days, not dates, and are left alone.
@@ -53,6 +54,12 @@ _RELATIVE = re.compile(
     rf"(?!,?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\b{_NOT_A_TIME})"
     rf"(?!\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
+    # "collect it the day before": a day from the date written before it.
+    r"|the\s+day\s+(?P<beside>before|after)\b(?!\s+(?:tomorrow|yesterday))"
+    # "on the 23rd": the next 23rd, where no month or weekday goes with it.
+    # Not "the 2nd floor", "the 3rd attempt": a clause goes on after it.
+    r"|\bthe\s+(?P<bare>\d{1,2})(?:st|nd|rd|th)\b"
+    r"(?=\s*(?:$|[,.;!?)]|(?:so|and|at|for|then|please|instead|if|or|when|but|too)\b))"
     r"|(?:in|within)\s+(?:(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+)?"
     r"(?P<unit>days?|weeks?|months?|fortnight)(?:\s+(?:from|of)\s+(?:today|now))?"
     r"|(?P<count2>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<unit2>days?|weeks?|months?)"
@@ -104,6 +111,9 @@ def relative_dates(text: str, today: date) -> list[date]:
     out: list[date] = []
     # "in thirty days" is "in 30 days" (text2num).
     for m in _RELATIVE.finditer(in_digits(text)):
+        if m.group("beside") and not out:
+            # "the day before" what? No date of this kind was written before it.
+            continue
         when = _resolve(m, out[-1] if out and _follows(m) else today)
         if when is not None and when not in out:
             out.append(when)
@@ -119,16 +129,21 @@ def _day_of_month(today: date, weekday: int, day: int) -> date | None:
 
 
 def _follows(m: re.Match[str]) -> bool:
-    """A phrase read from the date written before it ("the Friday after")."""
-    return bool(m.group("then") or m.group("then2"))
+    """A phrase read from the date written before it ("the Friday after",
+    "the day before")."""
+    return bool(m.group("then") or m.group("then2") or m.group("beside"))
 
 
 def _resolve(m: re.Match[str], today: date) -> date | None:
     """The date `m` names, from `today` (for "the Friday after", from the
     date written before it)."""
+    if m.group("beside"):
+        return today + timedelta(days=-1 if m.group("beside").lower() == "before" else 1)
     if _follows(m):
         ahead = (_WEEKDAYS[(m.group("then") or m.group("then2")).lower()] - today.weekday()) % 7
         return today + timedelta(days=ahead or 7)
+    if m.group("bare"):
+        return _day_of_month(today, -1, int(m.group("bare")))
     if m.group("after"):
         return today + timedelta(days=2)
     if m.group("later"):
