@@ -442,6 +442,8 @@ class Quantities:
                     found = _in_labelled_clauses(parents[name], found, facts, read) or found
                 if len(found) > 1 and reports(facts, tool.name) and not families:
                     found = _counting_head(name, found, results) or found
+                if len(found) > 1 and reports(facts, tool.name):
+                    found = _labelled_right_before(name, found, results) or found
                 decide(out, key, found, self.name)
 
 
@@ -463,6 +465,41 @@ def _counting_head(name: str, found: list[Any], results: list[str]) -> list[Any]
     ]
     kept = list(dict.fromkeys(kept))
     return kept if 0 < len(kept) < len(found) else []
+
+
+def _labelled_right_before(name: str, found: list[Any], results: list[str]) -> list[Any]:
+    """Of several numbers a report could take, those the results write
+    right after a word of the name (its unit and generic words aside), a
+    colon or "is"/"of" between at most, in the newest result that has
+    any: "Download 38.4 Mbps" for `download_mbps`, not "Download below
+    the 55 Mbps minimum" nor the account's older "minimum guaranteed
+    download 55 Mbps"; [] where none, or every one, is."""
+    wanted = {stem(w) for w in words(name) if w not in GENERIC and w not in _BY_WORD}
+    wanted = {w for w in wanted if len(w) > 2}
+    if not wanted:
+        return []
+    for text in results:
+        # The newest result that labels some: what the last lookup found.
+        kept = [
+            value
+            for m in _LABEL_THEN_NUMBER.finditer(in_digits(text))
+            if stem(m.group(1)) in wanted
+            for value in found
+            if _number_text(value) == m.group(2).replace(",", "")
+        ]
+        kept = list(dict.fromkeys(kept))
+        if kept:
+            return kept if len(kept) < len(found) else []
+    return []
+
+
+_LABEL_THEN_NUMBER = re.compile(
+    r"\b([A-Za-z]{3,})(?:\s*:\s*|\s+(?:is|of|was|at)\s+|\s+)[£$€]?(\d[\d,]*(?:\.\d+)?)"
+)
+
+
+def _number_text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 # A question's sentence: up to its question mark.

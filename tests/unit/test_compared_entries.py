@@ -191,3 +191,27 @@ def test_a_short_code_the_request_writes_describes_the_entry_that_writes_it() ->
     )
     request = ["Please master Harbour Lights, the v3 one, not the older version."]
     assert described(["mx_4f2b", "mx_4f7e", "mx_4a1n"], [mixes], request, set()) == ["mx_4f7e"]
+
+
+def test_a_report_takes_the_number_its_name_labels_in_the_newest_result() -> None:
+    account = tool("find_fibre_account", "An account", account_number=STR)
+    test = tool("run_fibre_test", "Test a line", line_id=STR)
+    report = tool(
+        "report_fibre_test", "Report the test to the customer", download_mbps={"type": "number"}
+    )
+    f = facts(
+        [account, test, report],
+        "My internet is crawling, account FA-33. What speed am I actually getting?",
+        [
+            (
+                "find_fibre_account",
+                "Line LN-7 on Fibre 80: 80 Mbps down, minimum download 55 Mbps.",
+            ),
+            (
+                "run_fibre_test",
+                "Test on LN-7: Download 38.4 Mbps, upload 9.6 Mbps. "
+                "Download below the 55 Mbps minimum on 3 of 5 days.",
+            ),
+        ],
+    )
+    assert preferred_values(f).values["report_fibre_test.download_mbps"] == [38.4]
