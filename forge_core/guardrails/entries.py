@@ -37,6 +37,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterable
+from datetime import date
 
 from forge_core.guardrails.availability import by_availability
 from forge_core.guardrails.comparatives import compared
@@ -297,7 +298,11 @@ _KEPT = re.compile(
     r"\b(?:(?:stays?|remains?|(?:is|are) fine) (?:as (?:it is|they are|is)|put|unchanged"
     r"|the same)"
     r"|leave (?:that|those|it|them)(?! (?:one |ones )?(?:out|off)\b)(?: one| ones)?(?: alone| be)?"
-    r"|keep (?:that|those|it|them)(?: one| ones)?)\b",
+    r"|keep (?:that|those|it|them)(?: one| ones)?"
+    # "the taster on Saturday still stands", "Friday's is still on", "Ann
+    # and I are still coming".
+    r"|still (?:stands?|on|going ahead|happening|coming)"
+    r"|(?:is|are|am) still (?:on|going ahead|happening|coming))\b",
     re.IGNORECASE,
 )
 
@@ -467,6 +472,7 @@ def described(
     ignore: set[str],
     topic: tuple[str, ...] = (),
     whole_list: ListReading | None = None,
+    today: date | None = None,
 ) -> list[str]:
     """The `values` whose listing entries the request describes best (see
     module doc), in their order; all of them when nothing tells them apart.
@@ -479,6 +485,10 @@ def described(
     values = _at_stated_times(values, texts, requests)
     if whole_list is not None:
         values = _filtered(values, texts, requests, whole_list)
+    elif today is not None:
+        # "this Thursday's class": the entry dated that day.
+        wanting = [_wanting(text) for text in requests]
+        values = in_named_periods(values, _own_entries(values, texts), wanting, today)
     excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore
     values = _not_excluded(values, texts, excluded)
     values = by_availability(values, _own_entries(values, texts), requests)
@@ -502,7 +512,7 @@ def described(
                 if top > 0 and len(best) < len(holding):
                     # What else the request says may tell those apart too
                     # ("five kilos" and then "the organic one").
-                    return described(best, texts, requests, ignore, topic, whole_list)
+                    return described(best, texts, requests, ignore, topic, whole_list, today)
     if whole_list is None:
         values = waiting_on_user(values, _own_entries(values, texts))
         values = compared(values, _own_entries(values, texts), requests)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from forge_core.guardrails.quantities import in_digits, measures
+from forge_core.guardrails.relative_dates import relative_dates
 from forge_core.guardrails.text import stems
 from forge_core.guardrails.times import times_in
 
@@ -68,6 +69,10 @@ def _relative(which: str, unit: str, today: date) -> Period:
     return week
 
 
+# Days said relative to today are periods too (a switch for ablation).
+NAMED_DAYS = True
+
+
 def named_periods(requests: list[str], today: date | None) -> list[Period]:
     """The periods of the calendar the request names: this or next week
     or month (with today known), and months by name (the next one of that
@@ -84,6 +89,9 @@ def named_periods(requests: list[str], today: date | None) -> list[Period]:
                 out.append((date(1, month, 1), date(9999, month, 28)))
             else:
                 out.append(_month(today.year + (month < today.month), month))
+        if today is not None and NAMED_DAYS:
+            # "this Thursday's class", "tomorrow's": a period of one day.
+            out += [(day, day) for day in relative_dates(text, today)]
     return out
 
 

@@ -315,9 +315,28 @@ def partly_named(
     return out
 
 
-# Clauses that say no, or what the user would rather not: "rather than me
-# collecting it".
-_NOT_THIS = re.compile(rf"{NEGATION.pattern}|\b(?:rather than|instead of)\b", re.IGNORECASE)
+# What the user would rather not have: "a make-up credit rather than a
+# refund", "rather than me collecting it".
+_RATHER = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
+
+
+def _sides(requests: list[str]) -> tuple[list[str], list[str]]:
+    """The request's clauses that ask for something, and those that say no
+    to it: a clause with a negation says no; one with "rather than" asks
+    for what comes before it and says no to what comes after."""
+    asked: list[str] = []
+    refused: list[str] = []
+    for text in requests:
+        for clause in clauses(text):
+            rather = _RATHER.search(clause)
+            if rather:
+                asked.append(clause[: rather.start()])
+                refused.append(clause[rather.end() :])
+            elif NEGATION.search(clause):
+                refused.append(clause)
+            else:
+                asked.append(clause)
+    return asked, refused
 
 
 def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[Any]:
@@ -325,14 +344,29 @@ def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[
     "could you courier it back" for `tracked_courier`), in clauses that do
     not say no to them ("rather than me collecting it" names no
     `collect_in_workshop`)."""
+    asked, refused = _sides(requests)
     not_gists = frozenset(stems(tool_name))
-    said: set[Any] = set()
-    denied: set[Any] = set()
-    for text in requests:
-        for clause in clauses(text):
-            named = set(partly_named(members, [clause], not_gists))
-            (denied if _NOT_THIS.search(clause) else said).update(named)
+    said = set(partly_named(members, asked, not_gists))
+    denied = set(partly_named(members, refused, not_gists))
     return [m for m in members if m in said - denied]
+
+
+def users_choice(members: list[Any], named: list[Any], requests: list[str], tool: str) -> list[Any]:
+    """An action's enum member as the user chose it: what the request
+    names, less what it names only to refuse ("a make-up credit rather
+    than a refund"); where it names none it keeps, its gist ("could you
+    courier it back"), over what a record says now ("Return: collect in
+    the workshop"); else `named`."""
+    in_request = {m for text in requests for m in named_members(members, text)}
+    if not in_request:
+        return gist_named(members, requests, tool) or named
+    asked, refused = _sides(requests)
+    said = {m for part in asked for m in named_members(members, part)}
+    denied = {m for part in refused for m in named_members(members, part)} - said
+    if not denied:
+        return named
+    kept = [m for m in named if m not in denied] or [m for m in members if m in said]
+    return kept or gist_named(members, requests, tool) or named
 
 
 def _item_keys(tool: Any) -> set[str]:
@@ -391,11 +425,8 @@ class EnumMentions:
                     named = _named_in(members, sources, about, labels, reports(facts, tool.name))
                     if name in item_keys and not reports(facts, tool.name):
                         named = _with_gist(members, named, facts.requests, tool.name)
-                    elif not reports(facts, tool.name) and not _named_in(members, [facts.requests]):
-                        # The user's gist ("could you courier it back") over
-                        # what a record says now ("Return: collect in the
-                        # workshop").
-                        named = gist_named(members, facts.requests, tool.name) or named
+                    elif not reports(facts, tool.name):
+                        named = users_choice(members, named, facts.requests, tool.name)
                     if named and len(named) < len(members):
                         out.values[key] = named
                         out.reasons[key] = self.name

@@ -58,6 +58,7 @@ from forge_core.guardrails.grounding import (
 )
 from forge_core.guardrails.phones import PHONE_WORDS, labelled_phones
 from forge_core.guardrails.quantities import only_a_quantity, only_a_unit_or_year
+from forge_core.guardrails.relative_dates import stated_today
 from forge_core.guardrails.text import GENERIC, stem, stems, topic_stems, words
 from forge_core.schema_rules import text_fits
 
@@ -615,4 +616,5 @@ class IdentifierProvenance:
             # item a lookup finds for them ("Customer CU-5512, Nora
             # Bell" is no watch "my Omega" names).
             ignore |= {s for name in own_names(requests) for s in stems(name)}
-        return described(values, texts, requests, ignore, topic_stems(param))
+        today = stated_today(talk.facts.workflow.system_prompt)
+        return described(values, texts, requests, ignore, topic_stems(param), today=today)

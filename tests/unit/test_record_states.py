@@ -213,3 +213,41 @@ def test_the_id_a_lookup_took_is_carried_over_others_of_its_described_shape() ->
         ],
     )
     assert preferred_values(f).values["approve_bike_quote.job_id"] == ["BK-73"]
+
+
+SESSIONS = (
+    "Student Olu Ade. Enrolment 'Beginners Pottery', four Thursday evenings: "
+    "ses_A1 Thu 2026-11-05 (attended), ses_A2 Thu 2026-11-12, ses_A3 Thu 2026-11-19. "
+    "Enrolment 'Raku taster': ses_B5 Sat 2026-11-14 10:00-12:00."
+)
+
+
+def test_a_cancellation_takes_the_day_said_and_keeps_what_still_stands() -> None:
+    find = tool("find_pottery_enrolments", "Enrolments by email", email=STR)
+    cancel = tool(
+        "cancel_pottery_session",
+        "Cancel one session",
+        session_id=STR,
+        compensation={"type": "string", "enum": ["refund", "makeup_credit"]},
+    )
+    wf = Workflow(
+        "wf",
+        [find, cancel],
+        terminal_tools=[cancel.name],
+        system_prompt="Today is Monday 2026-11-09.",
+    )
+    request = (
+        "I'm away for work, so please cancel just this Thursday's pottery class. The raku "
+        "taster on Saturday still stands. Could I have a make-up credit rather than a refund?"
+    )
+    f = TurnFacts(
+        wf,
+        [request],
+        [("find_pottery_enrolments", SESSIONS)],
+        [],
+        [("find_pottery_enrolments", {"email": "olu@kiln.example"})],
+    )
+    preferred = preferred_values(f).values
+    assert preferred["cancel_pottery_session.session_id"] == ["ses_A2"]
+    # "rather than a refund" refuses the refund; "make-up credit" names the credit by its gist.
+    assert preferred["cancel_pottery_session.compensation"] == ["makeup_credit"]
