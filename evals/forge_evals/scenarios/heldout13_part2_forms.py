@@ -5,11 +5,12 @@ format_retry and aerial yoga scenarios. Conventions as in heldout13_part2."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
 from forge_client import ToolResolutionError, Workflow
-from forge_evals.scenario import RefCall, Scenario, mentions, same
+from forge_evals.scenario import RefCall, Scenario, mentions, same, text_of
 from forge_evals.scenarios._domain_schema import HELDOUT13_TAG, alnum, compact, exact
 
 _DATE: dict[str, Any] = {"type": "string", "format": "date"}
@@ -24,6 +25,11 @@ _POSTCODE: dict[str, Any] = {
 def _absent(value: Any) -> bool:
     """An optional key the request gives no value for: left out or empty."""
     return value is None or value == "" or value == [] or value == {}
+
+
+def _says(value: Any, phrase: str) -> bool:
+    """`value` has `phrase` as whole words, any case ("14 x row" has no "4 x row")."""
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text_of(value)) is not None
 
 
 def _day(value: Any, field: str) -> date:
@@ -320,8 +326,8 @@ def _check_turf(tool: str, args: dict[str, Any]) -> bool:
         and same(customer.get("email"), "ruth.ashdown@fieldpost.example")
         and _absent(customer.get("phone"))
         and _lines_ok(args.get("lines"))
-        and mentions(street, "4 chapel row")
-        and same(address.get("town"), "eye")
+        and _says(street, "4 chapel row")
+        and _says(address.get("town"), "eye")
         and alnum(address.get("postcode")) == "IP237BN"
         and delivery.get("date") == "2026-10-09"
         and delivery.get("vehicle") == "van_only"
@@ -530,9 +536,9 @@ def _check_collection(tool: str, args: dict[str, Any]) -> bool:
         and mentions(client.get("name"), "pike")
         and same(client.get("email"), "morwenna.pike@quillmail.example")
         and _absent(client.get("phone"))
-        and mentions(street, "19 vallis road")
-        and mentions(street, "flat 2")
-        and same(address.get("town"), "frome")
+        and _says(street, "19 vallis road")
+        and _says(street, "flat 2")
+        and _says(address.get("town"), "frome")
         and alnum(address.get("postcode")) == "BA113EG"
         and _pieces_ok(args.get("pieces"))
         and collection.get("date") == "2026-02-17"
