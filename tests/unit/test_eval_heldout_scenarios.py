@@ -1,4 +1,4 @@
-"""The held-out groups (`heldout` to `heldout12`): sixteen
+"""The held-out groups (`heldout` to `heldout13`): sixteen
 scenarios each in businesses no earlier group covers, selectable on their
 own (`--tags heldout`), two per kind of failure; and the heldout, heldout3
 and heldout4 groups strict about the wrong values they are there to catch (heldout2's:
@@ -38,6 +38,7 @@ from forge_evals.scenarios import (
     heldout11_part2,
     heldout12,
     heldout12_part2,
+    heldout13_part2,
     outside_domains,
 )
 
@@ -198,9 +199,32 @@ GROUPS = [
         ],
         id="heldout12",
     ),
+    pytest.param(
+        "heldout13",
+        tuple(heldout13_part2.SCENARIOS),
+        [
+            outside_domains.SCENARIOS,
+            heldout.SCENARIOS,
+            heldout2.SCENARIOS,
+            heldout3.SCENARIOS,
+            heldout4.SCENARIOS,
+            heldout5.SCENARIOS,
+            (*heldout6.SCENARIOS, *heldout6_part2.SCENARIOS),
+            (*heldout7.SCENARIOS, *heldout7_part2.SCENARIOS),
+            (*heldout8.SCENARIOS, *heldout8_part2.SCENARIOS),
+            (*heldout9.SCENARIOS, *heldout9_part2.SCENARIOS),
+            (*heldout10.SCENARIOS, *heldout10_part2.SCENARIOS),
+            (*heldout11.SCENARIOS, *heldout11_part2.SCENARIOS),
+            (*heldout12.SCENARIOS, *heldout12_part2.SCENARIOS),
+        ],
+        id="heldout13",
+    ),
 ]
-# Kinds by group where a group has not all of them (none now).
-GROUP_KINDS: dict[str, set[str]] = {}
+# Kinds by group where a group has not all of them: heldout13's second half
+# came first.
+GROUP_KINDS: dict[str, set[str]] = {
+    "heldout13": {"format_retry", "destructive", "decline", "schema"},
+}
 # The held-out tags in the order the groups were written: a group carries
 # none of the tags of the groups before it, nor of those after it.
 HELDOUT_TAGS = [
@@ -216,6 +240,7 @@ HELDOUT_TAGS = [
     "heldout10",
     "heldout11",
     "heldout12",
+    "heldout13",
 ]
 Group = tuple[Scenario, ...]
 

@@ -39,6 +39,7 @@ def test_at_least_twelve_scenarios_across_the_three_groups() -> None:
         "heldout10",
         "heldout11",
         "heldout12",
+        "heldout13",
     } <= tags
     assert any(s.budget_tokens for s in ALL_SCENARIOS if "compaction" in s.tags)
 
@@ -133,6 +134,8 @@ async def test_the_oracle_scores_every_scenario_perfectly_through_the_server(
         "coach_charter_pickup_window_format",
         "drystone_practice_gap_grid_ref_format",
         "kitesurf_taster_emergency_phone_format",
+        "mobile_bike_repair_evening_window_format",
+        "sheepdog_nursery_trial_stud_number_format",
     }
     # The tight budget travels in the run options and makes the server compact.
     tight = next(r for r in records if r.scenario == "long_chain_tight")

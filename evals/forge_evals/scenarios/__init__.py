@@ -12,8 +12,9 @@ been looked at; heldout8 and heldout8_part2) and heldout9 (written after
 heldout8 had been looked at; heldout9 and heldout9_part2), heldout10
 (written after heldout9 had been looked at; heldout10 and heldout10_part2)
 heldout11 (written after heldout10 had been looked at; heldout11 and
-heldout11_part2) and heldout12 (written after heldout11 had been looked
-at; heldout12 and heldout12_part2)."""
+heldout11_part2), heldout12 (written after heldout11 had been looked
+at; heldout12 and heldout12_part2) and heldout13 (written after heldout12
+had been looked at; heldout13_part2)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from forge_evals.scenarios import (
     heldout11_part2,
     heldout12,
     heldout12_part2,
+    heldout13_part2,
     model_quality,
     outside_domains,
     plumbing,
@@ -70,6 +72,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout11_part2.SCENARIOS,
     *heldout12.SCENARIOS,
     *heldout12_part2.SCENARIOS,
+    *heldout13_part2.SCENARIOS,
 )
 
 BY_NAME: dict[str, Scenario] = {s.name: s for s in ALL_SCENARIOS}
