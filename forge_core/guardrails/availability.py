@@ -27,7 +27,8 @@ AVAILABLE, GONE = "available", "gone"
 _WANTS = {
     AVAILABLE: re.compile(
         r"(?<![\w-])(?:(?<!feel )free(?! of\b| delivery| shipping| parking| trial)"
-        r"|available|in stock|vacant|unbooked|not (?:booked|taken|reserved|on hire))\b",
+        r"|available|in stock|vacant|unbooked|not (?:booked|taken|reserved|on hire)"
+        r"|(?:nobody|no one|no-one)(?:'s| has) (?:taken|booked|claimed)|untaken|unfilled)\b",
         re.IGNORECASE,
     ),
     GONE: re.compile(
@@ -42,7 +43,7 @@ _STATES = (
         GONE,
         re.compile(
             r"\b(?:out of stock|sold out|unavailable|not available|(?:fully )?booked|reserved"
-            r"|taken|on loan|on hire|in use|occupied|waitlist|back-?order(?:ed)?)\b"
+            r"|taken|filled|on loan|on hire|in use|occupied|waitlist|back-?order(?:ed)?)\b"
             r"|\bOUT\b",
             re.IGNORECASE,
         ),

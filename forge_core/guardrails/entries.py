@@ -47,6 +47,7 @@ from forge_core.guardrails.entry_filters import (
     negation_free,
     not_on_refused_days,
     not_said_no_to,
+    on_named_weekdays,
     with_room_for,
     within_amount_bounds,
     within_clock_bounds,
@@ -455,6 +456,7 @@ def _filtered(
     own = _own_entries(values, texts)
     wanting = [_wanting(text) for text in requests]
     values = in_named_periods(values, own, wanting, reading.today)
+    values = on_named_weekdays(values, own, wanting)
     values = within_clock_bounds(values, own, wanting)
     values = within_labelled_ranges(values, own, wanting)
     values = within_amount_bounds(values, own, requests)

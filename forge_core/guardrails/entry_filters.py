@@ -383,7 +383,11 @@ _REFUSED_DAY = re.compile(
     r"\b(\d{1,2})(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
-_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-(\d{2})\b")
+_REFUSED_WEEKEND = re.compile(
+    r"\b(?:not|except(?: for)?|apart from|other than|excluding|but not|skip)\b[^.;!?]{0,20}?"
+    r"\bweekend of the (\d{1,2})(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
 
 
 def not_on_refused_days(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
@@ -391,12 +395,19 @@ def not_on_refused_days(values: list[str], own: dict[str, str], requests: list[s
     request says no to ("not the one on the 17th" for "Sat 2026-10-17");
     all of them when every one would go."""
     refused = {int(m.group(1)) for text in requests for m in _REFUSED_DAY.finditer(text)}
-    if not refused:
+    # "apart from the weekend of the 21st": the Saturday and the Sunday.
+    weekends = {int(m.group(1)) for text in requests for m in _REFUSED_WEEKEND.finditer(text)}
+    if not refused and not weekends:
         return values
 
     def fits(entry: str) -> bool | None:
-        days = {int(d) for d in _ISO_DAY.findall(entry)}
-        return not days & refused if days else None
+        days = _dates(entry)
+        if not days:
+            return None
+        return not any(
+            d.day in refused or (d.weekday() >= 5 and any(abs(d.day - w) <= 1 for w in weekends))
+            for d in days
+        )
 
     return _fitting(values, own, fits)
 
@@ -418,5 +429,35 @@ def with_room_for(values: list[str], own: dict[str, str], party: int | None) -> 
     def fits(entry: str) -> bool | None:
         rooms = [int(n) for n in _ROOM.findall(entry)]
         return min(rooms) >= party if rooms else None
+
+    return _fitting(values, own, fits)
+
+
+# "at the weekends", "on weekdays": which days of the week a list keeps.
+_WEEK_PARTS = (
+    (
+        re.compile(r"\bweekends\b|\bweekend (?:shifts|slots|dates|sessions)\b", re.I),
+        {5, 6},
+    ),
+    (re.compile(r"\bweekdays\b|\bweek ?days\b", re.I), {0, 1, 2, 3, 4}),
+)
+
+
+def on_named_weekdays(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
+    """`values` whose entry is dated on the days of the week the request
+    names in the plural ("every shift at the weekends in March": Saturdays
+    and Sundays, not the Wednesday special); all of them when every one
+    would go."""
+    wanted: set[int] = set()
+    for text in requests:
+        for pattern, days in _WEEK_PARTS:
+            if pattern.search(text):
+                wanted |= days
+    if not wanted:
+        return values
+
+    def fits(entry: str) -> bool | None:
+        days = _dates(entry)
+        return any(d.weekday() in wanted for d in days) if days else None
 
     return _fitting(values, own, fits)

@@ -155,7 +155,11 @@ def _label_score(
 # Words that join a label to something else ("survey at 42" is no survey's id).
 _LINKING = frozenset(
     stem(w)
-    for w in "at in on of for to from with by near the a an my our your their and or".split()
+    for w in (
+        "at in on of for to from with by near the a an my our your their and or "
+        # "volunteer since 2025-06" is no volunteer's id.
+        "since until till before after during per via"
+    ).split()
 )
 
 

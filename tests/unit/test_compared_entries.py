@@ -11,6 +11,7 @@ take.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from forge_core.guardrails import TurnFacts
@@ -215,3 +216,36 @@ def test_a_report_takes_the_number_its_name_labels_in_the_newest_result() -> Non
         ],
     )
     assert preferred_values(f).values["report_fibre_test.download_mbps"] == [38.4]
+
+
+ROTA = """Rota:
+- BS-12: Sat 2026-02-28, steward, OPEN
+- BS-18: Sun 2026-03-01, steward, OPEN
+- BS-23: Sat 2026-03-07, steward, FILLED (A. Kerr)
+- BS-36: Wed 2026-03-11, steward, schools special, OPEN
+- BS-41: Sat 2026-03-14, steward, OPEN
+- BS-52: Sat 2026-03-21, steward, OPEN
+- BS-58: Sun 2026-03-22, steward, OPEN
+- BS-69: Sun 2026-03-29, steward, OPEN"""
+
+
+def test_a_list_of_weekend_shifts_nobody_has_taken_apart_from_one_weekend() -> None:
+    values = [line[2:7] for line in ROTA.splitlines()[1:]]
+    request = [
+        "Could you put me down for every steward shift at the weekends in March that "
+        "nobody's taken yet? Apart from the weekend of the 21st, I'm at a wedding then."
+    ]
+    reading = ListReading(date(2026, 2, 20), refusals=True)
+    got = described(values, [ROTA], request, set(), ("shift",), reading)
+    assert got == ["BS-18", "BS-41", "BS-69"]
+
+
+def test_a_word_of_time_between_a_label_and_a_value_labels_nothing() -> None:
+    find = tool("find_steward", "A steward by email", email=STR)
+    sign = tool("sign_up_steward", "Sign a steward up", steward_id=STR)
+    f = facts(
+        [find, sign],
+        "Sign me up please, ann@rota.example.",
+        [("find_steward", "STW-0387: Ann Lee, steward since 2025-06. Passed: first aid.")],
+    )
+    assert preferred_values(f).values["sign_up_steward.steward_id"] == ["STW-0387"]
