@@ -7,7 +7,7 @@ Everything after `--` is forge-server's own command line. `--without` names
 value guardrails (forge_core/guardrails/registry.py: error_values,
 stated_booleans, quantities, dates, enum_mentions, identifier_provenance,
 example_shapes, file_edits, proper_names, listings, written_codes,
-clock_times, legend_codes, reply_messages), two loop rules:
+clock_times, legend_codes, reply_messages, decline_reasons), two loop rules:
 `destructive_inference` (only marked tools are destructive) and `decline`
 (no decline path), `listing_entries`
 (ids and id lists no longer narrowed to the listing entries the request

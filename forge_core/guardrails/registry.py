@@ -8,8 +8,9 @@ results for reports, and codes a description defines), codes the user wrote (pos
 domains and countries' codes, then ids by their labels, names shaped like
 the schema's example, files and their edits, the names the user wrote,
 where a lookup's thing is (the words before it), then lists by their
-listing, and last a reply's free-text message from the result parts that
-answer the user's questions (reply_messages.py).
+listing, a reply's free-text message from the result parts that answer
+the user's questions (reply_messages.py), and last a decline's reason from
+what its tool's description says it declines (decline_reasons.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from forge_core.guardrails import Preferred, TurnFacts, ValueGuardrail, coherenc
 from forge_core.guardrails.addresses import Addresses
 from forge_core.guardrails.codes import WrittenCodes
 from forge_core.guardrails.dates import Dates
+from forge_core.guardrails.decline_reasons import DeclineReasons
 from forge_core.guardrails.edits import FileEdits
 from forge_core.guardrails.error_values import ErrorValues
 from forge_core.guardrails.examples import ExampleShapes
@@ -53,6 +55,7 @@ VALUE_GUARDRAILS: tuple[ValueGuardrail, ...] = (
     ObjectModifiers(),
     Listings(),
     ReplyMessages(),
+    DeclineReasons(),
 )
 
 NAMES = tuple(g.name for g in VALUE_GUARDRAILS)
