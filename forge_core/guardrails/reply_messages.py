@@ -10,11 +10,12 @@ semicolon-separated clauses) that share a word with the user's questions
 (the sentences that ask; the whole request where none does), the best
 few, in the order the results give them. It quotes the results and adds
 nothing of its own: an answer that agrees with what was found (issue
-item 3). Where no part of a result shares a word with the questions the
-message is left to the model.
+item 3).
 
-Only for a terminal tool's plain string whose name ends in a word for a
-message (`message`, `reply`, `body`, `answer`, `response`, `summary`),
+Where no part shares a word with the questions, the message is the newest
+result's first part. Only for a terminal tool's plain string whose name
+ends in a word for a message (`message`, `reply`, `body`, `answer`,
+`response`, `summary`, `text`),
 with no enum, format or pattern, once a tool has returned a result.
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 from forge_core.guardrails import Preferred, TurnFacts, decide, parameters, undecided
 from forge_core.guardrails.text import stems
 
-_MESSAGE_WORDS = frozenset("message reply body answer response summary".split())
+_MESSAGE_WORDS = frozenset("message reply body answer response summary text".split())
 # Where one part of a result ends: a line, a sentence, a clause after ";".
 _PART = re.compile(r"\n+|;\s+|(?<=[.!?])\s+(?=[A-Z(])")
 _QUESTION = re.compile(r"[^.!?]*\?")
@@ -170,6 +171,10 @@ class ReplyMessages:
                 if not takes_message(name, schema) or not undecided(out, key):
                     continue
                 parts = answering_parts(facts.requests, results, sent)
+                if not parts:
+                    # No part shares a word with the question ("Is flight
+                    # BA117 on time?"): what the last lookup said first.
+                    parts = [p for p in _PART.split(results[-1]) if p.strip()][:1]
                 message = " ".join(_sentence(p) for p in parts)[:MAX_CHARS].strip()
                 if message:
                     decide(out, key, [message], self.name)

@@ -62,3 +62,36 @@ def test_a_reply_tool_takes_the_built_message_once_a_result_is_in() -> None:
     assert len(got) == 1 and "320.00 GBP" in got[0] and got[0].endswith(".")
     # Before any result there is nothing to quote: the model writes it.
     assert "reply_to_hirer.message" not in preferred_values(_facts([])).values
+
+
+def test_an_answers_text_quotes_the_lookup_where_no_word_is_shared() -> None:
+    from forge_core.guardrails import TurnFacts
+    from forge_core.guardrails.registry import preferred_values
+    from forge_core.workflow import ToolSpec, Workflow
+
+    lookup = ToolSpec(
+        "lookup_train",
+        "Live status of a train",
+        {"type": "object", "properties": {"code": {"type": "string"}}},
+    )
+    answer = ToolSpec(
+        "answer",
+        "Give the final answer: status and a short text",
+        {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["on_time", "delayed"]},
+                "text": {"type": "string"},
+            },
+        },
+    )
+    wf = Workflow("wf", [lookup, answer], terminal_tools=["answer"])
+    result = "GW-204 Bath-Exeter: delayed 12 minutes, new departure 09:42"
+    f = TurnFacts(
+        wf,
+        ["Is GW204 running?"],
+        [("lookup_train", result)],
+        [],
+        [("lookup_train", {"code": "GW204"})],
+    )
+    assert preferred_values(f).values["answer.text"] == [result + "."]
