@@ -36,6 +36,7 @@ from forge_core.guardrails import (
 )
 from forge_core.guardrails.mentions import reports
 from forge_core.guardrails.relative_dates import (
+    derived_dates,
     relative_dates,
     stated_today,
     today_of,
@@ -191,6 +192,9 @@ _PAST_WORDS = frozenset(
 )
 # Words of a date parameter's name that say nothing of which date it is.
 _DATE_WORDS = frozenset(stems("date day on at of the time when"))
+# A range's role words are no topic ("to" in `to_date` is said everywhere);
+# the roles are read apart (`_role`).
+_ROLE_WORDS = frozenset(stems("from to start end begin until till by since in for"))
 
 
 def _in_the_past(written: str, today: date) -> str:
@@ -209,11 +213,12 @@ def _in_the_past(written: str, today: date) -> str:
 _AND = re.compile(r"\s+(?:and|then|so)\s+", re.IGNORECASE)
 
 
-def _sharing(topic: set[str], said: set[str]) -> bool:
-    """A stem of the topic is said, or one with its first five letters
-    ("delivery" is "deliveri", "delivered" is "deliv")."""
-    return bool(topic & said) or any(
-        len(t) >= 5 and len(s) >= 5 and t[:5] == s[:5] for t in topic for s in said
+def _shared(topic: set[str], said: set[str]) -> int:
+    """How many stems of the topic are said, as they are or by their first
+    five letters ("delivery" is "deliveri", "delivered" is "deliv")."""
+    return sum(
+        t in said or (len(t) >= 5 and any(len(s) >= 5 and t[:5] == s[:5] for s in said))
+        for t in topic
     )
 
 
@@ -222,7 +227,7 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     parameter's own topic ("the contract was signed on 3 March" for
     `signed_date`, "do the job on the 15th" for `job_date`); all of
     them when no clause tells them apart."""
-    topic = set(stems(" ".join(words(param)))) - _DATE_WORDS
+    topic = set(stems(" ".join(words(param)))) - _DATE_WORDS - _ROLE_WORDS
     if not topic:
         return found
     parts = [(text, clause) for text in requests for clause in clauses(text)]
@@ -230,10 +235,14 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     # 28th and picked up again on the Tuesday after".
     finer = [(text, p) for text, c in parts for p in _AND.split(c)]
     for level in (parts, finer):
+        # The parts that share the most of the topic: "Next scheduled visit
+        # Tue 2026-07-21" over "Last visit 2026-07-07" for `next_visit`.
+        shared = {i: _shared(topic, set(stems(part))) for i, (_, part) in enumerate(level)}
+        most = max(shared.values(), default=0)
         about = [
             d
-            for text, part in level
-            if _sharing(topic, set(stems(part)))
+            for i, (text, part) in enumerate(level)
+            if most and shared[i] == most
             for d in _read_in_place(text, part, read)
         ]
         kept = [d for d in found if d in about]
@@ -479,11 +488,10 @@ class Dates:
             if set(words(param)) & _DEADLINE_WORDS:
                 due = [d for t in results + facts.requests for d in _after_deadline(t, read)]
                 found = [d for d in found if d in due] or found
-            if kind == "date" and len(found) > 1:
-                found = _by_topic(param, found, facts.requests, read)
-            if kind == "date" and len(found) > 1 and param in parents.get(tool_name, {}):
-                # `delivery.date`: "delivered on Friday the 28th".
-                found = _by_topic(parents[tool_name][param], found, facts.requests, read)
+            if kind == "date":
+                parent = parents.get(tool_name, {}).get(param, "")
+                said = results if sources else facts.requests
+                found = _on_topic(param, parent, found, facts.requests, said, read, today)
             if kind == "date" and set(words(param)) & _PAST_WORDS:
                 found = list(dict.fromkeys(_in_the_past(d, today) for d in found))
             if kind == "date":
@@ -502,6 +510,33 @@ class Dates:
                 found = found[:1] if role == "start" else found[1:]
             decide(out, key, found, self.name)
         _apart(out, [key for key, kind in wanted if kind == "date"], self.name)
+
+
+def _on_topic(
+    param: str,
+    parent: str,
+    found: list[str],
+    requests: list[str],
+    said: list[str],
+    read: Any,
+    today: date,
+) -> list[str]:
+    """Of several dates, those said of the parameter's topic; else those
+    not derived from another ("text me a reminder the day before" dates
+    something else); then those said of its object's key (`delivery.date`:
+    "delivered on Friday the 28th"; a report's `next_visit.date` in the
+    results, `said`: "Next scheduled visit Tue 2026-07-21")."""
+    if len(found) > 1:
+        topical = _by_topic(param, found, requests, read)
+        derived = {d.isoformat() for t in requests for d in derived_dates(t, today)}
+        found = (
+            topical
+            if len(topical) < len(found)
+            else [d for d in found if d not in derived] or found
+        )
+    if len(found) > 1 and parent:
+        found = _by_topic(parent, found, said, read)
+    return found
 
 
 def _apart(out: Preferred, keys: list[str], reason: str) -> None:

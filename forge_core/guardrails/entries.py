@@ -490,7 +490,7 @@ def described(
     elif today is not None:
         # "this Thursday's class": the entry dated that day.
         wanting = [_wanting(text) for text in requests]
-        values = in_named_periods(values, _own_entries(values, texts), wanting, today)
+        values = in_named_periods(values, _own_entries(values, texts), wanting, today, days=True)
     excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore
     values = _not_excluded(values, texts, excluded)
     values = by_availability(values, _own_entries(values, texts), requests)

@@ -28,7 +28,9 @@ from forge_core.guardrails.times import times_in
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 # "this week", "next month", "this weekend".
-_RELATIVE_PERIOD = re.compile(r"\b(this|next|coming)\s+(week(?:end)?|month)\b", re.IGNORECASE)
+_RELATIVE_PERIOD = re.compile(
+    r"\b(this(?:\s+coming)?|next|coming)\s+(week(?:end)?|month)\b", re.IGNORECASE
+)
 # A month the request names: "in March", "the March sessions". "May" is
 # a month only after a word that takes one ("in May", "for May").
 _MONTH_NAME = re.compile(
@@ -59,7 +61,8 @@ def _month(year: int, month: int) -> Period:
 
 
 def _relative(which: str, unit: str, today: date) -> Period:
-    ahead = which.lower() != "this"
+    # "this coming weekend" and "the coming week" are the ones ahead now.
+    ahead = which.lower().split()[0] == "next"
     if unit.lower() == "month":
         year, month = today.year, today.month + ahead
         return _month(year + (month > 12), (month - 1) % 12 + 1)
@@ -73,7 +76,7 @@ def _relative(which: str, unit: str, today: date) -> Period:
 NAMED_DAYS = True
 
 
-def named_periods(requests: list[str], today: date | None) -> list[Period]:
+def named_periods(requests: list[str], today: date | None, days: bool = False) -> list[Period]:
     """The periods of the calendar the request names: this or next week
     or month (with today known), and months by name (the next one of that
     name from today, or that month of any year)."""
@@ -89,7 +92,7 @@ def named_periods(requests: list[str], today: date | None) -> list[Period]:
                 out.append((date(1, month, 1), date(9999, month, 28)))
             else:
                 out.append(_month(today.year + (month < today.month), month))
-        if today is not None and NAMED_DAYS:
+        if today is not None and days and NAMED_DAYS:
             # "this Thursday's class", "tomorrow's": a period of one day.
             out += [(day, day) for day in relative_dates(text, today)]
     return out
@@ -118,12 +121,19 @@ def _fitting(
 
 
 def in_named_periods(
-    values: list[str], own: dict[str, str], requests: list[str], today: date | None
+    values: list[str],
+    own: dict[str, str],
+    requests: list[str],
+    today: date | None,
+    days: bool = False,
 ) -> list[str]:
     """`values` whose entry writes a date in a period the request names
     ("due Wed 2031-05-14" for "falls due this week"; a session on
-    2031-03-06 for "the March rehearsals")."""
-    periods = named_periods(requests, today)
+    2031-03-06 for "the March rehearsals"); with `days`, for one entry of
+    several, also the days it names relative to today ("this Thursday's
+    class"), which a list's request says of recurring days ("Sunday
+    mornings all through October")."""
+    periods = named_periods(requests, today, days)
     if not periods:
         return values
 

@@ -299,7 +299,10 @@ _QUALIFIERS = frozenset(
 
 
 def partly_named(
-    members: list[Any], requests: list[str], not_gists: frozenset[str] = frozenset()
+    members: list[Any],
+    requests: list[str],
+    not_gists: frozenset[str] = frozenset(),
+    shortest: int = 4,
 ) -> list[Any]:
     """Members of a list's enum the request names by a word of theirs that
     no other member has, of four letters or more ("bloods" for
@@ -310,11 +313,15 @@ def partly_named(
     out = []
     for member, own in runs.items():
         others = set().union(*(v for k, v in runs.items() if k != member))
-        if any(len(w) >= 4 and w in said for w in own - others):
+        if any(len(w) >= shortest and w in said for w in own - others):
             out.append(member)
     return out
 
 
+# Verbs of any request, no gist of a choice.
+_PASSING = frozenset(
+    stems("book booked make take need want have like come send give find move keep help call")
+)
 # What the user would rather not have: "a make-up credit rather than a
 # refund", "rather than me collecting it".
 _RATHER = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
@@ -345,7 +352,9 @@ def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[
     not say no to them ("rather than me collecting it" names no
     `collect_in_workshop`)."""
     asked, refused = _sides(requests)
-    not_gists = frozenset(stems(tool_name))
+    # Nor a word every request says in passing: "the van I booked" names
+    # no `booked_by_mistake`.
+    not_gists = frozenset(stems(tool_name)) | _PASSING
     said = set(partly_named(members, asked, not_gists))
     denied = set(partly_named(members, refused, not_gists))
     return [m for m in members if m in said - denied]
@@ -354,19 +363,21 @@ def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[
 def users_choice(members: list[Any], named: list[Any], requests: list[str], tool: str) -> list[Any]:
     """An action's enum member as the user chose it: what the request
     names, less what it names only to refuse ("a make-up credit rather
-    than a refund"); where it names none it keeps, its gist ("could you
+    than a refund"); where it names none in full, its gist ("could you
     courier it back"), over what a record says now ("Return: collect in
     the workshop"); else `named`."""
-    in_request = {m for text in requests for m in named_members(members, text)}
-    if not in_request:
-        return gist_named(members, requests, tool) or named
     asked, refused = _sides(requests)
+    not_gists = frozenset(stems(tool)) | _PASSING
     said = {m for part in asked for m in named_members(members, part)}
-    denied = {m for part in refused for m in named_members(members, part)} - said
+    denied = {m for part in refused for m in named_members(members, part)}
+    denied = (denied | set(partly_named(members, refused, not_gists))) - said
+    if not any(named_members(members, text) for text in requests):
+        gist = [m for m in gist_named(members, requests, tool) if m not in denied]
+        return gist or [m for m in named if m not in denied] or named
     if not denied:
         return named
     kept = [m for m in named if m not in denied] or [m for m in members if m in said]
-    return kept or gist_named(members, requests, tool) or named
+    return kept or [m for m in gist_named(members, requests, tool) if m not in denied] or named
 
 
 def _item_keys(tool: Any) -> set[str]:

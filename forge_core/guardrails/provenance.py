@@ -262,6 +262,16 @@ _OTHER_PARTY = frozenset(
 )
 
 
+# What names a person rather than a record: the new holder's e-mail is the
+# guest's, the guest's booking ref is still the booking's.
+_PERSON_KEYS = frozenset("email mail phone mobile name user member holder contact person".split())
+
+
+def _another_partys(tool: str, param: str) -> bool:
+    """A parameter for a person other than the user (`new_holder.email`)."""
+    return for_someone_else(tool, param) and bool(set(words(param)) & _PERSON_KEYS)
+
+
 def for_someone_else(tool: str, param: str) -> bool:
     return bool(_OTHER_PARTY & (set(words(tool)) | set(words(param))))
 
@@ -555,12 +565,18 @@ class IdentifierProvenance:
             mine = fresh
         top = max(mine.values(), default=0)
         carried = _sent_as(talk.facts, tool, name, admissible)
-        if carried and id_param(name) and (top < ABBREVIATION or mine.get(carried[-1]) == top):
+        kind_only = top == ABBREVIATION and mine.get(carried[-1] if carried else "") == top
+        if (
+            carried
+            and id_param(name)
+            and (top < ABBREVIATION or (kind_only and not _another_partys(tool, name)))
+        ):
             # The id another call that ran sent as this same parameter (the
             # lookup's `item_id`, then the reply's): carried forward, over
             # a noun of the tool's name labelling some other id, and over
-            # the other ids with as much evidence (every job id a listing
-            # holds is of the kind; the quotes were looked up for one).
+            # the other ids of its kind (every job id a listing holds is of
+            # the kind; the quotes were looked up for one), unless the
+            # parameter is another party's (the new holder's e-mail).
             return carried[-1:]
         if top >= ABBREVIATION or (top == TOOL_LABEL and id_param(name)):
             best = [v for v in talk.candidates if mine.get(v) == top]

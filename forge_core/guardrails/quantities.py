@@ -494,7 +494,7 @@ def _labelled_right_before(name: str, found: list[Any], results: list[str]) -> l
 
 
 _LABEL_THEN_NUMBER = re.compile(
-    r"\b([A-Za-z]{3,})(?:\s*:\s*|\s+(?:is|of|was|at)\s+|\s+)[£$€]?(\d[\d,]*(?:\.\d+)?)"
+    r"\b([A-Za-z]{3,})(?:\s*:\s*|\s+(?:is|of)\s+|\s+)[£$€]?(\d[\d,]*(?:\.\d+)?)"
 )
 
 
@@ -502,14 +502,17 @@ def _number_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# A question's sentence: up to its question mark.
-_QUESTION = re.compile(r"[^.!?\n]*\?")
+# A question's clause that asks for a number: "how many of our six adults
+# come free", "how much do we still owe".
+_ASKS_NUMBER = re.compile(r"(?:^|(?<=[,;:?.!]))[^,;:?.!]*\bhow (?:many|much)\b[^,;:?.!]*", re.I)
 
 
 def _statements(text: str) -> str:
-    """`text` without its questions: what a reply reports is not the
-    number a question asks about."""
-    return _QUESTION.sub(" ", text)
+    """`text` without the clauses that ask for a number: what a reply
+    reports is not the number such a question mentions ("six" in "how
+    many of our six adults come free"); "where does 7B have third
+    period?" still states the period."""
+    return _ASKS_NUMBER.sub(" ", text)
 
 
 # A share in words, as a percentage: "half now", "three quarters of it".

@@ -120,6 +120,28 @@ def relative_dates(text: str, today: date) -> list[date]:
     return out
 
 
+def derived_dates(text: str, today: date) -> list[date]:
+    """The dates `text` writes only as a day before or after another ("the
+    day before"): dates of some other event than the one it dates."""
+    from forge_core.guardrails.quantities import in_digits
+
+    out: list[date] = []
+    for m in _RELATIVE.finditer(in_digits(text)):
+        if m.group("beside") and out:
+            when = _resolve(m, out[-1])
+            if when is not None:
+                out.append(when)
+        elif not m.group("beside"):
+            when = _resolve(m, out[-1] if out and _follows(m) else today)
+            if when is not None:
+                out.append(when)
+    plain = set(relative_dates(_BESIDE.sub(" ", text), today))
+    return [d for d in out if d not in plain]
+
+
+_BESIDE = re.compile(r"\bthe\s+day\s+(?:before|after)\b", re.IGNORECASE)
+
+
 def _day_of_month(today: date, weekday: int, day: int) -> date | None:
     """The first date from today on that falls on `day` of its month and on
     `weekday` ("Friday the 19th"); else the first on `day`."""

@@ -53,3 +53,58 @@ def test_an_order_takes_the_users_amount_and_the_day_its_clause_says() -> None:
     # "(not pounds)" makes the amount no amount of pounds.
     assert preferred["place_currency_order.foreign_amount"] == [750]
     assert preferred["place_currency_order.collection_date"] == ["2026-05-22"]
+
+
+def test_this_coming_weekend_is_the_one_ahead_now() -> None:
+    from forge_core.guardrails.entry_filters import named_periods
+
+    wednesday = date(2026, 6, 3)
+    assert named_periods(["this coming weekend"], wednesday) == [
+        (date(2026, 6, 6), date(2026, 6, 7))
+    ]
+    assert named_periods(["next weekend"], wednesday) == [(date(2026, 6, 13), date(2026, 6, 14))]
+
+
+def test_a_day_derived_from_another_dates_something_else() -> None:
+    book = ToolSpec(
+        "book_grooming_visit",
+        "Book a grooming visit. Ends the task.",
+        {"type": "object", "properties": {"visit_date": {"type": "string", "format": "date"}}},
+    )
+    wf = Workflow(
+        "wf", [book], terminal_tools=[book.name], system_prompt="Today is Monday 2026-10-05."
+    )
+    request = "Could the van come this Friday? Please text me a reminder the day before."
+    preferred: dict[str, Any] = preferred_values(TurnFacts(wf, [request], [], [], [])).values
+    assert preferred["book_grooming_visit.visit_date"] == ["2026-10-09"]
+
+
+def test_a_reports_nested_date_is_the_one_its_key_is_said_with() -> None:
+    get = ToolSpec(
+        "get_tank_contract",
+        "A contract",
+        {"type": "object", "properties": {"contract_id": {"type": "string"}}},
+    )
+    reply = ToolSpec(
+        "reply_tank_client",
+        "Reply to the client. Ends the task.",
+        {
+            "type": "object",
+            "properties": {
+                "next_visit": {
+                    "type": "object",
+                    "properties": {"date": {"type": "string", "format": "date"}},
+                }
+            },
+        },
+    )
+    wf = Workflow("wf", [get, reply], terminal_tools=[reply.name])
+    result = "TC-9: reef tank. Last visit 2026-07-07. Next scheduled visit Tue 2026-07-21, morning."
+    f = TurnFacts(
+        wf,
+        ["When's your next visit?"],
+        [("get_tank_contract", result)],
+        [],
+        [("get_tank_contract", {})],
+    )
+    assert preferred_values(f).values["reply_tank_client.date"] == ["2026-07-21"]
