@@ -41,7 +41,8 @@ day_part_hours, comparatives, refused_days, room_for_party, strict_bounds,
 bounds_not_words, question_numbers, counting_heads, parent_labels,
 parent_dates, dates_apart, spoken_counts, start_words, asked_times,
 clock_questions, listed_members, request_gist, short_codes, negated_units,
-dates_in_place, label_before_number, named_days, refused_choice, week_parts, derived_days: §37; the
+dates_in_place, label_before_number, named_days, refused_choice, week_parts,
+derived_days, size_words: §37; the
 value guardrails
 phone_numbers and addresses go by their own names).
 The run's outcomes are then measured from outside, with the outside
@@ -199,6 +200,7 @@ MECHANISMS: dict[str, tuple[str, str, Any]] = {
     "listed_members": ("", "_listed_members", None),
     "short_codes": ("entries", "SHORT_CODE", 0),
     "negated_units": ("quantities", "_NOT_UNIT", _NEVER),
+    "size_words": ("mentions", "sized_member", lambda member, text: False),
     "derived_days": ("dates", "derived_dates", lambda text, today: []),
     "week_parts": ("entries", "on_named_weekdays", lambda values, own, requests: values),
     "named_days": ("entry_filters", "NAMED_DAYS", False),

@@ -154,6 +154,10 @@ def named_members(members: list[Any], text: str) -> list[Any]:
             if int(ym.group(2)) in months or member in text:
                 out.append(member)
             continue
+        if sized_member(member, text):
+            # "a medium wetsuit" names `M`, "a large adult one" `adult_l`.
+            out.append(member)
+            continue
         own = stems(member)
         # "the cake and the candles" names `cake_and_candles`.
         plain = text_stems if _ARTICLES & set(own) else bare
@@ -162,6 +166,35 @@ def named_members(members: list[Any], text: str) -> list[Any]:
             worded.append(member)
     articled = any(_ARTICLES & set(stems(m)) for m in worded)
     return _longest(out, worded, text_stems if articled else bare)
+
+
+# Sizes as people say them, for the codes clothing and kit enums use.
+_SIZE_SAID = {
+    "xs": r"extra[- ]small|xs",
+    "s": r"(?<!extra )(?<!extra-)small",
+    "m": r"medium",
+    "l": r"(?<!extra )(?<!extra-)large",
+    "xl": r"extra[- ]large|xl",
+    "xxl": r"xxl|double extra[- ]large",
+}
+# Who a size is for, as a member's first word says it: `child_m`, `adult_l`.
+_SIZE_OWNERS = {"child": r"child|children|kids?|junior", "adult": r"adults?|grown[- ]?ups?"}
+
+
+def sized_member(member: str, text: str) -> bool:
+    """Whether `text` says a size code (`M`, `XL`) in words ("a medium
+    wetsuit"), or a sized member (`adult_l`: "a large adult wetsuit";
+    `child_m`: "a children's medium") in one clause."""
+    parts = words(member)
+    if not parts or parts[-1] not in _SIZE_SAID or len(parts) > 2:
+        return False
+    if len(parts) == 2 and parts[0] not in _SIZE_OWNERS:
+        return False
+    size = re.compile(rf"\b(?:{_SIZE_SAID[parts[-1]]})\b", re.IGNORECASE)
+    if len(parts) == 1:
+        return bool(size.search(text))
+    owner = re.compile(rf"\b(?:{_SIZE_OWNERS[parts[0]]})\b", re.IGNORECASE)
+    return any(size.search(c) and owner.search(c) for c in clauses(text))
 
 
 def _runs(whole: tuple[str, ...], part: tuple[str, ...]) -> int:

@@ -249,3 +249,15 @@ def test_a_word_of_time_between_a_label_and_a_value_labels_nothing() -> None:
         [("find_steward", "STW-0387: Ann Lee, steward since 2025-06. Passed: first aid.")],
     )
     assert preferred_values(f).values["sign_up_steward.steward_id"] == ["STW-0387"]
+
+
+def test_sizes_said_in_words_name_size_codes_and_sized_members() -> None:
+    from forge_core.guardrails.mentions import named_members
+
+    codes = ["XS", "S", "M", "L", "XL"]
+    assert named_members(codes, "I take a medium wetsuit.") == ["M"]
+    assert named_members(codes, "An extra large, please.") == ["XL"]
+    assert named_members(codes, "Size M, please.") == ["M"]
+    sized = ["child_s", "child_m", "adult_m", "adult_l"]
+    said = "I take a large adult wetsuit; Ella wears a children's medium."
+    assert named_members(sized, said) == ["child_m", "adult_l"]

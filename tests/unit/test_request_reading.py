@@ -31,8 +31,9 @@ def test_irregular_plurals_and_contractions_name_no_other_word() -> None:
     assert stem("knives") == stem("knife") and stem("children") == stem("child")
     members = ["chef_knife", "child_s", "child_m"]
     assert named_members(members, "twelve chef's knives") == ["chef_knife"]
-    # "children's" is no child_s.
-    assert named_members(members, "a children's medium") == []
+    # "children's" is no child_s; the size said in words is (mentions.sized_member).
+    assert named_members(members, "a children's medium") == ["child_m"]
+    assert named_members(members, "the children's") == []
 
 
 def test_articles_inside_a_phrase_still_name_the_member() -> None:
