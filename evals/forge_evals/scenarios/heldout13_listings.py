@@ -325,7 +325,7 @@ def _puppet_theatre() -> Workflow:
             "Workshops, all 10:00-12:30 (half term, Powys schools: Mon 2026-02-16 to Fri "
             "2026-02-20), 9.50 GBP per child:\n"
             + "\n".join(
-                f"- {wid}: {day} {date}, {title}, ages {ages}, {left} places left"
+                f"- {wid}: {day} {date}, {title}, ages {ages}, {left} children's places left"
                 for wid, day, date, title, ages, left in _WORKSHOPS
             )
         )

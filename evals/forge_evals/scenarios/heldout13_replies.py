@@ -273,10 +273,10 @@ FALCONRY = Scenario(
     "and the 150.00 balance (not the 225.00 total, 75.00 deposit or 85.00 adult price).",
     tags=(HELDOUT13_TAG, "report_agrees"),
     user_message=(
-        "Hi, Chidi Okonkwo, on 07700 900733. We've got the hawk walk coming up a week on Saturday. "
-        "What time do we actually need to get there, will my nine-year-old be allowed to "
-        "fly the hawks himself, and how much is left to pay? Just asking for now, I'll pay "
-        "on the day."
+        "Hi, Chidi Okonkwo, on 07700 900733. We've got the hawk walk coming up a week on "
+        "Saturday. What time do we actually need to get there, will my nine-year-old be "
+        "allowed to fly the hawks too, and how much is left to pay? Just asking for now, "
+        "I'll pay on the day."
     ),
     build=_falconry,
     validate=_check_falconry,
