@@ -14,7 +14,7 @@ heldout8 had been looked at; heldout9 and heldout9_part2), heldout10
 heldout11 (written after heldout10 had been looked at; heldout11 and
 heldout11_part2), heldout12 (written after heldout11 had been looked
 at; heldout12 and heldout12_part2) and heldout13 (written after heldout12
-had been looked at; heldout13_part2)."""
+had been looked at; heldout13 and heldout13_part2)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from forge_evals.scenarios import (
     heldout11_part2,
     heldout12,
     heldout12_part2,
+    heldout13,
     heldout13_part2,
     model_quality,
     outside_domains,
@@ -72,6 +73,7 @@ ALL_SCENARIOS: tuple[Scenario, ...] = (
     *heldout11_part2.SCENARIOS,
     *heldout12.SCENARIOS,
     *heldout12_part2.SCENARIOS,
+    *heldout13.SCENARIOS,
     *heldout13_part2.SCENARIOS,
 )
 
