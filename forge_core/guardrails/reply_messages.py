@@ -175,7 +175,10 @@ class ReplyMessages:
                     # No part shares a word with the question ("Is flight
                     # BA117 on time?"): what the last lookup said first.
                     parts = [p for p in _PART.split(results[-1]) if p.strip()][:1]
-                message = " ".join(_sentence(p) for p in parts)[:MAX_CHARS].strip()
+                # One part is quoted as the result wrote it; several are
+                # sentences one after another.
+                joined = parts[0] if len(parts) == 1 else " ".join(_sentence(p) for p in parts)
+                message = joined[:MAX_CHARS].strip()
                 if message:
                     decide(out, key, [message], self.name)
 

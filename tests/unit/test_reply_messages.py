@@ -94,4 +94,5 @@ def test_an_answers_text_quotes_the_lookup_where_no_word_is_shared() -> None:
         [],
         [("lookup_train", {"code": "GW204"})],
     )
-    assert preferred_values(f).values["answer.text"] == [result + "."]
+    # Quoted as the result wrote it, nothing added.
+    assert preferred_values(f).values["answer.text"] == [result]
