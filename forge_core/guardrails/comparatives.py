@@ -1,9 +1,9 @@
 """Entries a request picks by comparing them: "the bigger of your
-inflatable ones", "the cheapest mouse", "the shorter walk", "the earliest
+canoes", "the cheapest mouse", "the shorter walk", "the earliest
 slot".
 
-A listing writes each entry's size, price, length or time ("HT-INF4:
-inflatable, 4 seats, 145.00 GBP"; "meadow_loop: 4 km"), and the request
+A listing writes each entry's size, price, length or time ("CN-2:
+open canoe, 2 seats, 40.00 GBP"; "river_path: 6 km"), and the request
 names none of them: it compares. No word of the request is in the entry it
 means, so `entries.described` leaves them tied and a small model takes the
 first. Here a comparative or superlative the request writes (only those

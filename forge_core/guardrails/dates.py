@@ -231,12 +231,12 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
     if not topic:
         return found
     parts = [(text, clause) for text in requests for clause in clauses(text)]
-    # Then the clauses' parts joined by "and": "delivered on Friday the
-    # 28th and picked up again on the Tuesday after".
+    # Then the clauses' parts joined by "and": "dropped off on Monday the
+    # 4th and picked up again on the Thursday after".
     finer = [(text, p) for text, c in parts for p in _AND.split(c)]
     for level in (parts, finer):
-        # The parts that share the most of the topic: "Next scheduled visit
-        # Tue 2026-07-21" over "Last visit 2026-07-07" for `next_visit`.
+        # The parts that share the most of the topic: "Next service Wed
+        # 2031-05-14" over "Last service 2031-04-30" for `next_service`.
         shared = {i: _shared(topic, set(stems(part))) for i, (_, part) in enumerate(level)}
         most = max(shared.values(), default=0)
         about = [
@@ -253,7 +253,7 @@ def _by_topic(param: str, found: list[str], requests: list[str], read: Any) -> l
 
 def _read_in_place(text: str, part: str, read: Any) -> list[str]:
     """The dates `part` writes, read where it stands in `text`: "I'll
-    collect it the day before" after "we fly out on the 23rd" is the 22nd.
+    pick the keys up the day before" after "we arrive on the 12th" is the 11th.
     The dates the text up to the part's end writes that the text before
     it does not."""
     start = text.find(part)
@@ -522,10 +522,10 @@ def _on_topic(
     today: date,
 ) -> list[str]:
     """Of several dates, those said of the parameter's topic; else those
-    not derived from another ("text me a reminder the day before" dates
+    not derived from another ("send a reminder the day before" dates
     something else); then those said of its object's key (`delivery.date`:
-    "delivered on Friday the 28th"; a report's `next_visit.date` in the
-    results, `said`: "Next scheduled visit Tue 2026-07-21")."""
+    "dropped off on Monday the 4th"; a report's `next_service.date` in the
+    results, `said`: "Next service Wed 2031-05-14")."""
     if len(found) > 1:
         topical = _by_topic(param, found, requests, read)
         derived = {d.isoformat() for t in requests for d in derived_dates(t, today)}
@@ -542,7 +542,7 @@ def _on_topic(
 def _apart(out: Preferred, keys: list[str], reason: str) -> None:
     """Two dates of one tool are two days: a parameter offered several
     keeps those a sibling did not settle on (`delivery_date` took the
-    28th, so `collection_date` is the other day the request wrote)."""
+    4th, so `collection_date` is the other day the request wrote)."""
     for key in keys:
         tool = key.split(".", 1)[0]
         values = out.values.get(key, [])

@@ -1,11 +1,11 @@
 """A decline's reason says what the tool's own description says it declines.
 
 A decline tool takes a free-text reason ("Decline a request that is not
-about shipping, with a reason"), and the bundled model fills it with a
-word of its own ("declineRequest", "unknown"), which tells the user
+about kennel bookings, with a reason"), and the bundled model fills it with a
+word of its own ("declined", "unknown"), which tells the user
 nothing and says what no one wrote. The integrator did write why such a
 request is declined: the tool's description. So the reason is that
-description's object ("a request that is not about shipping"), the
+description's object ("a request that is not about kennel bookings"), the
 declining verb and the "with a reason" tail left off, where it says more
 than the verb.
 
@@ -48,7 +48,7 @@ def takes_reason(name: str, schema: dict[str, Any]) -> bool:
 
 def described_reason(description: str) -> str | None:
     """What a decline tool's description says it declines, as written
-    there: "a request that is not about shipping"."""
+    there: "a request that is not about kennel bookings"."""
     first = re.split(r"(?<=[.!?])\s+", description.strip())[0] if description.strip() else ""
     verb = _VERB.match(first)
     if verb is None:

@@ -1,7 +1,7 @@
 """Id shapes the integrator wrote into the tools' descriptions: "Bookings
-under a phone number, with booking refs (ESC-.....)", "Every room's slots
-on a date, with slot ids (TS-.....)", "Book a seat by its flight id (e.g.
-FL-1234)", and a parameter's own "The member's id (MBR-....-..)".
+under a phone number, with booking refs (KB-.....)", "Every court's slots
+on a date, with slot ids (PT-.....)", "Book a round by its tee time id (e.g.
+TT-2210)", and a parameter's own "The member's id (GM-....)".
 
 A run that holds both kinds of id (the user's bookings and the day's
 slots) gave a small model nothing to tell a booking ref from a slot id:
@@ -21,7 +21,7 @@ from typing import Any
 
 from forge_core.guardrails.text import GENERIC, stems, topic_stems
 
-# "booking refs (ESC-.....)", "its flight id (e.g. FL-1234)": up to three
+# "booking refs (KB-.....)", "its tee time id (e.g. TT-2210)": up to three
 # words, then the shape in parentheses.
 _SHAPE_NOTE = re.compile(
     r"((?:[A-Za-z']+\s+){0,3})\(\s*(?:e\.g\.,?\s*|eg\s+|like\s+|such as\s+)?"
@@ -77,7 +77,7 @@ def own_prefixes(param: str, schema: dict[str, Any], nouns: dict[str, set[str]])
     if not topic:
         return set()
     head = topic[-1]
-    # "membership ids (RCM-.....)" are `member_id`'s too.
+    # "membership ids (GM-.....)" are `member_id`'s too.
     return {
         prefix
         for noun, prefixes in nouns.items()

@@ -80,7 +80,7 @@ _LIMIT = re.compile(
 _LETTER_A = re.compile(r"(?<![.!?]\s)(?<!^)\bA\b")
 # A code that mixes letters and digits: "A3-07", "x2", "B1-12".
 _CODE = re.compile(r"\b(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*\b")
-# The longest code ("v3", "B12") that describes an entry when a request
+# The longest code ("r2", "C14") that describes an entry when a request
 # writes it too.
 SHORT_CODE = 4
 # A list's heading: "Batch B-7, 6 samples: ...", "Dock House (S-2): ...".
@@ -133,7 +133,7 @@ def _affirmed(entry: str, values: Iterable[str]) -> set[str]:
         entry = entry.replace(value, " ")
     # Codes of letters and digits ("bin A3-07") say nothing of the entry
     # as words; a letter on its own does ("lift B"). A short code is kept
-    # whole, for a request that writes it ("the v3 one").
+    # whole, for a request that writes it ("the r2 one").
     codes = {c.lower() for c in _CODE.findall(entry) if len(c) <= SHORT_CODE}
     entry = _CODE.sub(" ", entry)
     # "Tue 2026-03-10" is Tuesday's.
@@ -228,7 +228,7 @@ def _request_words(requests: list[str], topic: tuple[str, ...]) -> list[set[str]
         for text in requests
         for m in measures(without_bounds(text)) | labelled_numbers(text) | bare_numbers(text)
     }
-    # "the v3 one" describes the entry "(v3, 2026-11-27)".
+    # "the r2 one" describes the entry "(r2, 2031-05-02)".
     every |= {c.lower() for text in requests for c in _CODE.findall(text) if len(c) <= SHORT_CODE}
     out: list[set[str]] = []
     if topic:
@@ -300,7 +300,7 @@ _KEPT = re.compile(
     r"|the same)"
     r"|leave (?:that|those|it|them)(?! (?:one |ones )?(?:out|off)\b)(?: one| ones)?(?: alone| be)?"
     r"|keep (?:that|those|it|them)(?: one| ones)?"
-    # "the taster on Saturday still stands", "Friday's is still on", "Ann
+    # "the Friday lesson still stands", "Monday's is still on", "Jo
     # and I are still coming".
     r"|still (?:stands?|on|going ahead|happening|coming)"
     r"|(?:is|are|am) still (?:on|going ahead|happening|coming))\b",
@@ -488,7 +488,7 @@ def described(
     if whole_list is not None:
         values = _filtered(values, texts, requests, whole_list)
     elif today is not None:
-        # "this Thursday's class": the entry dated that day.
+        # "this Tuesday's lesson": the entry dated that day.
         wanting = [_wanting(text) for text in requests]
         values = in_named_periods(values, _own_entries(values, texts), wanting, today, days=True)
     excluded = (_excluded_words(requests) | _kept_aside(requests)) - ignore

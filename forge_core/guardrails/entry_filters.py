@@ -93,7 +93,7 @@ def named_periods(requests: list[str], today: date | None, days: bool = False) -
             else:
                 out.append(_month(today.year + (month < today.month), month))
         if today is not None and days and NAMED_DAYS:
-            # "this Thursday's class", "tomorrow's": a period of one day.
+            # "this Tuesday's lesson", "tomorrow's": a period of one day.
             out += [(day, day) for day in relative_dates(text, today)]
     return out
 
@@ -130,9 +130,9 @@ def in_named_periods(
     """`values` whose entry writes a date in a period the request names
     ("due Wed 2031-05-14" for "falls due this week"; a session on
     2031-03-06 for "the March rehearsals"); with `days`, for one entry of
-    several, also the days it names relative to today ("this Thursday's
-    class"), which a list's request says of recurring days ("Sunday
-    mornings all through October")."""
+    several, also the days it names relative to today ("this Tuesday's
+    lesson"), which a list's request says of recurring days ("Saturday
+    mornings all through June")."""
     periods = named_periods(requests, today, days)
     if not periods:
         return values
@@ -299,8 +299,8 @@ _AMOUNT_BOUND = re.compile(
 _UPPER = frozenset(
     {"under", "less than", "below", "at most", "up to", "max", "maximum", "cheaper than", "within"}
 )
-# Bounds that leave their own number out: "under twenty pounds" is no
-# 20.00 GBP; "nothing over thirty" (negated) keeps 30.
+# Bounds that leave their own number out: "under fifteen pounds" is no
+# 15.00 GBP; "nothing over thirty" (negated) keeps 30.
 _STRICT = frozenset({"under", "less than", "below", "cheaper than", "over", "more than", "above"})
 _MEASURE = re.compile(r"^(-?[\d.]+)([a-z]+)$")
 
@@ -322,8 +322,8 @@ def amount_bounds(requests: list[str]) -> list[tuple[bool, float, str, bool]]:
 
 
 def without_bounds(text: str) -> str:
-    """`text` without the bounds it puts on amounts: "under twenty pounds"
-    describes no entry of 20.00 GBP."""
+    """`text` without the bounds it puts on amounts: "under fifteen pounds"
+    describes no entry of 15.00 GBP."""
     return _AMOUNT_BOUND.sub(" ", text)
 
 
@@ -387,7 +387,7 @@ def within_labelled_ranges(
     return _fitting(values, own, fits)
 
 
-# "Not the one on the 17th", "except the 3rd": a day of the month said no to.
+# "Not the one on the 9th", "except the 3rd": a day of the month said no to.
 _REFUSED_DAY = re.compile(
     r"\b(?:not|except(?: for)?|apart from|other than|excluding|but not|skip)\b[^.;!?]{0,30}?"
     r"\b(\d{1,2})(?:st|nd|rd|th)\b",
@@ -402,10 +402,10 @@ _REFUSED_WEEKEND = re.compile(
 
 def not_on_refused_days(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
     """`values` less those whose entry is dated on a day of the month the
-    request says no to ("not the one on the 17th" for "Sat 2026-10-17");
+    request says no to ("not the one on the 9th" for "Sat 2031-05-09");
     all of them when every one would go."""
     refused = {int(m.group(1)) for text in requests for m in _REFUSED_DAY.finditer(text)}
-    # "apart from the weekend of the 21st": the Saturday and the Sunday.
+    # "except the weekend of the 14th": the Saturday and the Sunday.
     weekends = {int(m.group(1)) for text in requests for m in _REFUSED_WEEKEND.finditer(text)}
     if not refused and not weekends:
         return values
@@ -422,7 +422,7 @@ def not_on_refused_days(values: list[str], own: dict[str, str], requests: list[s
     return _fitting(values, own, fits)
 
 
-# What an entry has room for: "8 places left", "3 seats remaining".
+# What an entry has room for: "3 places left", "2 seats remaining".
 _ROOM = re.compile(
     r"\b(\d{1,4})\s+(?:places?|seats?|spaces?|spots?|tickets?|berths?|pitches?)\s+"
     r"(?:left|remaining|available|free)\b",
@@ -431,8 +431,8 @@ _ROOM = re.compile(
 
 
 def with_room_for(values: list[str], own: dict[str, str], party: int | None) -> list[str]:
-    """`values` whose entry has room for the request's party ("8 places
-    left" is no tour for twelve of us); all of them when every one would go."""
+    """`values` whose entry has room for the request's party ("3 places
+    left" is no walk for six of us); all of them when every one would go."""
     if not party:
         return values
 
@@ -455,8 +455,8 @@ _WEEK_PARTS = (
 
 def on_named_weekdays(values: list[str], own: dict[str, str], requests: list[str]) -> list[str]:
     """`values` whose entry is dated on the days of the week the request
-    names in the plural ("every shift at the weekends in March": Saturdays
-    and Sundays, not the Wednesday special); all of them when every one
+    names in the plural ("every session at the weekends in May": Saturdays
+    and Sundays, not the Wednesday one); all of them when every one
     would go."""
     wanted: set[int] = set()
     for text in requests:

@@ -155,7 +155,7 @@ def named_members(members: list[Any], text: str) -> list[Any]:
                 out.append(member)
             continue
         if sized_member(member, text):
-            # "a medium wetsuit" names `M`, "a large adult one" `adult_l`.
+            # "a medium fleece" names `M`, "a small adult one" `adult_s`.
             out.append(member)
             continue
         own = stems(member)
@@ -177,14 +177,14 @@ _SIZE_SAID = {
     "xl": r"extra[- ]large|xl",
     "xxl": r"xxl|double extra[- ]large",
 }
-# Who a size is for, as a member's first word says it: `child_m`, `adult_l`.
+# Who a size is for, as a member's first word says it: `child_l`, `adult_s`.
 _SIZE_OWNERS = {"child": r"child|children|kids?|junior", "adult": r"adults?|grown[- ]?ups?"}
 
 
 def sized_member(member: str, text: str) -> bool:
     """Whether `text` says a size code (`M`, `XL`) in words ("a medium
-    wetsuit"), or a sized member (`adult_l`: "a large adult wetsuit";
-    `child_m`: "a children's medium") in one clause."""
+    fleece"), or a sized member (`adult_s`: "a small adult helmet";
+    `child_l`: "a children's large") in one clause."""
     parts = words(member)
     if not parts or parts[-1] not in _SIZE_SAID or len(parts) > 2:
         return False
@@ -355,8 +355,8 @@ def partly_named(
 _PASSING = frozenset(
     stems("book booked make take need want have like come send give find move keep help call")
 )
-# What the user would rather not have: "a make-up credit rather than a
-# refund", "rather than me collecting it".
+# What the user would rather not have: "a gift voucher rather than a
+# refund", "rather than me picking it up".
 _RATHER = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
 
 
@@ -381,12 +381,12 @@ def _sides(requests: list[str]) -> tuple[list[str], list[str]]:
 
 def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[Any]:
     """The members the request names by their gist only (`partly_named`:
-    "could you courier it back" for `tracked_courier`), in clauses that do
-    not say no to them ("rather than me collecting it" names no
-    `collect_in_workshop`)."""
+    "could you post it back" for `signed_post`), in clauses that do not
+    say no to them ("rather than me picking it up" names no
+    `pick_up_in_store`)."""
     asked, refused = _sides(requests)
-    # Nor a word every request says in passing: "the van I booked" names
-    # no `booked_by_mistake`.
+    # Nor a word every request says in passing: "the room I booked" names
+    # no `booked_twice`.
     not_gists = frozenset(stems(tool_name)) | _PASSING
     said = set(partly_named(members, asked, not_gists))
     denied = set(partly_named(members, refused, not_gists))
@@ -395,10 +395,10 @@ def gist_named(members: list[Any], requests: list[str], tool_name: str) -> list[
 
 def users_choice(members: list[Any], named: list[Any], requests: list[str], tool: str) -> list[Any]:
     """An action's enum member as the user chose it: what the request
-    names, less what it names only to refuse ("a make-up credit rather
+    names, less what it names only to refuse ("a gift voucher rather
     than a refund"); where it names none in full, its gist ("could you
-    courier it back"), over what a record says now ("Return: collect in
-    the workshop"); else `named`."""
+    post it back"), over what a record says now ("Return: pick up in
+    store"); else `named`."""
     asked, refused = _sides(requests)
     not_gists = frozenset(stems(tool)) | _PASSING
     said = {m for part in asked for m in named_members(members, part)}

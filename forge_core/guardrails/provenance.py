@@ -157,7 +157,7 @@ _LINKING = frozenset(
     stem(w)
     for w in (
         "at in on of for to from with by near the a an my our your their and or "
-        # "volunteer since 2025-06" is no volunteer's id.
+        # "member since 2024-09" is no member's id.
         "since until till before after during per via"
     ).split()
 )
@@ -478,7 +478,7 @@ class IdentifierProvenance:
             }
             for n, s in params:
                 # An id of the shape the descriptions give this parameter's
-                # noun ("booking refs (ESC-.....)") is of its kind, as an
+                # noun ("booking refs (KB-.....)") is of its kind, as an
                 # abbreviation says: not which one of them.
                 prefixes = own_prefixes(n, s, shape_nouns)
                 scores[n].update(
@@ -523,9 +523,9 @@ class IdentifierProvenance:
                     out.blocked.add(tool.name)
 
     def _listed_members(self, facts: TurnFacts, out: Preferred, talk: _Conversation) -> None:
-        """An enum of ids ("HT-INF4", "HT-INF6") whose members a result
-        lists with their details: the members whose entries the request
-        describes ("the bigger of your inflatable ones"), as for a free id."""
+        """An enum of ids ("CN-2", "CN-3") whose members a result lists
+        with their details: the members whose entries the request
+        describes ("the bigger of your canoes"), as for a free id."""
         results = talk.texts[talk.requests :]
         for tool in facts.workflow.tools:
             for name, schema in parameters(tool):

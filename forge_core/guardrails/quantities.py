@@ -85,7 +85,7 @@ _WE_COUNT = re.compile(
 
 
 def party_size(requests: list[str]) -> int | None:
-    """How many people the request says it is for ("twelve of us", "a
+    """How many people the request says it is for ("seven of us", "a
     party of 6", "4 people"), where it says one number."""
     found = {n for text in requests for n in quantities(text, set(), set(_PEOPLE), True)}
     return int(next(iter(found))) if len(found) == 1 else None
@@ -184,7 +184,7 @@ def _families(name: str, schema: dict[str, Any]) -> tuple[set[str], set[str]]:
         fam = _BY_WORD.get(w)
         if fam and (len(w) > 1 or i == len(name_words) - 1):
             families.add(fam)
-    # "How much of the foreign currency (not pounds)": a unit said no to
+    # "Amount in the destination currency (not dollars)": a unit said no to
     # is not the parameter's.
     described = _NOT_UNIT.sub(" ", str(schema.get("description", "")))
     for w in re.findall(r"°[cCfF]|%|[A-Za-z]{2,}", described):
@@ -293,8 +293,8 @@ def _number(raw: str, integer: bool) -> int | float | None:
 
 
 # How people count without numbers, and the nouns they count with in
-# speech: "a couple of llamas", "half a dozen eggs", "three grown-ups and
-# our two kids".
+# speech: "a couple of kayaks", "half a dozen eggs", "two grown-ups and
+# our three kids".
 _SPOKEN_COUNTS = (
     (re.compile(r"\bhalf an? dozen\b", re.IGNORECASE), "6"),
     (re.compile(r"\b(?:an? )?dozen\b(?! \d)", re.IGNORECASE), "12"),
@@ -310,8 +310,8 @@ _SPOKEN_COUNTS = (
 
 def plain_counts(text: str) -> str:
     """`text` with counts said without numbers, and the nouns said for
-    adults and children, written plainly: "a couple of llamas" -> "2
-    llamas", "2 kids" -> "2 children"."""
+    adults and children, written plainly: "a couple of kayaks" -> "2
+    kayaks", "3 kids" -> "3 children"."""
     for pattern, plain in _SPOKEN_COUNTS:
         text = pattern.sub(plain, text)
     return text
@@ -421,8 +421,8 @@ class Quantities:
                 )
                 requests = facts.requests
                 if reports(facts, tool.name):
-                    # "How many of our six adults come free?" asks; the
-                    # result's "4 free places" answers.
+                    # "How many of our five helpers go free?" asks; the
+                    # result's "2 free places" answers.
                     requests = [_statements(text) for text in requests]
                 found = first_found((requests, results), read)
                 if _NUMBERED.search(name):
@@ -438,7 +438,7 @@ class Quantities:
                 if len(found) > 1:
                     found = _in_labelled_clauses(name, found, facts, read) or found
                 if len(found) > 1 and name in parents:
-                    # `balance_due.amount`: "balance 177.00 GBP due by ...".
+                    # `balance_due.amount`: "balance 212.50 GBP due by ...".
                     found = _in_labelled_clauses(parents[name], found, facts, read) or found
                 if len(found) > 1 and reports(facts, tool.name) and not families:
                     found = _counting_head(name, found, results) or found
@@ -449,8 +449,8 @@ class Quantities:
 
 def _counting_head(name: str, found: list[Any], results: list[str]) -> list[Any]:
     """Of several numbers a report could take, those the results write
-    before the name's head noun, with at most two words between: "4 free
-    places" for `free_adult_places`, not "One adult free per 8 pupils";
+    before the name's head noun, with at most two words between: "2 free
+    places" for `free_helper_places`, not "One helper free per 10 children";
     [] where none, or every one, is."""
     heads = [stem(w) for w in words(name) if w not in GENERIC and len(w) > 2][-1:]
     if not heads:
@@ -471,9 +471,9 @@ def _labelled_right_before(name: str, found: list[Any], results: list[str]) -> l
     """Of several numbers a report could take, those the results write
     right after a word of the name (its unit and generic words aside), a
     colon or "is"/"of" between at most, in the newest result that has
-    any: "Download 38.4 Mbps" for `download_mbps`, not "Download below
-    the 55 Mbps minimum" nor the account's older "minimum guaranteed
-    download 55 Mbps"; [] where none, or every one, is."""
+    any: "Upload 7.2 Mbps" for `upload_mbps`, not "Upload below the 10
+    Mbps floor" nor the account's older "guaranteed upload 10 Mbps"; []
+    where none, or every one, is."""
     wanted = {stem(w) for w in words(name) if w not in GENERIC and w not in _BY_WORD}
     wanted = {w for w in wanted if len(w) > 2}
     if not wanted:
@@ -502,16 +502,16 @@ def _number_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# A question's clause that asks for a number: "how many of our six adults
-# come free", "how much do we still owe".
+# A question's clause that asks for a number: "how many of our five helpers
+# go free", "how much is left to pay".
 _ASKS_NUMBER = re.compile(r"(?:^|(?<=[,;:?.!]))[^,;:?.!]*\bhow (?:many|much)\b[^,;:?.!]*", re.I)
 
 
 def _statements(text: str) -> str:
     """`text` without the clauses that ask for a number: what a reply
-    reports is not the number such a question mentions ("six" in "how
-    many of our six adults come free"); "where does 7B have third
-    period?" still states the period."""
+    reports is not the number such a question mentions ("five" in "how
+    many of our five helpers go free"); "which room is 9C in for fourth
+    lesson?" still states the lesson."""
     return _ASKS_NUMBER.sub(" ", text)
 
 

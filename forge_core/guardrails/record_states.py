@@ -1,6 +1,6 @@
 """Records that are over: a lookup lists the user's bookings, jobs or
 quotes, and some of them are done with ("COMPLETED", "CANCELLED
-2026-06-10", "membership CLOSED 2023-09-30", "SUPERSEDED 2026-04-06").
+2031-02-10", "membership CLOSED 2029-09-30", "SUPERSEDED 2031-04-06").
 
 A request to act on "my booking" or "the quote" means the one still
 running: a closed record cannot be moved, approved or renewed, and the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 # Past participles that say a record is over. Only these forms: "replaces
-# ESC-1" or "collect from the workshop" end nothing.
+# KB-1" or "pick up from the depot" end nothing.
 _ENDED_FORMS = frozenset(
     (
         "cancelled canceled completed closed terminated attended collected superseded "
@@ -66,8 +66,8 @@ def live_records(values: list[str], entries: dict[str, str], requests: list[str]
     return kept or values
 
 
-# An entry that waits on the user: "QUOTED, awaiting the customer's
-# approval", "pending your confirmation", "needs your signature".
+# An entry that waits on the user: "ESTIMATED, awaiting the client's
+# sign-off", "pending your confirmation", "needs your signature".
 _WAITING = re.compile(
     r"\b(?:awaiting|pending|waiting (?:for|on)|needs?|requires?)\s+(?:the\s+)?"
     r"(?:your|customer'?s?|client'?s?|owner'?s?|approval|confirmation|payment|signature"
@@ -79,7 +79,7 @@ _WAITING = re.compile(
 def waiting_on_user(values: list[str], entries: dict[str, str]) -> list[str]:
     """Of values the request's words do not tell apart, those whose own
     entry waits on the user, where some do and others not: a customer who
-    writes in ("happy with the new price, go ahead") is about the record
+    writes in ("the new estimate is fine, carry on") is about the record
     that waits for them, not the one that is ready or done."""
     waiting = [v for v in values if v in entries and _WAITING.search(entries[v])]
     return waiting if 0 < len(waiting) < len(values) else values

@@ -11,7 +11,7 @@ today; "this Friday" may be today; "Friday next week" is the Friday of
 the week after this one, "Friday week" a week after the coming Friday;
 "the Friday after" (or "the following
 Friday") is the first Friday after the date written before it, "the day
-before" the day before it; "on the 23rd", alone, the next 23rd; "Friday 14 August" is the absolute
+before" the day before it; "on the 12th", alone, the next 12th; "Friday 14 August" is the absolute
 date dates.py reads, not a relative one; "Friday the 19th", with no month,
 is the next 19th that is a Friday. Plurals ("on Mondays", "weekdays") are
 recurring days, not dates, and are left alone.
@@ -54,9 +54,9 @@ _RELATIVE = re.compile(
     rf"(?!,?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\b{_NOT_A_TIME})"
     rf"(?!\s+after\s+next|,?\s+the\s+(?:1|one)\s+after)"
     rf"(?!,?\s+(?:{_MONTHS})\b)"
-    # "collect it the day before": a day from the date written before it.
+    # "pick the keys up the day before": a day from the date written before it.
     r"|the\s+day\s+(?P<beside>before|after)\b(?!\s+(?:tomorrow|yesterday))"
-    # "on the 23rd": the next 23rd, where no month or weekday goes with it.
+    # "on the 12th": the next 12th, where no month or weekday goes with it.
     # Not "the 2nd floor", "the 3rd attempt": a clause goes on after it.
     r"|\bthe\s+(?P<bare>\d{1,2})(?:st|nd|rd|th)\b"
     r"(?=\s*(?:$|[,.;!?)]|(?:so|and|at|for|then|please|instead|if|or|when|but|too)\b))"

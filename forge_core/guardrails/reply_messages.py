@@ -172,8 +172,8 @@ class ReplyMessages:
                     continue
                 parts = answering_parts(facts.requests, results, sent)
                 if not parts:
-                    # No part shares a word with the question ("Is flight
-                    # BA117 on time?"): what the last lookup said first.
+                    # No part shares a word with the question ("Is train
+                    # GW204 running?"): what the last lookup said first.
                     parts = [p for p in _PART.split(results[-1]) if p.strip()][:1]
                 # One part is quoted as the result wrote it; several are
                 # sentences one after another.

@@ -262,7 +262,7 @@ def _written(schema: dict[str, Any], role: str, text: str) -> list[str]:
             # "Music must end by 22:30": a deadline is an end too.
             seconds = [*deadlines(text), *seconds]
         else:
-            # "the show starts 10:30" starts something as "10:30-11:10" does.
+            # "the talk starts 14:15" starts something as "14:15-15:00" does.
             firsts = [*starts(text), *firsts]
         found = list(dict.fromkeys(firsts if role == "start" else seconds)) or found
     out = []
@@ -316,8 +316,8 @@ _TIME_WORDS = frozenset(stems("time what when does start starts begin the itself
 def asked_about(found: list[str], results: list[str], requests: list[str], read: Any) -> list[str]:
     """Of several times the results write, those written in a part (a line,
     a sentence, a `;` part) that shares a word of four letters or more
-    with the request: "what time does the show itself start" asks for
-    "dome show starts 10:30", not "rocket workshop 11:20-12:10". All of
+    with the request: "what time does the talk itself start" asks for
+    "garden talk starts 14:15", not "craft session 15:00-16:00". All of
     them where no part, or every one, does."""
     if len(found) < 2:
         return found
