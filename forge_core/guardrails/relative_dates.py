@@ -106,40 +106,32 @@ def _written_date(clause: str) -> date | None:
 
 def relative_dates(text: str, today: date) -> list[date]:
     """The dates `text`'s relative phrases name, in the order written."""
-    from forge_core.guardrails.quantities import in_digits
-
-    out: list[date] = []
-    # "in thirty days" is "in 30 days" (text2num).
-    for m in _RELATIVE.finditer(in_digits(text)):
-        if m.group("beside") and not out:
-            # "the day before" what? No date of this kind was written before it.
-            continue
-        when = _resolve(m, out[-1] if out and _follows(m) else today)
-        if when is not None and when not in out:
-            out.append(when)
-    return out
+    return [when for when, _ in _read(text, today)]
 
 
 def derived_dates(text: str, today: date) -> list[date]:
     """The dates `text` writes only as a day before or after another ("the
     day before"): dates of some other event than the one it dates."""
+    read = _read(text, today)
+    plain = {when for when, derived in read if not derived}
+    return [when for when, derived in read if derived and when not in plain]
+
+
+def _read(text: str, today: date) -> list[tuple[date, bool]]:
+    """Each date the relative phrases name, once, in the order written,
+    and whether it is a day before or after another ("the day before")."""
     from forge_core.guardrails.quantities import in_digits
 
-    out: list[date] = []
+    out: list[tuple[date, bool]] = []
+    # "in thirty days" is "in 30 days" (text2num).
     for m in _RELATIVE.finditer(in_digits(text)):
-        if m.group("beside") and out:
-            when = _resolve(m, out[-1])
-            if when is not None:
-                out.append(when)
-        elif not m.group("beside"):
-            when = _resolve(m, out[-1] if out and _follows(m) else today)
-            if when is not None:
-                out.append(when)
-    plain = set(relative_dates(_BESIDE.sub(" ", text), today))
-    return [d for d in out if d not in plain]
-
-
-_BESIDE = re.compile(r"\bthe\s+day\s+(?:before|after)\b", re.IGNORECASE)
+        if m.group("beside") and not out:
+            # "the day before" what? No date of this kind was written before it.
+            continue
+        when = _resolve(m, out[-1][0] if out and _follows(m) else today)
+        if when is not None and when not in {d for d, _ in out}:
+            out.append((when, bool(m.group("beside"))))
+    return out
 
 
 def _day_of_month(today: date, weekday: int, day: int) -> date | None:
